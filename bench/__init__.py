@@ -1,0 +1,1 @@
+"""Benchmarks: each module has ``run() -> [(name, value, unit)]``; ``python -m bench`` prints them."""

@@ -1,0 +1,335 @@
+"""Lights and sounds on the buzzer box: each buzzer's LED and the start cue.
+
+What to show is decided by pure functions (:func:`verdict_cues`,
+:func:`fault_cue`, :func:`countdown_plan`) from a verdict, a fault or an arm
+time; :class:`Feedback` only drives gpiozero devices with the result. It
+listens to a :class:`~companion.referee.Referee` and never blocks: blinking is
+gpiozero's ``blink(background=True)``, and timed steps (the countdown, the
+winner's light going out) run from :meth:`Feedback.poll` on the buzzers'
+clock, which :class:`~companion.buzzers.runner.BuzzerRunner` calls.
+
+* winner: LED solid for ``win_ns``;
+* loser, false start, ineligible press: LED blinks;
+* tie: the tied players' LEDs pulse twice, slowly;
+* stuck buzzer: LED flickers until it is released;
+* announced start: the cue blips ``countdown_blips`` times, one a second,
+  then sounds a long GO exactly at the arm time.
+
+>>> plan = countdown_plan(10_000_000_000)
+>>> [(s.t_ns, s.on, s.what) for s in plan][-2:]
+[(10000000000, True, 'go'), (10800000000, False, 'go')]
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import time
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from ..referee import MS, Fault, Verdict
+
+log = logging.getLogger(__name__)
+
+S = 1_000 * MS
+
+
+@dataclass(frozen=True)
+class FeedbackSettings:
+    """Timings of the lights and the cue (nanoseconds unless ``_s``)."""
+
+    win_ns: int = 3 * S
+    blink_on_s: float = 0.15
+    blink_off_s: float = 0.15
+    blink_n: int = 8
+    tie_on_s: float = 0.5
+    tie_off_s: float = 0.5
+    tie_n: int = 2
+    stuck_on_s: float = 0.05
+    stuck_off_s: float = 0.45
+    countdown_blips: int = 3
+    blip_interval_ns: int = 1 * S
+    blip_ns: int = 100 * MS
+    go_ns: int = 800 * MS
+    blip_tone: str = "A4"
+    go_tone: str = "A5"
+
+    @property
+    def countdown_ns(self) -> int:
+        """How long before the arm time the countdown starts."""
+        return self.countdown_blips * self.blip_interval_ns
+
+
+# ---------------------------------------------------------------------------
+# Pure decisions
+
+
+@dataclass(frozen=True)
+class LedCue:
+    """What one buzzer LED does: ``on`` (for ``on_ns``, None: until changed),
+    ``blink`` (``on_s``/``off_s``, ``n`` times; None: until changed) or ``off``."""
+
+    mode: str
+    on_ns: int | None = None
+    on_s: float = 0.0
+    off_s: float = 0.0
+    n: int | None = None
+
+
+OFF = LedCue("off")
+
+
+def verdict_cues(verdict: Verdict, settings: FeedbackSettings = FeedbackSettings()
+                 ) -> dict[str, LedCue]:
+    """The LED cue of each player a verdict concerns (players absent: no change).
+
+    >>> v = Verdict("first-press", winner="ana", false_starts=["bo"])
+    >>> {p: c.mode for p, c in verdict_cues(v).items()}
+    {'bo': 'blink', 'ana': 'on'}
+    """
+    st = settings
+    blink = LedCue("blink", on_s=st.blink_on_s, off_s=st.blink_off_s, n=st.blink_n)
+    cues: dict[str, LedCue] = {}
+    for p in verdict.tied:
+        cues[p] = LedCue("blink", on_s=st.tie_on_s, off_s=st.tie_off_s, n=st.tie_n)
+    for p in (*verdict.false_starts, *verdict.ineligible):
+        cues[p] = blink
+    if verdict.loser is not None:
+        cues[verdict.loser] = blink
+    if verdict.winner is not None:
+        cues[verdict.winner] = LedCue("on", on_ns=st.win_ns)
+    return cues
+
+
+def fault_cue(fault: Fault, settings: FeedbackSettings = FeedbackSettings()) -> LedCue:
+    """A stuck buzzer flickers until released; a cleared one goes dark."""
+    if fault.kind == "stuck":
+        return LedCue("blink", on_s=settings.stuck_on_s, off_s=settings.stuck_off_s, n=None)
+    return OFF
+
+
+@dataclass(frozen=True, order=True)
+class CueStep:
+    """One change of the cue at ``t_ns``: on (with ``tone`` for a tonal
+    piezo) or off. ``what`` is ``blip`` or ``go``; ``count`` counts down."""
+
+    t_ns: int
+    on: bool
+    what: str = "blip"
+    tone: str | None = None
+    count: int = 0
+
+
+def countdown_plan(arm_ns: int, settings: FeedbackSettings = FeedbackSettings()
+                   ) -> list[CueStep]:
+    """The cue for an announced start: short blips one interval apart, then
+    a long GO that starts exactly at ``arm_ns``."""
+    st = settings
+    steps = []
+    for k in range(st.countdown_blips, 0, -1):
+        t = arm_ns - k * st.blip_interval_ns
+        steps.append(CueStep(t, True, "blip", st.blip_tone, k))
+        steps.append(CueStep(t + st.blip_ns, False, "blip", None, k))
+    steps.append(CueStep(arm_ns, True, "go", st.go_tone, 0))
+    steps.append(CueStep(arm_ns + st.go_ns, False, "go", None, 0))
+    return steps
+
+
+# ---------------------------------------------------------------------------
+# Driving the devices
+
+
+class Feedback:
+    """Drives the buzzer LEDs and the cue from a referee's events.
+
+    ``leds`` maps players to gpiozero ``LED``/``PWMLED`` (players without one
+    are skipped); ``cue_led`` is an ``LED`` and ``piezo`` a ``Buzzer`` or
+    ``TonalBuzzer`` (either may be None). ``clock`` is the buzzers' clock
+    (``source.now_ns``). Attach with :meth:`attach`; call :meth:`poll` with
+    that clock when :meth:`next_deadline` is due (the runner does).
+
+    >>> from companion.buzzers.mock import ClockedMockFactory
+    >>> f = ClockedMockFactory(start_ns=0)
+    >>> fb = Feedback.from_pinmap(["ana", "bo"], pin_factory=f, clock=lambda: f.clock_ns)
+    >>> fb.on_verdict(Verdict("first-press", winner="ana"))
+    >>> fb.leds["ana"].is_lit
+    True
+    >>> f.clock_ns = 3_000_000_000; fb.poll(f.clock_ns); fb.leds["ana"].is_lit
+    False
+    >>> fb.close()
+    """
+
+    def __init__(self, leds: Mapping[str, object] | None = None, cue_led=None, piezo=None, *,
+                 settings: FeedbackSettings | None = None,
+                 clock: Callable[[], int] = time.monotonic_ns, owns_devices: bool = False):
+        self.leds = dict(leds or {})
+        self.cue_led = cue_led
+        self.piezo = piezo
+        self.settings = settings or FeedbackSettings()
+        self.clock = clock
+        self.owns_devices = owns_devices
+        self.referee = None
+        self._steps: list[tuple[int, int, Callable[[], None]]] = []
+        self._seq = itertools.count()
+        self._gen: dict[str, int] = {}
+        self._cue_gen = 0
+
+    @classmethod
+    def from_pinmap(cls, players, pinmap=None, *, pin_factory=None,
+                    settings: FeedbackSettings | None = None,
+                    clock: Callable[[], int] | None = None) -> "Feedback":
+        """Create the devices of a pin map (the default one if None) for
+        ``players`` on ``pin_factory``; they are closed with :meth:`close`."""
+        from gpiozero import LED, PWMLED, Buzzer, TonalBuzzer
+
+        from .gpio import ticks_to_ns
+        from .pinmap import PinMap, load_pinmap
+
+        pm = pinmap if isinstance(pinmap, PinMap) else load_pinmap(pinmap)
+        slots = pm.for_players(players)
+        led_cls = PWMLED if pm.led_kind == "pwm" else LED
+        made: list = []
+        try:
+            leds = {}
+            for p, s in slots.items():
+                if s.led is not None:
+                    leds[p] = led_cls(s.led, pin_factory=pin_factory)
+                    made.append(leds[p])
+            cue_led = None if pm.cue_led is None else LED(pm.cue_led, pin_factory=pin_factory)
+            made.append(cue_led)
+            piezo = None
+            if pm.piezo is not None:
+                piezo = (TonalBuzzer(pm.piezo, pin_factory=pin_factory) if pm.piezo_kind == "tonal"
+                         else Buzzer(pm.piezo, pin_factory=pin_factory))
+        except BaseException:
+            for d in made:
+                if d is not None:
+                    d.close()
+            raise
+        if clock is None:
+            factory = next(iter(leds.values())).pin_factory if leds else pin_factory
+            if factory is not None:
+                clock = lambda: ticks_to_ns(factory.ticks())  # noqa: E731
+            else:
+                clock = time.monotonic_ns
+        return cls(leds, cue_led, piezo, settings=settings, clock=clock, owns_devices=True)
+
+    # -- the referee side ---------------------------------------------------
+
+    def attach(self, referee) -> "Feedback":
+        """Listen to ``referee``'s verdicts and faults."""
+        self.detach()
+        referee.listeners.append(self)
+        self.referee = referee
+        return self
+
+    def detach(self) -> None:
+        if self.referee is not None and self in self.referee.listeners:
+            self.referee.listeners.remove(self)
+        self.referee = None
+
+    def __call__(self, kind: str, payload) -> None:
+        try:
+            if kind == "verdict":
+                verdict = payload.verdict if hasattr(payload, "verdict") else payload
+                if verdict is not None:
+                    self.on_verdict(verdict)
+            elif kind == "fault":
+                self.on_fault(payload)
+        except Exception:  # a broken LED must not stop the referee
+            log.exception("feedback failed on %s", kind)
+
+    def on_verdict(self, verdict: Verdict) -> None:
+        for player, cue in verdict_cues(verdict, self.settings).items():
+            self.show(player, cue)
+
+    def on_fault(self, fault: Fault) -> None:
+        self.show(fault.player, fault_cue(fault, self.settings))
+
+    # -- the LEDs -----------------------------------------------------------
+
+    def show(self, player: str, cue: LedCue, now_ns: int | None = None) -> None:
+        """Put ``player``'s LED into ``cue`` (replacing whatever it did)."""
+        led = self.leds.get(player)
+        if led is None:
+            return
+        gen = self._gen[player] = self._gen.get(player, 0) + 1
+        if cue.mode == "on":
+            led.on()
+            if cue.on_ns is not None:
+                now = self.clock() if now_ns is None else now_ns
+                self._at(now + cue.on_ns, lambda: self._off_if(player, gen))
+        elif cue.mode == "blink":
+            led.blink(on_time=cue.on_s, off_time=cue.off_s, n=cue.n, background=True)
+        else:
+            led.off()
+
+    def _off_if(self, player: str, gen: int) -> None:
+        if self._gen.get(player) == gen:
+            self.leds[player].off()
+
+    def clear(self) -> None:
+        """Every buzzer LED off (a new race is coming)."""
+        for player in self.leds:
+            self.show(player, OFF)
+
+    # -- the cue ------------------------------------------------------------
+
+    def countdown(self, arm_ns: int) -> list[CueStep]:
+        """Clear the LEDs and play the countdown cue so that GO is at
+        ``arm_ns``; returns the plan. A new countdown replaces one running."""
+        self.clear()
+        self._cue_gen += 1
+        gen = self._cue_gen
+        self.cue(False)
+        plan = countdown_plan(arm_ns, self.settings)
+        for step in plan:
+            self._at(step.t_ns, lambda s=step: self._cue_if(s, gen))
+        return plan
+
+    def _cue_if(self, step: CueStep, gen: int) -> None:
+        if gen == self._cue_gen:
+            self.cue(step.on, step.tone)
+
+    def cue(self, on: bool, tone: str | None = None) -> None:
+        """Cue LED and piezo on (a tonal piezo at ``tone``) or off."""
+        if self.cue_led is not None:
+            self.cue_led.value = bool(on)
+        p = self.piezo
+        if p is None:
+            return
+        if hasattr(p, "play"):  # TonalBuzzer
+            if on:
+                p.play(tone or self.settings.blip_tone)
+            else:
+                p.stop()
+        else:
+            p.value = bool(on)
+
+    # -- timed steps --------------------------------------------------------
+
+    def _at(self, t_ns: int, fn: Callable[[], None]) -> None:
+        heapq.heappush(self._steps, (t_ns, next(self._seq), fn))
+
+    def poll(self, now_ns: int) -> None:
+        """Run the steps due by ``now_ns``, in time order."""
+        steps = self._steps
+        while steps and steps[0][0] <= now_ns:
+            _, _, fn = heapq.heappop(steps)
+            try:
+                fn()
+            except Exception:
+                log.exception("feedback step failed")
+
+    def next_deadline(self) -> int | None:
+        return self._steps[0][0] if self._steps else None
+
+    def close(self) -> None:
+        self.detach()
+        self._steps.clear()
+        if self.owns_devices:
+            for dev in (*self.leds.values(), self.cue_led, self.piezo):
+                if dev is not None:
+                    dev.close()

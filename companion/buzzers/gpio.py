@@ -1,0 +1,154 @@
+"""Buzzers on the Pi's GPIO pins, through gpiozero.
+
+Each buzzer is an arcade button from a GPIO to GND (active low, the Pi's
+internal pull-up holds it high at rest). Every pin change becomes a raw
+:class:`~companion.edges.Edge` stamped with the time the pin factory hands to
+the change callback: with the lgpio factory that is the kernel's own edge
+timestamp (CLOCK_MONOTONIC), so the Python delivery delay does not bias a
+race. gpiozero's ``bounce_time`` stays off (lgpio's debounce reports an edge
+late); the :class:`~companion.referee.Referee` does a leading-edge debounce.
+
+>>> from companion.buzzers.mock import ClockedMockFactory
+>>> factory = ClockedMockFactory(start_ns=1_000_000_000)
+>>> src = GpioSource(["ana", "bo"], pin_factory=factory)
+>>> edges = []
+>>> src.start(edges.append)
+>>> factory.clock_ns = 1_250_000_000
+>>> src.buttons["bo"].pin.drive_low()          # bo presses (active low)
+>>> edges
+[Edge(player='bo', pressed=True, t_ns=1250000000)]
+>>> src.close()
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Callable
+
+from gpiozero import Device, DigitalInputDevice
+
+from ..edges import Edge
+from . import EdgeSource, Sink
+from .pinmap import PinMap, load_pinmap
+
+log = logging.getLogger(__name__)
+
+NS_PER_S = 1_000_000_000
+
+
+def ticks_to_ns(ticks: float) -> int:
+    """A pin factory's ticks (float seconds on the monotonic clock) as integer
+    nanoseconds. Exact for clocks below 2**50 ns (13 days of uptime), within
+    a few nanoseconds beyond: the float is gpiozero's, not ours."""
+    return round(ticks * NS_PER_S)
+
+
+class BuzzerInput(DigitalInputDevice):
+    """One buzzer button: pull-up, active low, no gpiozero debounce, and every
+    pin change handed to ``on_change(ticks, pressed)`` with the factory's
+    timestamp. Otherwise a normal gpiozero input (``is_active``,
+    ``wait_for_active``, ``when_activated`` all work)."""
+
+    def __init__(self, pin=None, *, on_change: Callable[[float, bool], None] | None = None,
+                 pin_factory=None):
+        self._on_change = None
+        super().__init__(pin, pull_up=True, bounce_time=None, pin_factory=pin_factory)
+        self._on_change = on_change
+
+    def _pin_changed(self, ticks, state):
+        super()._pin_changed(ticks, state)
+        fn = self._on_change
+        if fn is not None:
+            fn(ticks, bool(self._state_to_value(state)))
+
+    def close(self):
+        """Release the pin (and stop handing on changes)."""
+        self._on_change = None
+        super().close()
+
+
+def _default_factory():
+    Device.ensure_pin_factory()
+    return Device.pin_factory
+
+
+class GpioSource(EdgeSource):
+    """Raw buzzer edges from GPIO pins, stamped by the pin factory.
+
+    ``players`` take the pin map's slots in order (first player, slot 1).
+    ``pinmap`` is a :class:`~companion.buzzers.pinmap.PinMap`, a path, or
+    None for the default map; ``pin_factory`` is gpiozero's (None: gpiozero's
+    default, lgpio on a Pi). The buttons are claimed at construction and
+    released by :meth:`close`; edges flow to the sink between :meth:`start`
+    and :meth:`stop`.
+
+    A change to the level the buzzer already has (an edge the kernel lost in
+    a bounce storm leaves two alike in a row) is dropped and counted in
+    ``dropped``: the first of the two is the real change.
+    """
+
+    precision_ns = 1_000
+
+    def __init__(self, players, pinmap: PinMap | str | os.PathLike | None = None, *,
+                 pin_factory=None):
+        super().__init__(players)
+        self.pinmap = pinmap if isinstance(pinmap, PinMap) else load_pinmap(pinmap)
+        self.slots = self.pinmap.for_players(self.players)
+        factory = pin_factory if pin_factory is not None else _default_factory()
+        if type(factory).__name__ == "PiGPIOFactory":
+            raise ValueError("the pigpio pin factory stamps edges with 32-bit microsecond ticks "
+                             "that wrap every 72 minutes; use lgpio (GPIOZERO_PIN_FACTORY=lgpio)")
+        self.pin_factory = factory
+        self.buttons: dict[str, BuzzerInput] = {}
+        self._level: dict[str, bool] = {}
+        self.dropped = 0
+        try:
+            for player, slot in self.slots.items():
+                self.buttons[player] = BuzzerInput(
+                    slot.button, on_change=self._changer(player), pin_factory=factory)
+                self._level[player] = self.buttons[player].is_active
+        except BaseException:
+            self.close()
+            raise
+
+    def _changer(self, player: str) -> Callable[[float, bool], None]:
+        def changed(ticks: float, pressed: bool) -> None:
+            if self._level.get(player) == pressed:
+                self.dropped += 1
+                return
+            self._level[player] = pressed
+            self._emit(Edge(player, pressed, ticks_to_ns(ticks)))
+        return changed
+
+    def start(self, sink: Sink) -> None:
+        """Send edges to ``sink``. A buzzer already held now is sent as a
+        press stamped now, so the referee knows (and can call it stuck)."""
+        super().start(sink)
+        now = self.now_ns()
+        for player, button in self.buttons.items():
+            if not button.closed and button.is_active:
+                self._level[player] = True
+                self._emit(Edge(player, True, now))
+
+    def now_ns(self) -> int:
+        """Now on the pin factory's clock, the one edges are stamped on."""
+        return ticks_to_ns(self.pin_factory.ticks())
+
+    def pin_of(self, player: str) -> int:
+        """The BCM GPIO number of ``player``'s button."""
+        return self.slots[player].button
+
+    def is_pressed(self, player: str) -> bool:
+        return self.buttons[player].is_active
+
+    def close(self) -> None:
+        super().close()
+        for button in self.buttons.values():
+            button.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,210 @@
+"""The buzzer box pin map: which GPIO each buzzer, LED and cue is wired to.
+
+One file, ``hardware/pinmap.toml``, is the source of truth; ``wiring.md``
+mirrors it and a copy ships inside the package (``companion/buzzers/pinmap.toml``)
+so an installed companion finds it too. Numbers are BCM GPIO numbers.
+
+>>> pm = load_pinmap()
+>>> pm.slots[0].button, pm.slots[0].led
+(17, 27)
+>>> pm.for_players(["ana", "bo"])["bo"].slot
+2
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+#: BCM GPIO numbers a Pi's 40-pin header exposes.
+GPIO_RANGE = range(0, 28)
+#: Pins kept free for common add-ons (and why), refused unless allowed.
+RESERVED = {
+    0: "ID EEPROM (ID_SD)", 1: "ID EEPROM (ID_SC)",
+    2: "I2C1 SDA", 3: "I2C1 SCL",
+    7: "SPI0 CE1", 8: "SPI0 CE0", 9: "SPI0 MISO", 10: "SPI0 MOSI", 11: "SPI0 SCLK",
+    14: "UART TXD", 15: "UART RXD",
+}
+MAX_PLAYERS = 6
+LED_KINDS = ("digital", "pwm")
+PIEZO_KINDS = ("active", "tonal")
+#: Environment variable naming a pin map file to use instead of the default.
+ENV_VAR = "COMPANION_PINMAP"
+
+
+class PinMapError(ValueError):
+    """A pin map that cannot be used."""
+
+
+class PinMapDuplicate(PinMapError):
+    """Two functions share one pin."""
+
+
+class PinMapBadNumber(PinMapError):
+    """A pin number that is not a GPIO of the 40-pin header."""
+
+
+class PinMapReserved(PinMapError):
+    """A pin kept free for I2C, SPI, UART or the ID EEPROM."""
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One buzzer: its slot number (1-based), button pin and LED pin."""
+
+    slot: int
+    button: int
+    led: int | None = None
+
+
+@dataclass(frozen=True)
+class PinMap:
+    """A validated pin map."""
+
+    slots: tuple[Slot, ...]
+    cue_led: int | None = None
+    piezo: int | None = None
+    piezo_kind: str = "active"
+    led_kind: str = "digital"
+    source: str = "<pinmap>"
+
+    def for_players(self, players) -> dict[str, Slot]:
+        """Give the players slots in order (the first player gets slot 1)."""
+        players = list(players)
+        if len(players) > len(self.slots):
+            raise PinMapError(f"{len(players)} players but the pin map {self.source} "
+                              f"has only {len(self.slots)} buzzer slots")
+        if len(set(players)) != len(players):
+            raise PinMapError("player names must be distinct")
+        return dict(zip(players, self.slots))
+
+    def pins(self) -> dict[int, str]:
+        """Every pin in use and what it is for, e.g. ``{17: "slot 1 button"}``."""
+        out: dict[int, str] = {}
+        for s in self.slots:
+            out[s.button] = f"slot {s.slot} button"
+            if s.led is not None:
+                out[s.led] = f"slot {s.slot} led"
+        if self.cue_led is not None:
+            out[self.cue_led] = "cue led"
+        if self.piezo is not None:
+            out[self.piezo] = "cue piezo"
+        return out
+
+
+def default_pinmap_path() -> Path:
+    """The pin map to use: ``$COMPANION_PINMAP``, else ``hardware/pinmap.toml``
+    of the source tree this package runs from, else the copy in the package."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env)
+    repo = Path(__file__).resolve().parents[2] / "hardware" / "pinmap.toml"
+    if repo.is_file():
+        return repo
+    return packaged_pinmap_path()
+
+
+def packaged_pinmap_path() -> Path:
+    """The copy of the pin map shipped inside the package."""
+    return Path(str(resources.files(__package__).joinpath("pinmap.toml")))
+
+
+def load_pinmap(path: str | os.PathLike | None = None) -> PinMap:
+    """Read and validate a pin map file (the default one if ``path`` is None)."""
+    path = Path(path) if path is not None else default_pinmap_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PinMapError(f"cannot read pin map {path}: {exc.strerror or exc}") from None
+    return parse_pinmap(text, source=str(path))
+
+
+def parse_pinmap(text: str, source: str = "<pinmap>") -> PinMap:
+    """Validate the text of a pin map; a :class:`PinMapError` names what is wrong."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PinMapError(f"{source}: not valid TOML: {exc}") from None
+
+    def where(what):
+        return f"{source}: {what}"
+
+    known = {"schema", "led_kind", "allow_reserved", "player", "cue"}
+    extra = sorted(set(data) - known)
+    if extra:
+        raise PinMapError(where(f"unknown key(s) {extra}"))
+    if data.get("schema", 1) != 1:
+        raise PinMapError(where(f"unsupported schema {data.get('schema')!r} "
+                                f"(this companion reads 1)"))
+    led_kind = data.get("led_kind", "digital")
+    if led_kind not in LED_KINDS:
+        raise PinMapError(where(f"led_kind must be one of {LED_KINDS}, not {led_kind!r}"))
+    allow = data.get("allow_reserved", [])
+    if not isinstance(allow, list):
+        raise PinMapError(where("allow_reserved must be a list of GPIO numbers"))
+    allowed = set()
+    for n in allow:
+        _check_number(n, where("allow_reserved"))
+        allowed.add(n)
+
+    used: dict[int, str] = {}
+
+    def take(value, what, optional=False):
+        if value is None and optional:
+            return None
+        _check_number(value, where(what))
+        if value in RESERVED and value not in allowed:
+            raise PinMapReserved(where(
+                f"{what} uses GPIO{value}, kept free for {RESERVED[value]}; choose another "
+                f"pin or list {value} in allow_reserved"))
+        if value in used:
+            raise PinMapDuplicate(where(f"GPIO{value} is used twice: {used[value]} and {what}"))
+        used[value] = what
+        return value
+
+    players = data.get("player", [])
+    if not isinstance(players, list) or not players:
+        raise PinMapError(where("no [[player]] tables: at least one buzzer is needed"))
+    if len(players) > MAX_PLAYERS:
+        raise PinMapError(where(f"{len(players)} [[player]] tables; at most {MAX_PLAYERS}"))
+    slots = []
+    for i, entry in enumerate(players, 1):
+        if not isinstance(entry, dict):
+            raise PinMapError(where(f"player entry {i} must be a table"))
+        extra = sorted(set(entry) - {"slot", "button", "led"})
+        if extra:
+            raise PinMapError(where(f"player entry {i}: unknown key(s) {extra}"))
+        slot = entry.get("slot", i)
+        if slot != i or isinstance(slot, bool):
+            raise PinMapError(where(f"player entry {i} has slot {slot!r}; slots must be "
+                                    f"numbered 1, 2, 3... in order"))
+        if "button" not in entry:
+            raise PinMapError(where(f"slot {i} has no button pin"))
+        button = take(entry["button"], f"slot {i} button")
+        led = take(entry.get("led"), f"slot {i} led", optional=True)
+        slots.append(Slot(i, button, led))
+
+    cue = data.get("cue", {})
+    if not isinstance(cue, dict):
+        raise PinMapError(where("[cue] must be a table"))
+    extra = sorted(set(cue) - {"led", "piezo", "piezo_kind"})
+    if extra:
+        raise PinMapError(where(f"[cue]: unknown key(s) {extra}"))
+    cue_led = take(cue.get("led"), "cue led", optional=True)
+    piezo = take(cue.get("piezo"), "cue piezo", optional=True)
+    piezo_kind = cue.get("piezo_kind", "active")
+    if piezo_kind not in PIEZO_KINDS:
+        raise PinMapError(where(f"[cue] piezo_kind must be one of {PIEZO_KINDS}, "
+                                f"not {piezo_kind!r}"))
+    return PinMap(tuple(slots), cue_led, piezo, piezo_kind, led_kind, source)
+
+
+def _check_number(value, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PinMapBadNumber(f"{what}: {value!r} is not a GPIO number (an integer, BCM numbering)")
+    if value not in GPIO_RANGE:
+        raise PinMapBadNumber(f"{what}: GPIO{value} does not exist on the 40-pin header "
+                              f"(GPIO{GPIO_RANGE.start} to GPIO{GPIO_RANGE.stop - 1})")

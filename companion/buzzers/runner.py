@@ -1,0 +1,240 @@
+"""The buzzer loop: one thread between an edge source and the referee.
+
+The source's callback (lgpio's thread on a Pi, the caller's thread on mock
+pins) only puts the raw edge in a queue, like an interrupt handler that
+stamps and returns. The runner thread takes edges off the queue, feeds them
+to the :class:`~companion.referee.Referee` and polls it on the source's
+clock when :meth:`~companion.referee.Referee.next_deadline` is due (and the
+"pollables": feedback steps, keyboard taps), so bursts settle, stuck buttons
+are caught and verdicts are published on time. Everything that touches the
+referee holds :attr:`BuzzerRunner.lock`.
+
+>>> from companion.referee import Referee, RaceSpec
+>>> from companion.buzzers.mock import MockSource
+>>> src = MockSource(["ana", "bo"], start_ns=0)
+>>> ref = Referee(src.players)
+>>> run = BuzzerRunner(src, ref)
+>>> _ = run.start(thread=False)             # a test drives it with pump()
+>>> race = run.start_race(RaceSpec("first-press", src.players, arm_ns=0))
+>>> src.press("bo", 5_000_000); src.press("ana", 7_000_000)
+>>> run.pump(100_000_000)
+2
+>>> race.verdict.winner
+'bo'
+>>> run.stop(); src.close()
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+from dataclasses import dataclass
+from importlib.util import find_spec
+from typing import Callable, Iterable, Protocol
+
+from ..edges import Edge
+from ..referee import LiveRace, RaceSpec, Referee
+from . import EdgeSource
+
+log = logging.getLogger(__name__)
+
+NS_PER_S = 1_000_000_000
+
+
+class Pollable(Protocol):
+    def poll(self, now_ns: int) -> None: ...
+    def next_deadline(self) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class RunnerError:
+    """Something the runner refused or survived: a bad edge or a failure."""
+
+    message: str
+    edge: Edge | None = None
+
+
+class BuzzerRunner:
+    """Own a source and a referee; feed edges, poll on time, never crash.
+
+    ``pollables`` are extra objects with ``poll(now_ns)`` and
+    ``next_deadline()`` on the same clock (e.g. a
+    :class:`~companion.buzzers.feedback.Feedback`). The thread sleeps until
+    the earliest deadline, at least ``min_sleep_s`` and at most ``idle_s``.
+    Without a thread (``start(thread=False)``) call :meth:`pump` yourself.
+    """
+
+    def __init__(self, source: EdgeSource, referee: Referee, *,
+                 pollables: Iterable[Pollable] = (), idle_s: float = 0.05,
+                 min_sleep_s: float = 0.001, max_errors: int = 1000):
+        self.source = source
+        self.referee = referee
+        self.pollables = list(pollables)
+        self.idle_s = idle_s
+        self.min_sleep_s = min_sleep_s
+        self.lock = threading.RLock()
+        self.errors: list[RunnerError] = []
+        self.max_errors = max_errors
+        self.edges_fed = 0
+        self._q: queue.SimpleQueue[Edge] = queue.SimpleQueue()
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started = False
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def start(self, thread: bool = True) -> "BuzzerRunner":
+        """Start taking edges from the source (and the thread, if asked)."""
+        if self._started:
+            return self
+        self._started = True
+        self._stopping.clear()
+        self.source.start(self._put)
+        if thread:
+            self._thread = threading.Thread(target=self._run, name="buzzer-runner", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the thread and the source's flow of edges (the source stays open)."""
+        self._stopping.set()
+        self._wake.set()
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout)
+        self._thread = None
+        if self._started:
+            self.source.stop()
+        self._started = False
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # -- the source's side: called from any thread ----------------------------
+
+    def _put(self, edge: Edge) -> None:
+        self._q.put(edge)
+        self._wake.set()
+
+    def wake(self) -> None:
+        """Make the thread look at its deadlines again now."""
+        self._wake.set()
+
+    # -- work ---------------------------------------------------------------
+
+    def pump(self, now_ns: int | None = None) -> int:
+        """Poll the pollables, feed every queued edge, poll the referee at
+        ``now_ns`` (default: the source's now). Returns the edges fed."""
+        with self.lock:
+            now = self.source.now_ns() if now_ns is None else now_ns
+            for p in self.pollables:
+                try:
+                    p.poll(now)
+                except Exception as exc:
+                    self._error(f"{type(p).__name__}.poll failed: {exc!r}", exc=True)
+            n = self._drain()
+            try:
+                self.referee.poll(now)
+            except Exception as exc:
+                self._error(f"referee.poll failed: {exc!r}", exc=True)
+            return n
+
+    def _drain(self) -> int:
+        n = 0
+        while True:
+            try:
+                edge = self._q.get_nowait()
+            except queue.Empty:
+                return n
+            try:
+                self.referee.feed(edge)
+            except ValueError as exc:   # RaceError: unknown player, bad edge
+                self._error(f"edge refused: {exc}", edge)
+            except Exception as exc:
+                self._error(f"feeding {edge} failed: {exc!r}", edge, exc=True)
+            else:
+                n += 1
+                self.edges_fed += 1
+
+    def _error(self, message: str, edge: Edge | None = None, exc: bool = False) -> None:
+        if exc:
+            log.exception(message)
+        else:
+            log.warning(message)
+        if len(self.errors) < self.max_errors:
+            self.errors.append(RunnerError(message, edge))
+
+    def next_deadline(self) -> int | None:
+        """The earliest time the referee or a pollable has work to do."""
+        with self.lock:
+            times = [self.referee.next_deadline()]
+            times += [p.next_deadline() for p in self.pollables]
+        times = [t for t in times if t is not None]
+        return min(times) if times else None
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                self.pump()
+                deadline = self.next_deadline()
+                now = self.source.now_ns()
+            except Exception as exc:    # never let the loop die
+                self._error(f"runner loop: {exc!r}", exc=True)
+                deadline, now = None, 0
+            if deadline is None:
+                timeout = self.idle_s
+            else:
+                # a deadline already past (nothing left to do at it) must not spin
+                timeout = min(max((deadline - now) / NS_PER_S, self.min_sleep_s), self.idle_s)
+            self._wake.wait(timeout)
+            self._wake.clear()
+
+    # -- commands from other threads -----------------------------------------
+
+    def start_race(self, spec: RaceSpec) -> LiveRace:
+        """Start ``spec`` as the live race. Edges already queued are fed first,
+        so a press from before this call cannot land in the new race."""
+        with self.lock:
+            self._drain()
+            race = self.referee.start(spec)
+        self.wake()
+        return race
+
+    def call(self, fn: Callable, *args, **kwargs):
+        """Run ``fn`` holding the referee lock, then wake the thread."""
+        with self.lock:
+            out = fn(*args, **kwargs)
+        self.wake()
+        return out
+
+
+# ---------------------------------------------------------------------------
+
+
+def on_a_pi() -> bool:
+    """True where gpiozero's lgpio factory can work (lgpio and a gpiochip)."""
+    return os.path.exists("/dev/gpiochip0") and find_spec("lgpio") is not None
+
+
+def open_source(kind: str, players, pinmap=None, *, pin_factory=None) -> EdgeSource:
+    """The buzzer source named by configuration: ``gpio``, ``mock`` or
+    ``auto`` (gpio on a Pi, mock elsewhere)."""
+    if kind == "auto":
+        kind = "gpio" if on_a_pi() else "mock"
+    if kind == "gpio":
+        from .gpio import GpioSource
+        return GpioSource(players, pinmap, pin_factory=pin_factory)
+    if kind == "mock":
+        from .mock import MockSource
+        return MockSource(players, pinmap, pin_factory=pin_factory)
+    raise ValueError(f"unknown buzzer source {kind!r}; one of auto, gpio, mock")

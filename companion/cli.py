@@ -1,0 +1,171 @@
+"""The ``companion`` command.
+
+``companion serve``   the table: buzzers, game tracker and the phone page
+``companion buzz``    races in the terminal (no network needed)
+``companion judge``   judge a recorded race from JSON lines (photo finish)
+``companion replay``  replay a game file and print the final state
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+from . import __version__
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits 2 with one clear line on a bad option."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _judge(args, stdin, stdout, stderr) -> int:
+    from .edges import Edge
+    from .referee import MS, US, RaceError, RaceSpec, judge
+
+    players = [p.strip() for p in args.players.split(",") if p.strip()]
+    eligible = None
+    if args.eligible is not None:
+        eligible = [p.strip() for p in args.eligible.split(",") if p.strip()]
+    try:
+        spec = RaceSpec(
+            args.kind, tuple(players), None if eligible is None else tuple(eligible),
+            arm_ns=args.arm_ns, deadline_ns=args.deadline_ns,
+            tie_window_ns=args.tie_window_us * US, debounce_ns=args.debounce_ms * MS,
+            lockout_ns=None if args.lockout_ms is None else args.lockout_ms * MS)
+    except (RaceError, TypeError) as exc:
+        print(f"companion judge: {exc}", file=stderr)
+        return 2
+    edges = []
+    for no, line in enumerate(stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            print(f"companion judge: line {no}: not JSON ({exc.msg})", file=stderr)
+            return 2
+        try:
+            edge = Edge.from_json(obj)
+        except ValueError as exc:
+            print(f"companion judge: line {no}: {exc}", file=stderr)
+            return 2
+        if edge.player not in spec.players:
+            print(f"companion judge: line {no}: unknown player {edge.player!r} "
+                  f"(players: {', '.join(spec.players)})", file=stderr)
+            return 2
+        edges.append(edge)
+    verdict = judge(spec, edges).to_json()
+    json.dump(verdict, stdout)
+    stdout.write("\n")
+    return 0
+
+
+def _replay(args, stdin, stdout, stderr) -> int:
+    from .gamefile import GameFileError, replay_lines
+
+    try:
+        with open(args.file, encoding="utf-8") as fh:
+            rep = replay_lines(fh)
+    except OSError as exc:
+        print(f"companion replay: {args.file}: {exc.strerror}", file=stderr)
+        return 2
+    except UnicodeDecodeError:
+        print(f"companion replay: {args.file}: not a UTF-8 text file", file=stderr)
+        return 2
+    except GameFileError as exc:
+        print(f"companion replay: {args.file}: {exc}", file=stderr)
+        return 2
+    json.dump(rep.summary(), stdout, indent=None if args.compact else 2)
+    stdout.write("\n")
+    return 0
+
+
+def _serve(args, stdin, stdout, stderr) -> int:
+    from .web.server import serve
+
+    players = [p.strip() for p in args.players.split(",") if p.strip()] if args.players else None
+    return serve(host=args.host, port=args.port, db_path=args.db, pin=args.pin,
+                 players=players, source=args.source, demo=args.demo, pinmap=args.pinmap,
+                 threads=args.threads)
+
+
+def _buzz(args, stdin, stdout, stderr) -> int:
+    from .terminal import run_buzz
+
+    players = [p.strip() for p in args.players.split(",") if p.strip()]
+    return run_buzz(players, source=args.source, pinmap=args.pinmap,
+                    debounce_ms=args.debounce_ms, tie_window_us=args.tie_window_us,
+                    hold_ms=args.hold_ms, stuck_ms=args.stuck_ms, stdin=stdin, stdout=stdout,
+                    stderr=stderr)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .referee import KINDS
+
+    parser = _Parser(prog="companion", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"companion {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    j = sub.add_parser("judge", help="judge a recorded race read as JSON lines on stdin")
+    j.add_argument("kind", choices=KINDS)
+    j.add_argument("--players", required=True, help="comma-separated player names")
+    j.add_argument("--eligible", help="comma-separated eligible players (default: all)")
+    j.add_argument("--arm-ns", type=int, default=0, help="arm time (presses before are false starts)")
+    j.add_argument("--deadline-ns", type=int, default=None)
+    j.add_argument("--tie-window-us", type=int, default=0)
+    j.add_argument("--debounce-ms", type=int, default=20)
+    j.add_argument("--lockout-ms", type=int, default=None,
+                   help="let a false starter back in this long after their early press")
+    j.set_defaults(run=_judge)
+
+    r = sub.add_parser("replay", help="replay a game file and print the final state as JSON")
+    r.add_argument("file")
+    r.add_argument("--compact", action="store_true", help="one line of JSON")
+    r.set_defaults(run=_replay)
+
+    s = sub.add_parser("serve", help="run the table: buzzers, tracker and the phone page")
+    s.add_argument("--host", default="0.0.0.0")
+    s.add_argument("--port", type=int, default=8080)
+    s.add_argument("--db", help="SQLite file (default: the user's data directory)")
+    s.add_argument("--pin", help="host console PIN (default: COMPANION_PIN or a random one, printed)")
+    s.add_argument("--players", help="buzzer players for the demo, comma-separated")
+    s.add_argument("--source", choices=("auto", "gpio", "mock"), default="auto",
+                   help="buzzer source: gpio on a Pi, mock elsewhere (auto)")
+    s.add_argument("--demo", action=argparse.BooleanOptionalAction, default=None,
+                   help="on-screen virtual buzzers (default: on with mock buzzers)")
+    s.add_argument("--pinmap", help="pin map TOML (default: hardware/pinmap.toml)")
+    s.add_argument("--threads", type=int, default=64)
+    s.set_defaults(run=_serve)
+
+    b = sub.add_parser("buzz", help="races in the terminal; mock buzzers on keys 1-6")
+    b.add_argument("--players", default="A,B,C,D")
+    b.add_argument("--source", choices=("auto", "gpio", "mock"), default="auto")
+    b.add_argument("--pinmap")
+    b.add_argument("--debounce-ms", type=int, default=20)
+    b.add_argument("--tie-window-us", type=int, default=0)
+    b.add_argument("--hold-ms", type=int, default=30)
+    b.add_argument("--stuck-ms", type=int, default=10_000)
+    b.set_defaults(run=_buzz)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, stdin=None, stdout=None, stderr=None) -> int:
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return args.run(args, stdin, stdout, stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

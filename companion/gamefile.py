@@ -1,0 +1,172 @@
+"""The game file: one whole game as JSON lines, replayable.
+
+Format ``tabletop-companion-game``, version 1 (documented in docs/game-file.md):
+
+* line 1, the header::
+
+    {"format": "tabletop-companion-game", "version": 1, "game": "chope",
+     "players": ["ana", "bo", "cy"], "options": {...}}
+
+* every further line is one event as the host logged it: a game event
+  (``{"type": "flip", "card": "laksa"}``), a race with its edges and verdict
+  (``{"type": "race", ...}``), a player's choice, or one of the log's own
+  events ``{"type": "undo"}`` and ``{"type": "redo"}`` (undo drops the last
+  effective event; redo puts back the last one undone; any other event clears
+  the redo stack). Blank lines and lines starting with ``#`` are skipped.
+
+The state is what replaying the events gives; nothing else is stored.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .games import Game, RulesError, get_game
+
+FORMAT = "tabletop-companion-game"
+VERSION = 1
+LOG_EVENTS = ("undo", "redo")
+
+
+class GameFileError(ValueError):
+    """A game file that cannot be replayed; names the line and the problem."""
+
+    def __init__(self, line: int, message: str):
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+        self.message = message
+
+
+def header(game: str, players: list[str], options: dict | None = None) -> dict:
+    return {"format": FORMAT, "version": VERSION, "game": game, "players": list(players),
+            "options": dict(options or {})}
+
+
+@dataclass
+class Replay:
+    """The effective history of a game: its state after every effective event."""
+
+    game: Game
+    players: list[str]
+    options: dict
+    states: list[Any]                      # states[0] is the setup
+    events: list[dict] = field(default_factory=list)   # effective events
+    undone: list[tuple[dict, Any]] = field(default_factory=list)  # redo stack
+
+    @property
+    def state(self) -> Any:
+        return self.states[-1]
+
+    @classmethod
+    def start(cls, game_name: str, players: list[str], options: dict | None = None) -> "Replay":
+        game = get_game(game_name)
+        state = game.setup(players, options or {})
+        return cls(game, list(players), dict(options or {}), [state])
+
+    def apply(self, event: dict) -> Any:
+        """Apply one logged event (game event, undo or redo); raises
+        RulesError and changes nothing if it is illegal."""
+        kind = event.get("type") if isinstance(event, dict) else None
+        if kind == "undo":
+            if not self.events:
+                raise RulesError("nothing to undo", "undo")
+            self.undone.append((self.events.pop(), self.states.pop()))
+        elif kind == "redo":
+            if not self.undone:
+                raise RulesError("nothing to redo", "redo")
+            ev, st = self.undone.pop()
+            self.events.append(ev)
+            self.states.append(st)
+        else:
+            new = self.game.apply(self.state, event)
+            self.events.append(event)
+            self.states.append(new)
+            self.undone.clear()
+        return self.state
+
+    def summary(self) -> dict:
+        return summary(self.game, self.players, self.state)
+
+
+def summary(game: Game, players: list[str], state: Any) -> dict:
+    """The final-state object ``companion replay`` prints."""
+    return {
+        "game": game.name,
+        "players": list(players),
+        "scores": game.scores(state),
+        "current_player": game.current_player(state),
+        "finished": game.finished(state),
+        "ranking": game.ranking(state),
+        "view": game.public_view(state),
+    }
+
+
+def parse_header(obj: Any) -> tuple[str, list[str], dict]:
+    if not isinstance(obj, dict):
+        raise ValueError("the header must be a JSON object")
+    if obj.get("format") != FORMAT:
+        raise ValueError(f"not a game file: 'format' must be {FORMAT!r}")
+    if obj.get("version") != VERSION:
+        raise ValueError(f"unsupported version {obj.get('version')!r} (this reads {VERSION})")
+    game = obj.get("game")
+    if not isinstance(game, str):
+        raise ValueError("'game' must be a game name")
+    players = obj.get("players")
+    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
+        raise ValueError("'players' must be a list of names")
+    options = obj.get("options", {})
+    if not isinstance(options, dict):
+        raise ValueError("'options' must be an object")
+    return game, players, options
+
+
+def replay_lines(lines: Iterable[str]) -> Replay:
+    """Replay a game file given as lines; GameFileError names the bad line."""
+    rep: Replay | None = None
+    for no, raw in enumerate(lines, start=1):
+        text = raw.strip()
+        if not text or text.startswith("#"):
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise GameFileError(no, f"not JSON ({exc.msg})") from None
+        if rep is None:
+            try:
+                game, players, options = parse_header(obj)
+                rep = Replay.start(game, players, options)
+            except (ValueError, KeyError) as exc:
+                raise GameFileError(no, str(exc).strip("'\"")) from None
+            continue
+        try:
+            check_race(obj)
+            rep.apply(obj)
+        except RulesError as exc:
+            rule = f" [{exc.rule}]" if exc.rule else ""
+            raise GameFileError(no, f"illegal event: {exc}{rule}") from None
+    if rep is None:
+        raise GameFileError(1, "empty file: no header")
+    return rep
+
+
+def check_race(event: Any) -> None:
+    """A race event that carries its edges and spec is re-judged (photo
+    finish); a verdict that does not match its own edges is refused."""
+    if not isinstance(event, dict) or event.get("type") != "race":
+        return
+    if "edges" not in event or "spec" not in event:
+        return
+    from .referee import RaceSpec, judge
+    from .edges import Edge
+    try:
+        spec = RaceSpec.from_json(event["spec"])
+        edges = [Edge.from_json(e) for e in event["edges"]]
+    except (ValueError, TypeError, KeyError) as exc:
+        raise RulesError(f"race record is malformed: {exc}", "race") from None
+    verdict = judge(spec, edges).to_json()
+    for key in ("winner", "loser", "tied"):
+        if key in event and event[key] != verdict[key]:
+            raise RulesError(f"race {key} {event[key]!r} does not match its edges "
+                             f"(re-judged: {verdict[key]!r})", "race")

@@ -1,0 +1,583 @@
+"""The race referee: pure functions and small state machines from edges to verdicts.
+
+Nothing here reads a clock: time comes in with the edges (integer nanoseconds
+on the Pi's monotonic clock) and with ``now_ns`` arguments, so a recorded race
+can be judged again later and gives the same verdict (photo finish).
+
+The three race kinds of DESIGN.md:
+
+* ``first-press``: each eligible player's first press at or after the arm
+  time counts; the earliest wins; anyone within the tie window of the
+  earliest makes it a tie (no winner, ``tied`` lists them all).
+* ``last-press``: the latest counted press loses; a player with no counted
+  press by the deadline (or the end of the input) is later than any press;
+  several such players, or the latest two within the tie window: no loser.
+* ``first-release``: each eligible player's first release at or after the
+  arm time; a player not holding at the arm time releases at the arm time;
+  the earliest release loses.
+
+Presses before the arm time are false starts: that player's presses do not
+count in that race, unless ``lockout_ns`` is set, in which case they count
+again from ``lockout_ns`` after their last early press. Presses by players
+who are not eligible are listed in ``ineligible`` and never count.
+
+>>> spec = RaceSpec("first-press", players=("ana", "bo"), arm_ns=1_000)
+>>> judge(spec, [Edge("bo", True, 5_000), Edge("ana", True, 7_000)]).winner
+'bo'
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable
+
+from .edges import Edge
+
+FIRST_PRESS = "first-press"
+LAST_PRESS = "last-press"
+FIRST_RELEASE = "first-release"
+KINDS = (FIRST_PRESS, LAST_PRESS, FIRST_RELEASE)
+
+MS = 1_000_000
+US = 1_000
+DEFAULT_DEBOUNCE_NS = 20 * MS
+#: How long a live race waits after the deciding edge before it publishes the
+#: final verdict, on top of the tie window: it covers the GPIO library's
+#: event delivery delay (an edge is stamped by the kernel, then delivered to
+#: Python a little later; an earlier edge of another player may still be on
+#: its way).
+DEFAULT_HOLD_NS = 30 * MS
+
+
+class RaceError(ValueError):
+    """A race specification or edge that cannot be judged."""
+
+
+@dataclass(frozen=True)
+class RaceSpec:
+    """What a race is: its kind, who takes part, and its timing settings.
+
+    ``eligible`` defaults to every player; ``arm_ns`` to 0 (no false starts
+    possible); ``deadline_ns`` to none (the end of the input).
+    """
+
+    kind: str
+    players: tuple[str, ...]
+    eligible: tuple[str, ...] | None = None
+    arm_ns: int = 0
+    deadline_ns: int | None = None
+    tie_window_ns: int = 0
+    debounce_ns: int = DEFAULT_DEBOUNCE_NS
+    lockout_ns: int | None = None
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise RaceError(f"unknown race kind {self.kind!r}; one of {', '.join(KINDS)}")
+        players = tuple(self.players)
+        if not players or len(set(players)) != len(players):
+            raise RaceError("a race needs one or more distinct players")
+        object.__setattr__(self, "players", players)
+        eligible = players if self.eligible is None else tuple(self.eligible)
+        unknown = [p for p in eligible if p not in players]
+        if unknown:
+            raise RaceError(f"eligible player(s) {unknown} are not in the race")
+        object.__setattr__(self, "eligible", eligible)
+        for name in ("arm_ns", "tie_window_ns", "debounce_ns"):
+            _check_ns(name, getattr(self, name))
+        for name in ("deadline_ns", "lockout_ns"):
+            if getattr(self, name) is not None:
+                _check_ns(name, getattr(self, name))
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "players": list(self.players),
+                "eligible": list(self.eligible), "arm_ns": self.arm_ns,
+                "deadline_ns": self.deadline_ns, "tie_window_ns": self.tie_window_ns,
+                "debounce_ns": self.debounce_ns, "lockout_ns": self.lockout_ns}
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "RaceSpec":
+        if not isinstance(obj, dict):
+            raise RaceError("a race spec must be a JSON object")
+        known = {"kind", "players", "eligible", "arm_ns", "deadline_ns", "tie_window_ns",
+                 "debounce_ns", "lockout_ns"}
+        extra = set(obj) - known
+        if extra:
+            raise RaceError(f"unknown race spec key(s) {sorted(extra)}")
+        return cls(**obj)
+
+
+def _check_ns(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise RaceError(f"{name} must be a non-negative integer number of nanoseconds")
+
+
+@dataclass
+class Verdict:
+    """The outcome of one race. ``order`` holds the counted edges in time
+    order as ``(player, t_ns)``; offsets are from the first counted edge."""
+
+    kind: str
+    winner: str | None = None
+    loser: str | None = None
+    tied: list[str] = field(default_factory=list)
+    order: list[tuple[str, int]] = field(default_factory=list)
+    false_starts: list[str] = field(default_factory=list)
+    ineligible: list[str] = field(default_factory=list)
+    no_edge: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        t0 = self.order[0][1] if self.order else 0
+        return {
+            "kind": self.kind,
+            "winner": self.winner,
+            "loser": self.loser,
+            "tied": list(self.tied),
+            "order": [{"player": p, "t_ns": t, "offset_ns": t - t0,
+                       "offset_us": (t - t0) / US} for p, t in self.order],
+            "false_starts": list(self.false_starts),
+            "ineligible": list(self.ineligible),
+            "no_edge": list(self.no_edge),
+        }
+
+
+# ---------------------------------------------------------------------------
+# Debounce
+
+
+class Debouncer:
+    """Leading-edge debounce of one buzzer.
+
+    The first edge of a burst is the event and keeps its own timestamp; the
+    edges of the same buzzer within ``window_ns`` of it are ignored. If the
+    level at the end of the window differs from the accepted edge (a tap
+    shorter than the window), the last ignored edge is accepted as it was
+    stamped, so a short tap is a press and a release, never a stuck press.
+    Applying it twice gives the same edges as applying it once.
+
+    Edges must be fed in time order; :func:`judge` sorts them first.
+    """
+
+    __slots__ = ("window", "start", "level", "pending")
+
+    def __init__(self, window_ns: int = DEFAULT_DEBOUNCE_NS):
+        self.window = window_ns
+        self.start: int | None = None      # t_ns of the accepted edge of the burst
+        self.level: bool = False           # the debounced level
+        self.pending: Edge | None = None   # last ignored edge of the burst
+
+    def feed(self, edge: Edge) -> list[Edge]:
+        """The edges this raw edge makes final (often none, at most two)."""
+        start = self.start
+        if start is not None and edge.t_ns - start < self.window:
+            self.pending = edge
+            return []
+        out = self.settle()
+        if out and edge.t_ns - self.start < self.window:
+            self.pending = edge
+            return out
+        self.start = edge.t_ns
+        self.level = edge.pressed
+        self.pending = None
+        out.append(edge)
+        return out
+
+    def settle(self, now_ns: int | None = None) -> list[Edge]:
+        """At the end of a burst's window (``now_ns`` past it, or ``None``
+        for the end of the input): the settling edge, if the level changed."""
+        p = self.pending
+        if p is None or (now_ns is not None and now_ns - self.start < self.window):
+            return []
+        self.pending = None
+        if p.pressed == self.level:
+            return []
+        self.start = p.t_ns
+        self.level = p.pressed
+        return [p]
+
+    def settles_at(self) -> int | None:
+        """When a pending settle becomes final, if one is pending."""
+        return None if self.pending is None else self.start + self.window
+
+
+def edge_order(e: Edge) -> tuple[int, bool]:
+    """The canonical order of one buzzer's edges: by time, release first."""
+    return (e.t_ns, e.pressed)
+
+
+def debounce(edges: Iterable[Edge], window_ns: int) -> dict[str, list[Edge]]:
+    """Sort and debounce raw edges; the accepted edges per player, in time order.
+
+    One buzzer cannot change twice in the same nanosecond; if the input says
+    it did, a release sorts before a press so the result never depends on
+    the order the edges arrived in."""
+    per: dict[str, list[Edge]] = {}
+    for e in sorted(edges, key=edge_order):
+        per.setdefault(e.player, []).append(e)
+    out: dict[str, list[Edge]] = {}
+    for player, raw in per.items():
+        d = Debouncer(window_ns)
+        acc: list[Edge] = []
+        for e in raw:
+            acc.extend(d.feed(e))
+        acc.extend(d.settle())
+        out[player] = acc
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Judging
+
+
+def judge(spec: RaceSpec, edges: Iterable[Edge]) -> Verdict:
+    """Judge a race from raw edges (any order); the same input always gives
+    the same verdict."""
+    edges = list(edges)
+    for e in edges:
+        if e.player not in spec.players:
+            raise RaceError(f"edge from unknown player {e.player!r}")
+    return verdict_from_debounced(spec, debounce(edges, spec.debounce_ns))
+
+
+def verdict_from_debounced(spec: RaceSpec, per: dict[str, list[Edge]]) -> Verdict:
+    """The verdict from already-debounced edges per player (each in time order)."""
+    arm, deadline, kind = spec.arm_ns, spec.deadline_ns, spec.kind
+    eligible = set(spec.eligible)
+    v = Verdict(kind)
+    counted: list[tuple[int, str]] = []
+    for player in spec.players:
+        edges = per.get(player, ())
+        if kind == FIRST_RELEASE:
+            if player not in eligible:
+                if any(not e.pressed and e.t_ns >= arm and (deadline is None or e.t_ns <= deadline)
+                       for e in edges):
+                    v.ineligible.append(player)
+                continue
+            t = _first_release(edges, arm, deadline)
+        else:
+            early = [e.t_ns for e in edges if e.pressed and e.t_ns < arm]
+            if early:
+                v.false_starts.append(player)
+            if player not in eligible:
+                if any(e.pressed and e.t_ns >= arm and (deadline is None or e.t_ns <= deadline)
+                       for e in edges):
+                    v.ineligible.append(player)
+                continue
+            start = arm
+            if early:
+                if spec.lockout_ns is None:
+                    v.no_edge.append(player)
+                    continue
+                start = max(arm, early[-1] + spec.lockout_ns)
+            t = next((e.t_ns for e in edges if e.pressed and e.t_ns >= start), None)
+            if t is not None and deadline is not None and t > deadline:
+                t = None
+        if t is None:
+            v.no_edge.append(player)
+        else:
+            counted.append((t, player))
+    counted.sort()
+    v.order = [(p, t) for t, p in counted]
+    w = spec.tie_window_ns
+    if kind == LAST_PRESS:
+        if len(v.no_edge) == 1:
+            v.loser = v.no_edge[0]
+        elif len(v.no_edge) > 1:
+            v.tied = list(v.no_edge)
+        elif counted:
+            t_last = counted[-1][0]
+            close = [p for t, p in counted if t_last - t <= w]
+            if len(close) == 1:
+                v.loser = close[0]
+            else:
+                v.tied = close
+    elif counted:
+        t0 = counted[0][0]
+        close = [p for t, p in counted if t - t0 <= w]
+        if len(close) > 1:
+            v.tied = close
+        elif kind == FIRST_PRESS:
+            v.winner = close[0]
+        else:
+            v.loser = close[0]
+    return v
+
+
+def _first_release(edges, arm: int, deadline: int | None) -> int | None:
+    """First release at or after ``arm``; ``arm`` itself if not holding then."""
+    holding = False
+    for e in edges:
+        if e.t_ns < arm:
+            holding = e.pressed
+            continue
+        break
+    if not holding:
+        return arm
+    for e in edges:
+        if e.t_ns >= arm and not e.pressed:
+            return e.t_ns if deadline is None or e.t_ns <= deadline else None
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Live races
+
+
+class LiveRace:
+    """A race judged as its (debounced) edges arrive.
+
+    Feed it edges with :meth:`feed`; it keeps the provisional order of
+    counted edges at once (for the live page) and, once :meth:`decides_at`
+    has passed on the caller's clock, :meth:`poll` returns the final verdict,
+    exactly the one :func:`judge` gives for the same edges.
+
+    ``hold_ns`` is the decision hold after the deciding edge (on top of the
+    tie window), long enough to cover the event delivery delay.
+
+    >>> race = LiveRace(RaceSpec("first-press", ("ana", "bo"), arm_ns=0, tie_window_ns=0))
+    >>> race.feed(Edge("ana", True, 100))
+    True
+    >>> race.poll(100 + DEFAULT_HOLD_NS) is not None
+    True
+    """
+
+    def __init__(self, spec: RaceSpec, hold_ns: int = DEFAULT_HOLD_NS):
+        self.spec = spec
+        self.hold_ns = hold_ns
+        self.edges: list[Edge] = []          # every edge fed, as fed
+        self.per: dict[str, list[Edge]] = {}
+        self.in_order = True
+        self.provisional: list[tuple[int, str]] = []   # (t_ns, player), counted
+        self._seen: set[str] = set()
+        self._eligible = frozenset(spec.eligible)
+        self.verdict: Verdict | None = None
+        if spec.kind == FIRST_RELEASE:
+            self._recount()
+
+    def feed(self, edge: Edge) -> bool:
+        """Take one debounced edge; True if the provisional order changed."""
+        if self.verdict is not None:
+            return False
+        self.edges.append(edge)
+        lst = self.per.get(edge.player)
+        if lst is None:
+            lst = self.per[edge.player] = []
+        elif lst[-1].t_ns > edge.t_ns:
+            self.in_order = False
+            insort(lst, edge, key=lambda e: e.t_ns)
+            self._recount()
+            return True
+        lst.append(edge)
+        p = edge.player
+        if self.spec.kind == FIRST_RELEASE:
+            if p not in self._eligible:
+                return False
+            before = self.provisional
+            self._recount()
+            return self.provisional != before
+        if p in self._seen or p not in self._eligible:
+            return False
+        spec = self.spec
+        if not edge.pressed or edge.t_ns < spec.arm_ns:
+            return False
+        if spec.deadline_ns is not None and edge.t_ns > spec.deadline_ns:
+            return False
+        if any(e.pressed and e.t_ns < spec.arm_ns for e in lst):
+            # false starter: let the full rule (lockout) decide
+            self._recount()
+            return True
+        self._seen.add(p)
+        insort(self.provisional, (edge.t_ns, p))
+        return True
+
+    def _recount(self) -> None:
+        v = verdict_from_debounced(self.spec, self.per)
+        self.provisional = [(t, p) for p, t in v.order]
+        self._seen = {p for _, p in self.provisional}
+
+    def decides_at(self) -> int | None:
+        """The clock time at which the verdict can no longer change, or None
+        if that depends on edges not yet seen (and there is no deadline)."""
+        spec, hold = self.spec, self.hold_ns
+        dl = None if spec.deadline_ns is None else spec.deadline_ns + hold
+        if spec.kind == LAST_PRESS:
+            if len(self._seen) == len(spec.eligible) and self.provisional:
+                return self.provisional[-1][0] + hold
+            return dl
+        if self.provisional:
+            t = self.provisional[0][0] + spec.tie_window_ns + hold
+            return t if dl is None else min(t, dl)
+        return dl
+
+    def poll(self, now_ns: int) -> Verdict | None:
+        """The final verdict if ``now_ns`` is past the decision time."""
+        if self.verdict is None:
+            at = self.decides_at()
+            if at is not None and now_ns >= at:
+                self.finish()
+        return self.verdict
+
+    def finish(self) -> Verdict:
+        """Decide now (end of input): the verdict from everything fed."""
+        if self.verdict is None:
+            self.verdict = verdict_from_debounced(self.spec, self.per)
+        return self.verdict
+
+    def order(self) -> list[tuple[str, int]]:
+        """The provisional order, ``(player, t_ns)`` earliest first."""
+        return [(p, t) for t, p in self.provisional]
+
+    def record(self) -> dict:
+        """The race as the log keeps it: spec, edges and verdict."""
+        out = {"spec": self.spec.to_json(), "edges": [e.to_json() for e in self.edges]}
+        if self.verdict is not None:
+            out.update(self.verdict.to_json())
+        return out
+
+
+# ---------------------------------------------------------------------------
+# The buzzer front: debounce, stuck buttons, fan-out
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A recorded buzzer fault: ``kind`` is ``stuck`` or ``cleared``."""
+
+    player: str
+    kind: str
+    t_ns: int
+
+    def to_json(self) -> dict:
+        return {"player": self.player, "fault": self.kind, "t_ns": self.t_ns}
+
+
+class Referee:
+    """The table's buzzer front and race runner (pure: time comes in).
+
+    Raw edges from any source go to :meth:`feed`; they are debounced per
+    buzzer, a buzzer held longer than ``stuck_ns`` becomes a :class:`Fault`
+    and is ignored until it is released (the others play on), and the
+    accepted edges go to the live race, if one is running, and to every
+    listener (a listener that raises is recorded in :attr:`errors`). Call :meth:`poll` with the source's clock now and then (a few
+    times per decision hold) to settle bursts, detect stuck buttons and
+    publish verdicts.
+
+    Listeners are called as ``listener(kind, payload)`` with kind ``edge``
+    (an accepted :class:`Edge`), ``order`` (the live race's provisional
+    order), ``verdict`` (the :class:`LiveRace`, decided) or ``fault``.
+    """
+
+    def __init__(self, players: Iterable[str], debounce_ns: int = DEFAULT_DEBOUNCE_NS,
+                 stuck_ns: int = 10_000 * MS, hold_ns: int = DEFAULT_HOLD_NS):
+        self.players = tuple(players)
+        self.debounce_ns = debounce_ns
+        self.stuck_ns = stuck_ns
+        self.hold_ns = hold_ns
+        self._deb = {p: Debouncer(debounce_ns) for p in self.players}
+        self._down_since: dict[str, int] = {}
+        self.stuck: set[str] = set()
+        self.faults: list[Fault] = []
+        self.race: LiveRace | None = None
+        self.listeners: list[Callable[[str, object], None]] = []
+        self.errors: list[str] = []
+
+    def level(self, player: str) -> bool:
+        return self._deb[player].level
+
+    def start(self, spec: RaceSpec) -> LiveRace:
+        """Run ``spec`` as the live race; an unfinished one is decided now
+        and its verdict published first."""
+        old = self.race
+        if old is not None and old.verdict is None:
+            old.finish()
+            self._race_decided(old, old.spec.arm_ns)
+        spec = replace(spec, debounce_ns=self.debounce_ns) if spec.debounce_ns != self.debounce_ns else spec
+        if self.stuck:
+            spec = replace(spec, eligible=tuple(p for p in spec.eligible if p not in self.stuck))
+        race = self.race = LiveRace(spec, self.hold_ns)
+        if spec.kind == FIRST_RELEASE:
+            # the race must know who is already holding at the arm time
+            for p, t in sorted(self._down_since.items(), key=lambda i: i[1]):
+                if p not in self.stuck:
+                    race.feed(Edge(p, True, t))
+        return race
+
+    def _race_decided(self, race: LiveRace, now_ns: int) -> None:
+        if race.spec.kind == FIRST_RELEASE:
+            # holding on was the point: the stuck timer starts again now
+            for p in self._down_since:
+                self._down_since[p] = max(self._down_since[p], now_ns)
+        self._emit("verdict", race)
+
+    def feed(self, edge: Edge) -> None:
+        d = self._deb.get(edge.player)
+        if d is None:
+            raise RaceError(f"edge from unknown player {edge.player!r}")
+        for e in d.feed(edge):
+            self._accept(e)
+        self._check_stuck(edge.t_ns)
+
+    def poll(self, now_ns: int) -> None:
+        for d in self._deb.values():
+            if d.pending is not None:
+                for e in d.settle(now_ns):
+                    self._accept(e)
+        self._check_stuck(now_ns)
+        race = self.race
+        if race is not None and race.verdict is None and race.poll(now_ns) is not None:
+            self._race_decided(race, now_ns)
+
+    def next_deadline(self) -> int | None:
+        """The earliest clock time at which :meth:`poll` has work to do."""
+        times = [d.settles_at() for d in self._deb.values()]
+        race = self.race
+        if not self._holding_race():
+            times += [t + self.stuck_ns for p, t in self._down_since.items()
+                      if p not in self.stuck]
+        if race is not None and race.verdict is None:
+            times.append(race.decides_at())
+        times = [t for t in times if t is not None]
+        return min(times) if times else None
+
+    def _accept(self, e: Edge) -> None:
+        p = e.player
+        if p in self.stuck:
+            if not e.pressed:
+                self.stuck.discard(p)
+                self._down_since.pop(p, None)
+                self._fault(Fault(p, "cleared", e.t_ns))
+            return
+        if e.pressed:
+            self._down_since[p] = e.t_ns
+        else:
+            self._down_since.pop(p, None)
+        race = self.race
+        changed = race is not None and race.verdict is None and race.feed(e)
+        self._emit("edge", e)
+        if changed:
+            self._emit("order", race)
+
+    def _holding_race(self) -> bool:
+        race = self.race
+        return race is not None and race.verdict is None and race.spec.kind == FIRST_RELEASE
+
+    def _check_stuck(self, now_ns: int) -> None:
+        if self._holding_race():
+            return  # holding on is the point of a first-release race
+        for p, since in list(self._down_since.items()):
+            if p not in self.stuck and now_ns - since >= self.stuck_ns:
+                self.stuck.add(p)
+                self._fault(Fault(p, "stuck", now_ns))
+
+    def _fault(self, f: Fault) -> None:
+        self.faults.append(f)
+        self._emit("fault", f)
+
+    def _emit(self, kind: str, payload) -> None:
+        # a failing listener (a closed page, a broken LED) must not cost the
+        # race an edge nor the other listeners their update
+        for fn in list(self.listeners):
+            try:
+                fn(kind, payload)
+            except Exception as exc:  # noqa: BLE001 - recorded, never raised
+                self.errors.append(f"{kind} listener {fn!r} failed: {exc!r}")

@@ -1,0 +1,1 @@
+"""The buzzer box: its pin map (``pinmap.toml``) and test harness (``harness.py``)."""

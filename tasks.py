@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Set up and run Tabletop Companion from a bare machine with only Python.
+
+    python3 tasks.py run      # the companion: mock buzzers and SQLite when no Pi
+    python3 tasks.py test     # every test (installs chromium for the browser tests)
+    python3 tasks.py bench    # the benchmark figures, one "name value unit" a line
+
+Each command first makes the virtual environment ``.venv`` and installs the
+project into it (again only when pyproject.toml changed). Extra arguments go to
+the command: ``python3 tasks.py test -k chope``, ``python3 tasks.py run --port 9000``.
+Uses only the standard library, so it runs before anything is installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / ("python.exe" if os.name == "nt" else "python")
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def say(msg: str) -> None:
+    print(f"[tasks] {msg}", flush=True)
+
+
+def on_a_pi() -> bool:
+    try:
+        return "raspberry pi" in Path("/proc/device-tree/model").read_text().lower()
+    except OSError:
+        return False
+
+
+def ensure_venv(extras: str) -> None:
+    """Create .venv and install the project with ``extras`` if needed."""
+    if sys.version_info < (3, 11):
+        sys.exit(f"Python 3.11 or newer is needed (this is {platform.python_version()})")
+    if not PY.exists():
+        say(f"creating {VENV.relative_to(ROOT)}")
+        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+    stamp = VENV / f".installed-{extras.replace(',', '-')}"
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    if on_a_pi():
+        extras = f"{extras},pi" if extras else "pi"
+    target = f".[{extras}]" if extras else "."
+    say(f"installing {target} into .venv")
+    pip = [str(PY), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    subprocess.run(pip + ["--upgrade", "pip"], check=True, cwd=ROOT)
+    subprocess.run(pip + ["-e", target], check=True, cwd=ROOT)
+    stamp.write_text(digest)
+
+
+def ensure_chromium() -> None:
+    """Debian's chromium for the Playwright tests (Playwright's own browser
+    download is not used: the Pi and CI have no internet beyond packages)."""
+    if CHROMIUM.exists():
+        return
+    apt = shutil.which("apt-get")
+    if apt is None:
+        say("no apt-get: browser tests will be skipped (install chromium by hand)")
+        return
+    sudo = [] if os.geteuid() == 0 else (["sudo", "-n"] if shutil.which("sudo") else None)
+    if sudo is None:
+        say("not root and no sudo: browser tests will be skipped")
+        return
+    say("installing Debian's chromium for the browser tests")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.run(sudo + [apt, "-q", "update"], check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(sudo + [apt, "-y", "-q", "install", "--no-install-recommends", "chromium",
+                           "fonts-dejavu-core"], check=True, env=env, stdout=subprocess.DEVNULL)
+
+
+def cmd_test(args: list[str]) -> int:
+    ensure_venv("test")
+    ensure_chromium()
+    return subprocess.call([str(PY), "-m", "pytest", *args], cwd=ROOT)
+
+
+def cmd_run(args: list[str]) -> int:
+    ensure_venv("")
+    return subprocess.call([str(PY), "-m", "companion", "serve", *args], cwd=ROOT)
+
+
+def cmd_bench(args: list[str]) -> int:
+    ensure_venv("test")
+    return subprocess.call([str(PY), "-m", "bench", *args], cwd=ROOT)
+
+
+COMMANDS = {"run": cmd_run, "test": cmd_test, "bench": cmd_bench}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in COMMANDS:
+        print(__doc__)
+        return 2
+    try:
+        return COMMANDS[argv[0]](argv[1:])
+    except subprocess.CalledProcessError as exc:
+        say(f"failed: {' '.join(map(str, exc.cmd))} (exit {exc.returncode})")
+        return exc.returncode or 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

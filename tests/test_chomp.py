@@ -1,0 +1,684 @@
+"""Chomp! tracker tests, written from the rulebook (shared/rules/002_*.txt)
+and the readings in docs/rules-notes.md (Chomp!).
+
+Besides one scenario per rule, an independent model of a real table (cards as
+list items, written from the rulebook, not from the tracker) scores random
+games from their logs and plays real shuffled deals, which the tracker must
+always accept.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from companion.gamefile import replay_lines
+from companion.games import RulesError, get_game
+from conformance import random_games
+
+ROOT = Path(__file__).resolve().parents[1]
+G = get_game("chomp")
+FOOD_CHAIN = {"shark": 6, "seal": 5, "big-fish": 4, "little-fish": 3, "shrimp": 2, "plankton": 1}
+DEFAULTS = G.default_options()
+
+
+def new(players="ana bo cy di", **options):
+    return G.setup(players.split(), options)
+
+
+def reveal(s, **cards):
+    return G.apply(s, {"type": "reveal", "cards": cards})
+
+
+def race(s, winner=None, tied=(), false_starts=(), ineligible=(), **extra):
+    ev = {"type": "race", "winner": winner, "loser": None, "tied": list(tied),
+          "false_starts": list(false_starts), "ineligible": list(ineligible), **extra}
+    return G.apply(s, ev)
+
+
+def seat(s, p):
+    return next(x for x in G.public_view(s)["players"] if x["name"] == p)
+
+
+def discards(s):
+    return {x["name"]: x["discard"] for x in G.public_view(s)["players"]}
+
+
+def illegal(s, ev, match):
+    before = copy.deepcopy(s)
+    with pytest.raises(RulesError, match=match):
+        G.apply(s, ev)
+    assert s == before
+
+
+# -- set-up and the food chain --------------------------------------------
+
+def test_setup_deals_all_fifty_cards_equally_extras_back_in_the_box():
+    assert sum(DEFAULTS["counts"].values()) == 50           # 52 minus the 2 sequence cards
+    for players, each, out in (("ana bo cy", 16, 2), ("ana bo cy di", 12, 2), ("a b c d e", 10, 0)):
+        view = G.public_view(new(players))
+        assert [x["pile"] for x in view["players"]] == [each] * len(players.split())
+        assert view["out_of_play"] == out and view["deck_size"] == 50
+        assert view["phase"] == "reveal" and view["mode"] == "multi"
+    assert G.public_view(new("ana bo"))["mode"] == "underwater_war"
+
+
+def test_food_chain_who_chomps_what():
+    from companion.games.chomp import chomps
+    assert all(chomps("shark", k) for k in FOOD_CHAIN if k != "shark")
+    assert not chomps("shark", "shark") and not chomps("seal", "shark")
+    assert chomps("shrimp", "plankton") and not chomps("plankton", "plankton")
+    assert not any(chomps(k, "plankton") for k in ("octopus", "eel"))
+    assert not any(chomps("shark", k) for k in ("octopus", "eel"))
+
+
+# -- the rulebook's own example --------------------------------------------
+
+def example():
+    return reveal(new(), ana="seal", bo="shark", cy="big-fish", di="big-fish")
+
+
+def test_rulebook_example_only_seal_and_shark_may_chomp_the_big_fish():
+    req = G.race_request(example())
+    assert (req.kind, req.reason, req.announced) == ("first-press", "chomp", True)
+    assert req.eligible == ("ana", "bo") and req.players == ("ana", "bo", "cy", "di")
+    view = G.public_view(example())
+    assert view["lowest"] == "big-fish" and view["may_chomp"] == ["ana", "bo"]
+    assert view["phase"] == "race" and view["revealed"]["bo"] == "shark"
+
+
+def test_rulebook_example_shark_chomping_first_takes_all_the_cards():
+    s = race(example(), "bo")
+    assert discards(s) == {"ana": 0, "bo": 4, "cy": 0, "di": 0}
+    assert G.scores(s) == {"ana": 11, "bo": 15, "cy": 11, "di": 11}
+
+
+def test_rulebook_example_seal_takes_both_big_fish_and_her_own_card_shark_to_its_owner():
+    s = race(example(), "ana")
+    assert discards(s) == {"ana": 3, "bo": 1, "cy": 0, "di": 0}
+    assert G.public_view(s)["last_round"]["took"] == 3
+
+
+def test_the_lowest_card_is_yours_you_may_not_chomp():
+    s = reveal(new("ana bo cy"), ana="seal", bo="shark", cy="plankton")
+    assert G.race_request(s).eligible == ("ana", "bo")
+    illegal(s, {"type": "race", "winner": "cy"}, "the lowest card, the Plankton, is theirs")
+
+
+# -- Bad Chomps --------------------------------------------------------------
+
+def test_bad_chomp_slapping_your_own_card_winner_takes_both_your_cards():
+    s = reveal(new("ana bo cy"), ana="seal", bo="shark", cy="plankton")
+    s = race(s, "bo", ineligible=["cy"])
+    assert discards(s) == {"ana": 0, "bo": 4, "cy": 0}     # seal, plankton, cy's penalty, own
+    assert seat(s, "cy")["pile"] == 14 and G.public_view(s)["last_round"]["bad_chomps"] == ["cy"]
+
+
+def test_bad_chomp_slapping_a_card_the_same_as_yours():
+    s = race(example(), "ana", ineligible=["cy"])
+    assert discards(s) == {"ana": 4, "bo": 1, "cy": 0, "di": 0}
+    assert seat(s, "cy")["pile"] == 10
+
+
+def test_bad_chomp_slapping_a_higher_card_cannot_be_pressed():
+    """A buzzer press means "I chomp the lowest card"; a player whose card is
+    higher than the lowest may do that, so her press is never ineligible."""
+    illegal(example(), {"type": "race", "winner": "bo", "ineligible": ["ana"]}, "not ineligible")
+
+
+def test_bad_chomp_in_an_octopus_ink_out():
+    s = reveal(new("ana bo cy"), ana="octopus", bo="seal", cy="plankton")
+    req = G.race_request(s)
+    assert (req.reason, req.eligible) == ("ink-out", ())
+    assert G.public_view(s)["ink_out"]
+    illegal(s, {"type": "race", "winner": "bo"}, "no one can chomp in an Octopus Ink Out")
+    s = race(s, ineligible=["bo"])
+    aside = G.public_view(s)["set_aside"]
+    assert len(aside) == 4 and [i["why"] for i in aside].count("bad-chomp") == 2
+    assert {"owner": "bo", "card": None, "face_down": True, "why": "bad-chomp"} in aside
+    assert seat(s, "bo")["pile"] == 14
+
+
+def test_bad_chomp_with_no_winner_the_next_winner_takes_your_cards():
+    s = reveal(new("ana bo cy"), ana="shark", bo="seal", cy="seal")
+    s = race(s, ineligible=["cy"])                      # cy slaps bo's seal, nobody chomps
+    assert discards(s) == {"ana": 1, "bo": 1, "cy": 0}
+    assert [(i["owner"], i["card"]) for i in G.public_view(s)["set_aside"]] == [
+        ("cy", "seal"), ("cy", None)]
+    s = reveal(s, ana="plankton", bo="shrimp", cy="little-fish")
+    s = race(s, "bo")                                   # the seal is higher than bo's shrimp
+    assert discards(s) == {"ana": 1, "bo": 1 + 4, "cy": 1}
+    assert G.public_view(s)["set_aside"] == []
+
+
+def test_bad_chomp_with_no_cards_left_gives_only_the_turned_card():
+    s = new("ana bo cy", counts={"seal": 1, "shark": 1, "plankton": 1})
+    s = race(reveal(s, ana="seal", bo="shark", cy="plankton"), "bo", ineligible=["cy"])
+    assert G.finished(s) and G.public_view(s)["winner"] == "bo"
+    assert G.scores(s) == {"ana": 0, "bo": 3, "cy": 0}
+
+
+def test_false_start_is_not_a_bad_chomp_by_default():
+    s = race(example(), "ana", false_starts=["bo"])
+    assert seat(s, "bo")["pile"] == 11 and discards(s)["bo"] == 1
+
+
+def test_false_start_is_a_bad_chomp_with_the_option():
+    s = reveal(new(false_start_is_bad_chomp=True), ana="seal", bo="shark", cy="big-fish",
+               di="big-fish")
+    illegal(s, {"type": "race", "winner": "bo", "false_starts": ["bo"]}, "false start")
+    s = race(s, "ana", false_starts=["bo"])
+    assert seat(s, "bo")["pile"] == 10 and discards(s) == {"ana": 5, "bo": 0, "cy": 0, "di": 0}
+
+
+def test_a_referee_verdict_from_buzzer_edges_settles_the_round():
+    """The race as the session logs it: the spec from race_request, the
+    edges, the verdict; replaying the file re-judges it (photo finish)."""
+    from companion.edges import Edge
+    from companion.gamefile import header
+    from companion.referee import RaceSpec, judge
+    req = G.race_request(example())
+    spec = RaceSpec(req.kind, players=req.players, eligible=req.eligible, arm_ns=10_000_000)
+    edges = [Edge("di", True, 9_000_000), Edge("cy", True, 10_001_000),
+             Edge("bo", True, 10_002_000), Edge("ana", True, 10_003_000)]
+    verdict = judge(spec, edges).to_json()
+    assert (verdict["winner"], verdict["ineligible"], verdict["false_starts"]) == (
+        "bo", ["cy"], ["di"])
+    lines = [json.dumps(header("chomp", ["ana", "bo", "cy", "di"])),
+             json.dumps({"type": "reveal", "cards": req.info["cards"]}),
+             json.dumps({"type": "race", "reason": req.reason, "spec": spec.to_json(),
+                         "edges": [e.to_json() for e in edges], **verdict})]
+    s = replay_lines(lines).state
+    assert discards(s) == {"ana": 0, "bo": 5, "cy": 0, "di": 0}   # 4 turned + cy's penalty
+
+
+# -- Electric Eel and Octopus ------------------------------------------------
+
+def test_feeding_frenzy_first_press_takes_all_even_higher_cards():
+    s = reveal(new("ana bo cy"), ana="eel", bo="shark", cy="plankton")
+    req = G.race_request(s)
+    assert (req.reason, req.eligible) == ("feeding-frenzy", ("ana", "bo", "cy"))
+    assert G.public_view(s)["feeding_frenzy"] and G.public_view(s)["lowest"] is None
+    s = race(s, "cy", reason="feeding-frenzy")
+    assert discards(s) == {"ana": 0, "bo": 0, "cy": 3}
+
+
+def test_octopus_vs_electric_eel_the_eel_prevails():
+    s = reveal(new("ana bo cy"), ana="octopus", bo="eel", cy="shark")
+    assert G.race_request(s).reason == "feeding-frenzy"
+    assert discards(race(s, "ana")) == {"ana": 3, "bo": 0, "cy": 0}
+
+
+def test_ink_out_cards_set_aside_next_winner_takes_them_and_what_she_can_chomp():
+    s = reveal(new("ana bo cy"), ana="octopus", bo="shark", cy="seal")
+    s = race(s, reason="ink-out")
+    view = G.public_view(s)
+    assert view["set_aside_count"] == 3 and view["next"] == "ink-out"
+    assert "Ink Out" in view["status"]
+    s2 = reveal(s, ana="seal", bo="big-fish", cy="plankton")
+    assert discards(race(s2, "ana")) == {"ana": 6, "bo": 0, "cy": 0}
+    # the big fish can't chomp the seal: "reclaimed by the players who turned them over"
+    assert discards(race(s2, "bo")) == {"ana": 1, "bo": 5, "cy": 0}
+
+
+# -- ties, nobody chomping ---------------------------------------------------
+
+def tie_round(**options):
+    s = reveal(new("ana bo cy", **options), ana="shark", bo="shark", cy="plankton")
+    s = race(s, tied=["ana", "bo"])
+    assert G.public_view(s)["set_aside_count"] == 3 and G.public_view(s)["next"] == "tie"
+    return race(reveal(s, ana="plankton", bo="little-fish", cy="seal"), "bo")
+
+
+def test_tie_winner_of_the_next_round_takes_all_the_tie_round_cards():
+    assert discards(tie_round()) == {"ana": 0, "bo": 5, "cy": 1}
+
+
+def test_tie_round_cards_chompable_option_unchompable_ones_go_back():
+    assert discards(tie_round(tie_round_cards="chompable")) == {"ana": 1, "bo": 4, "cy": 1}
+
+
+def test_tie_needs_two_players_who_may_chomp():
+    s = reveal(new("ana bo cy"), ana="shark", bo="seal", cy="plankton")
+    illegal(s, {"type": "race", "tied": ["ana"]}, "two or more")
+    illegal(s, {"type": "race", "tied": ["ana", "cy"]}, "two or more")
+
+
+def test_all_cards_the_same_nobody_may_chomp_and_they_go_back():
+    s = reveal(new("ana bo cy"), ana="seal", bo="seal", cy="seal")
+    assert G.race_request(s).eligible == ()
+    assert "No one can chomp" in G.public_view(s)["status"]
+    assert discards(race(s)) == {"ana": 1, "bo": 1, "cy": 1}
+    s = race(s, ineligible=["ana"])                       # slapped a card the same as hers
+    assert len(G.public_view(s)["set_aside"]) == 2
+
+
+def test_nobody_chomps_cards_go_to_their_owners_or_stay_with_the_option():
+    s = race(example())
+    assert discards(s) == {"ana": 1, "bo": 1, "cy": 1, "di": 1}
+    assert G.public_view(s)["last_round"]["result"] == "no-chomp"
+    s = reveal(new(no_chomp="set_aside"), ana="seal", bo="shark", cy="big-fish", di="big-fish")
+    s = race(s)
+    assert discards(s) == {"ana": 0, "bo": 0, "cy": 0, "di": 0}
+    assert G.public_view(s)["set_aside_count"] == 4
+
+
+# -- running out -------------------------------------------------------------
+
+SIX = {"shark": 1, "seal": 1, "big-fish": 1, "little-fish": 1, "shrimp": 1, "plankton": 1}
+
+
+def two_rounds(**options):
+    """3 players, 2 cards each: ana sweeps round 1, bo wins round 2, cy is washed up."""
+    s = new("ana bo cy", counts=SIX, **options)
+    s = race(reveal(s, ana="shark", bo="seal", cy="plankton"), "ana")
+    assert [seat(s, p)["pile"] for p in ("ana", "bo", "cy")] == [1, 1, 1]
+    return race(reveal(s, ana="big-fish", bo="little-fish", cy="shrimp"), "bo")
+
+
+def test_pile_runs_out_shuffle_the_discard_pile_and_play_on():
+    s = two_rounds(two_player_end="underwater_war")
+    assert (seat(s, "ana")["pile"], seat(s, "ana")["discard"]) == (4, 0)
+    assert (seat(s, "bo")["pile"], seat(s, "bo")["discard"]) == (2, 0)
+    assert G.host_view(s)["known"]["bo"]["pile"] == {"little-fish": 1, "shrimp": 1}
+
+
+def test_washed_up_when_all_your_cards_are_chomped():
+    s = two_rounds(two_player_end="underwater_war")
+    assert seat(s, "cy")["eliminated"] and seat(s, "cy")["eliminated_round"] == 2
+    assert G.ranking(s)[-1] == ["cy"]
+    illegal(s, {"type": "reveal", "cards": {"ana": "shark", "bo": "shrimp", "cy": "seal"}},
+            "washed up")
+
+
+def test_two_player_end_count_the_most_cards_wins():
+    s = two_rounds()
+    assert G.finished(s) and G.public_view(s)["winner"] == "ana"
+    assert G.scores(s) == {"ana": 4, "bo": 2, "cy": 0}
+    assert G.ranking(s) == [["ana"], ["bo"], ["cy"]]
+    illegal(s, {"type": "reveal", "cards": {"ana": "shark", "bo": "shrimp"}}, "over")
+
+
+def test_two_player_end_count_equal_cards_share_the_win():
+    s = new("ana bo cy", counts={"shark": 2, "seal": 2, "plankton": 2})
+    s = race(reveal(s, ana="shark", bo="seal", cy="plankton"), "ana")
+    s = race(reveal(s, ana="plankton", bo="shark", cy="seal"), "bo")
+    assert G.finished(s) and G.scores(s) == {"ana": 3, "bo": 3, "cy": 0}
+    assert G.ranking(s) == [["ana", "bo"], ["cy"]] and G.public_view(s)["winner"] is None
+
+
+def test_two_player_end_underwater_war_switches_games():
+    s = two_rounds(two_player_end="underwater_war")
+    view = G.public_view(s)
+    assert not G.finished(s) and view["mode"] == "underwater_war"
+    assert view["status"].startswith("Underwater War")
+    s = reveal(s, ana="shark", bo="shrimp")              # no race: the higher takes both
+    assert G.race_request(s) is None and discards(s)["ana"] == 2
+
+
+def test_last_player_with_cards_wins_and_sweeps_the_centre():
+    s = new("ana bo cy", counts={**SIX, "big-fish": 0, "octopus": 1})
+    s = race(reveal(s, ana="shark", bo="seal", cy="plankton"), "ana")
+    s = race(reveal(s, ana="octopus", bo="little-fish", cy="shrimp"))     # Ink Out
+    assert G.finished(s) and G.public_view(s)["winner"] == "ana"
+    assert G.scores(s) == {"ana": 6, "bo": 0, "cy": 0}
+    assert G.ranking(s) == [["ana"], ["bo", "cy"]]
+
+
+def test_everyone_out_of_cards_while_cards_are_set_aside_is_a_draw():
+    s = new("ana bo cy", counts={"shark": 2, "plankton": 1})
+    s = race(reveal(s, ana="shark", bo="shark", cy="plankton"), tied=["ana", "bo"])
+    assert G.finished(s) and G.public_view(s)["winner"] is None
+    assert G.ranking(s) == [["ana", "bo", "cy"]]
+
+
+# -- Underwater War (2 players) ----------------------------------------------
+
+def test_underwater_war_the_higher_creature_takes_both_cards():
+    s = reveal(new("ana bo"), ana="seal", bo="shark")
+    assert G.race_request(s) is None
+    assert discards(s) == {"ana": 0, "bo": 2}
+    assert G.public_view(s)["last_round"]["result"] == "higher"
+
+
+def test_underwater_war_tie_two_face_down_one_face_up_higher_takes_all():
+    s = reveal(new("ana bo"), ana="seal", bo="seal")
+    view = G.public_view(s)
+    assert view["next"] == "war" and view["set_aside_count"] == 6
+    assert [i["face_down"] for i in view["set_aside"]].count(True) == 4
+    assert seat(s, "ana")["pile"] == 22
+    s = reveal(s, ana="plankton", bo="shrimp")
+    assert discards(s) == {"ana": 0, "bo": 8}
+
+
+def test_underwater_war_tie_short_of_cards_turns_up_the_last_one():
+    s = new("ana bo", counts={"seal": 2, "shark": 1, "plankton": 1})
+    s = reveal(s, ana="seal", bo="seal")                 # 1 card each left: none face down
+    assert G.public_view(s)["set_aside_count"] == 2
+    s = reveal(s, ana="shark", bo="plankton")
+    assert G.finished(s) and G.scores(s) == {"ana": 4, "bo": 0}
+
+
+def test_underwater_war_tie_with_no_card_left_loses():
+    s = new("ana bo", counts={"seal": 2, "shark": 1, "plankton": 1})
+    s = reveal(s, ana="shark", bo="plankton")
+    s = reveal(s, ana="seal", bo="seal")                 # bo has nothing to put down
+    assert G.finished(s) and G.public_view(s)["winner"] == "ana"
+    assert G.scores(s) == {"ana": 4, "bo": 0} and G.ranking(s) == [["ana"], ["bo"]]
+
+
+def test_underwater_war_electric_eel_first_to_press_takes_the_cards():
+    s = reveal(new("ana bo"), ana="eel", bo="shark")
+    req = G.race_request(s)
+    assert (req.reason, req.eligible, req.announced) == ("feeding-frenzy", ("ana", "bo"), True)
+    assert discards(race(s, "bo")) == {"ana": 0, "bo": 2}
+
+
+def test_underwater_war_has_no_bad_chomps():
+    s = reveal(new("ana bo", false_start_is_bad_chomp=True), ana="eel", bo="shark")
+    s = race(s, "ana", false_starts=["bo"])
+    assert discards(s) == {"ana": 2, "bo": 0} and seat(s, "bo")["pile"] == 24
+
+
+def test_underwater_war_octopus_each_turns_over_the_next_card():
+    s = reveal(new("ana bo"), ana="octopus", bo="seal")
+    assert G.race_request(s) is None and G.public_view(s)["next"] == "next-card"
+    s = reveal(s, ana="shark", bo="plankton")
+    assert discards(s) == {"ana": 4, "bo": 0}
+
+
+# -- impossible cards and malformed events -----------------------------------
+
+def test_more_creatures_than_the_deck_holds_is_refused_state_unchanged():
+    s = new()                                            # 3 Electric Eels in the deck
+    illegal(s, {"type": "reveal", "cards": dict.fromkeys(["ana", "bo", "cy", "di"], "eel")},
+            "3 Electric Eel cards are already accounted for")
+    illegal(new(counts={"shark": 8}), {"type": "reveal", "cards": {
+        "ana": "shark", "bo": "shark", "cy": "shark", "di": "octopus"}}, "no Octopus in this deck")
+    illegal(s, {"type": "reveal", "cards": {"ana": "whale", "bo": "eel", "cy": "eel",
+                                            "di": "eel"}}, "not a Chomp! card")
+
+
+def test_seen_cards_are_remembered_across_rounds():
+    s = new("ana bo cy", counts={**SIX, "shark": 2, "seal": 2, "shrimp": 2},
+            two_player_end="underwater_war")               # 9 cards: 3 each
+    s = race(reveal(s, ana="shark", bo="seal", cy="plankton"), "ana")
+    s = race(reveal(s, ana="shark", bo="little-fish", cy="shrimp"), "ana")
+    s = race(reveal(s, ana="big-fish", bo="seal", cy="shrimp"), "bo")
+    # ana's pile is her shuffled discard pile: six cards, every one seen
+    assert seat(s, "ana")["pile"] == 6 and G.host_view(s)["unseen"] == {}
+    illegal(s, {"type": "reveal", "cards": {"ana": "big-fish", "bo": "seal"}}, "already seen")
+    illegal(s, {"type": "reveal", "cards": {"ana": "shark"}}, "missing bo")
+    assert discards(reveal(s, ana="shark", bo="big-fish")) == {"ana": 2, "bo": 0, "cy": 0}
+
+
+def test_events_in_the_wrong_phase_or_malformed_are_refused():
+    s = example()
+    illegal(s, {"type": "reveal", "cards": {}}, "settle the race")
+    illegal(s, {"type": "race", "reason": "feeding-frenzy", "winner": "bo"}, "pending race")
+    illegal(s, {"type": "race", "winner": "bo", "loser": "cy"}, "never a loser")
+    illegal(s, {"type": "race", "winner": "bo", "tied": ["ana", "bo"]}, "not both")
+    illegal(s, {"type": "race", "winner": "zed"}, "turned no card")
+    illegal(s, {"type": "race", "ineligible": "cy"}, "list")
+    illegal(s, {"type": "slap"}, "unknown event")
+    illegal(new(), {"type": "race", "winner": "bo"}, "no race is pending")
+    illegal(new(), {"type": "reveal", "cards": ["seal"]}, "map each player")
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"two_player_end": "sudden_death"}, "two_player_end"),
+    ({"false_start_is_bad_chomp": "yes"}, "false_start_is_bad_chomp"),
+    ({"counts": {"shark": -1}}, "whole number"),
+    ({"counts": {"kraken": 3}}, "not a Chomp! card"),
+    ({"counts": {"shark": 2}}, "cannot be dealt"),
+    ({"colour": "red"}, "unknown option"),
+])
+def test_setup_options_are_checked(options, match):
+    with pytest.raises(RulesError, match=match):
+        G.setup(["ana", "bo", "cy"], options)
+
+
+def test_card_names_as_the_host_types_them():
+    s = G.apply(new("ana bo cy"), {"type": "reveal", "cards": {
+        "ana": "Big Fish", "bo": "Electric Eel", "cy": "little_fish"}})
+    assert G.public_view(s)["revealed"] == {"ana": "big-fish", "bo": "eel", "cy": "little-fish"}
+
+
+# -- views and the host console ----------------------------------------------
+
+def test_public_view_is_json_and_keeps_face_down_cards_secret():
+    s = new("ana bo cy", counts={"shark": 3, "seal": 3})   # piles of Sharks and Seals only
+    s = race(reveal(s, ana="shark", bo="shark", cy="seal"), ineligible=["cy"])
+    view = G.public_view(s)
+    json.dumps(view)
+    assert {"mode", "round", "phase", "next", "status", "players", "revealed", "lowest",
+            "may_chomp", "feeding_frenzy", "ink_out", "race", "set_aside", "set_aside_count",
+            "out_of_play", "deck", "deck_size", "cards", "last_round", "finished", "winner",
+            "rules"} <= set(view)
+    assert view["cards"]["big-fish"] == {"name": "Big Fish", "rank": 4}
+    assert set(view["players"][0]) == {"name", "pile", "discard", "cards", "card", "may_chomp",
+                                       "eliminated", "eliminated_round"}
+    assert view["set_aside"][-1] == {"owner": "cy", "card": None, "face_down": True,
+                                     "why": "bad-chomp"}
+    assert "unseen" in G.host_view(s) and "unseen" not in view
+    json.dumps(G.host_view(s))
+
+
+def test_legal_events_list_cover_eels_octopuses_ties_and_all_apply():
+    for players in ("ana bo", "ana bo cy", "a b c d e f"):
+        s = new(players)
+        events = G.legal_events(s)
+        shown = [set(e["cards"].values()) for e in events]
+        assert any("eel" in k for k in shown) and any("octopus" in k for k in shown)
+        assert any(len(k) == 1 for k in shown)            # everyone the same: ties
+        for ev in events[::7]:
+            G.apply(s, ev)
+    s = example()
+    outcomes = G.legal_events(s)
+    assert {e["winner"] for e in outcomes} == {"ana", "bo", None}
+    assert any(e["tied"] for e in outcomes) and any(e["ineligible"] == ["cy"] for e in outcomes)
+    for ev in outcomes:
+        G.check_invariants(G.apply(s, ev))
+
+
+def test_describe_says_what_happened():
+    assert G.describe({"type": "reveal", "cards": {"ana": "big-fish"}}) \
+        == "turned over: ana Big Fish"
+    assert G.describe({"type": "race", "reason": "chomp", "winner": "bo", "ineligible": ["cy"]}) \
+        == "bo chomps; Bad Chomp: cy"
+    assert G.describe({"type": "race", "reason": "ink-out"}) == "Ink Out! nobody chomps"
+
+
+# -- an independent model of the table ---------------------------------------
+
+class RealTable:
+    """Chomp! played with real cards (a pile's top is its end), from the
+    rulebook and the readings in docs/rules-notes.md (Chomp!), sharing no code with the
+    tracker. With ``deck=None`` the cards are face-down "?" tokens and the
+    identities come from the logged reveals."""
+
+    def __init__(self, players, options, deck=None, rng=None):
+        self.rules = {**DEFAULTS, **options}
+        cards = deck or ["?"] * sum(self.rules["counts"].values())
+        each = len(cards) // len(players)
+        self.players, self.rng = list(players), rng
+        self.pile = {p: cards[i * each:(i + 1) * each] for i, p in enumerate(players)}
+        self.discard = {p: [] for p in players}
+        self.centre = []                          # (owner, card, why)
+        self.table, self.out, self.round = {}, {}, 1
+        self.war, self.over, self.reason = len(players) == 2, False, None
+
+    def hand(self, p):
+        return len(self.pile[p]) + len(self.discard[p])
+
+    def cards(self):
+        return {p: self.hand(p) + (p in self.table) for p in self.players}
+
+    def alive(self):
+        return [p for p in self.players if p not in self.out]
+
+    def top(self, p):
+        if not self.pile[p]:
+            self.pile[p], self.discard[p] = self.discard[p], []
+            if self.rng:
+                self.rng.shuffle(self.pile[p])
+        return self.pile[p].pop() if self.pile[p] else None
+
+    def turn_over(self, logged=None):
+        self.table = {p: self.top(p) for p in self.alive()}
+        if logged:
+            assert set(logged) == set(self.table), (sorted(logged), self.alive())
+            self.table = {p: logged[p].replace("_", "-") for p in self.table}
+        turned = dict(self.table)
+        up = set(turned.values())
+        if "eel" in up:
+            self.reason = "feeding-frenzy"
+        elif self.war and "octopus" in up:
+            self.finish_round("octopus")
+        elif self.war:
+            (a, x), (b, y) = self.table.items()
+            if FOOD_CHAIN[x] == FOOD_CHAIN[y]:
+                self.finish_round("war")
+            else:
+                self.collect(a if FOOD_CHAIN[x] > FOOD_CHAIN[y] else b, everything=True)
+                self.finish_round()
+        else:
+            self.reason = "ink-out" if "octopus" in up else "chomp"
+        return turned
+
+    def may_chomp(self):
+        if self.reason == "feeding-frenzy":
+            return list(self.table)
+        if self.reason == "ink-out":
+            return []
+        low = min(FOOD_CHAIN[k] for k in self.table.values())
+        return [p for p, k in self.table.items() if FOOD_CHAIN[k] > low]
+
+    def collect(self, winner, everything):
+        mine = self.table[winner]
+        for p, k in self.table.items():
+            eats = everything or p == winner or FOOD_CHAIN.get(mine, 0) > FOOD_CHAIN.get(k, 99)
+            self.discard[winner if eats else p].append(k)
+        for owner, k, why in self.centre:
+            back = (not everything and why == "tie" and owner != winner and owner not in self.out
+                    and self.rules["tie_round_cards"] == "chompable"
+                    and not FOOD_CHAIN.get(mine, 0) > FOOD_CHAIN.get(k, 99))
+            self.discard[owner if back else winner].append(k)
+        self.table, self.centre = {}, []
+
+    def set_aside(self, why):
+        self.centre += [(p, k, why) for p, k in self.table.items()]
+        self.table = {}
+
+    def race(self, ev):
+        bad = []
+        if not self.war:
+            bad = [p for p in self.table if p in ev.get("ineligible", ())
+                   or (self.rules["false_start_is_bad_chomp"] and p in ev.get("false_starts", ()))]
+        for p in bad:
+            self.centre.append((p, self.table.pop(p), "bad"))
+            penalty = self.top(p)
+            if penalty is not None:
+                self.centre.append((p, penalty, "bad"))
+        reason, self.reason = self.reason, None
+        if ev.get("winner"):
+            self.collect(ev["winner"], everything=reason == "feeding-frenzy")
+        elif ev.get("tied"):
+            self.set_aside("tie")
+        elif reason == "ink-out":
+            self.set_aside("ink")
+        elif self.rules["no_chomp"] == "set_aside":
+            self.set_aside("none")
+        else:
+            for p, k in self.table.items():
+                self.discard[p].append(k)
+            self.table = {}
+        self.finish_round()
+
+    def finish_round(self, then=None):
+        self.set_aside(then)
+        for p in self.alive():
+            if not self.hand(p):
+                self.out[p] = self.round
+        self.round += 1
+        left = self.alive()
+        if len(left) < 2:
+            if left:
+                self.discard[left[0]] += [k for _, k, _ in self.centre]
+                self.centre = []
+            self.over = True
+        elif len(left) == 2 and not self.war and not self.centre:
+            self.over = self.rules["two_player_end"] == "count"
+            self.war = not self.over
+        elif then == "war":
+            for p in left:
+                for _ in range(min(2, self.hand(p) - 1)):
+                    self.centre.append((p, self.top(p), "war"))
+
+    def replay(self, events):
+        for ev in events:
+            if ev["type"] == "reveal":
+                self.turn_over(ev["cards"])
+            else:
+                self.race(ev)
+        return self
+
+
+def rulebook_card_counts(rep, players):
+    """Chomp! has no points: a player's score is the cards she holds."""
+    return RealTable(players, rep.options).replay(rep.events).cards()
+
+
+def random_options(rng, players):
+    counts = {k: rng.randint(0, 3) for k in (*FOOD_CHAIN, "octopus", "eel")}
+    counts["plankton"] += 2 * len(players)
+    return {"counts": counts, "two_player_end": rng.choice(["count", "underwater_war"]),
+            "false_start_is_bad_chomp": rng.random() < 0.3,
+            "no_chomp": rng.choice(["return", "set_aside"]),
+            "tie_round_cards": rng.choice(["all", "chompable"])}
+
+
+def test_random_legal_games_conserve_cards_and_score_as_the_rulebook_counts():
+    events = random_games("chomp", 300, [2, 3, 4, 5, 6], random_options, rulebook_card_counts)
+    assert events > 3000
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_real_shuffled_deals_are_always_accepted(seed):
+    """Cards really dealt and reshuffled: every reveal must be legal, the races
+    must be the ones the rulebook calls, and the card counts must agree."""
+    rng = random.Random(seed)
+    players = [f"p{i}" for i in range(rng.choice([2, 3, 4, 5, 6]))]
+    options = random_options(rng, players) if seed % 2 else {"two_player_end": "underwater_war"}
+    deck = [k for k, n in {**DEFAULTS, **options}["counts"].items() for _ in range(n)]
+    rng.shuffle(deck)
+    table = RealTable(players, options, deck, rng)
+    s = G.setup(players, options)
+    for _ in range(3000):
+        if table.over:
+            break
+        cards = table.turn_over()
+        s = G.apply(s, {"type": "reveal", "cards": dict(cards)})
+        if table.reason:
+            assert G.race_request(s).eligible == tuple(table.may_chomp())
+            ev = rng.choice(G.legal_events(s))
+            s = G.apply(s, ev)
+            table.race(ev)
+        G.check_invariants(s)
+        assert G.scores(s) == table.cards()
+    assert table.over and G.finished(s)
+
+
+def test_example_game_replays_to_the_end():
+    with open(ROOT / "docs" / "examples" / "chomp.jsonl") as f:
+        rep = replay_lines(f)
+    summary = rep.summary()
+    assert summary["finished"] and summary["game"] == "chomp"
+    assert summary["scores"] == rulebook_card_counts(rep, rep.players)
+    kinds = {json.dumps(e.get("reason")) for e in rep.events}
+    assert {'"chomp"', '"feeding-frenzy"', '"ink-out"'} <= kinds
+    assert 40 <= len(rep.events) <= 100

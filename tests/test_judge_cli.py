@@ -1,0 +1,94 @@
+"""`companion judge`, to the letter of the DESIGN.md contract."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from companion.cli import main
+
+
+def run(args, lines):
+    out, err = io.StringIO(), io.StringIO()
+    text = "".join((l if isinstance(l, str) else json.dumps(l)) + "\n" for l in lines)
+    code = main(["judge", *args], stdin=io.StringIO(text), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_judge_prints_the_contract_fields():
+    code, out, err = run(["first-press", "--players", "A,B,C"], [
+        {"player": "B", "edge": "press", "t_ns": 1_500_000},
+        {"player": "A", "edge": "press", "t_ns": 1_000_000},
+    ])
+    assert code == 0, err
+    v = json.loads(out)
+    assert v["winner"] == "A" and v["loser"] is None and v["tied"] == []
+    assert v["order"] == [{"player": "A", "t_ns": 1_000_000, "offset_ns": 0, "offset_us": 0.0},
+                          {"player": "B", "t_ns": 1_500_000, "offset_ns": 500_000,
+                           "offset_us": 500.0}]
+    assert v["false_starts"] == [] and v["ineligible"] == []
+
+
+def test_judge_options_reach_the_referee():
+    code, out, _ = run(["first-press", "--players", "A,B,C", "--eligible", "B,C",
+                        "--arm-ns", "2000000", "--tie-window-us", "100", "--debounce-ms", "5",
+                        "--lockout-ms", "50"], [
+        {"player": "A", "edge": "press", "t_ns": 3_000_000},
+        {"player": "B", "edge": "press", "t_ns": 1_000_000},
+        {"player": "C", "edge": "press", "t_ns": 4_000_000},
+        {"player": "C", "edge": "release", "t_ns": 4_050_000},
+    ])
+    v = json.loads(out)
+    assert code == 0
+    assert v["ineligible"] == ["A"] and v["false_starts"] == ["B"] and v["winner"] == "C"
+
+
+def test_judge_last_press_deadline():
+    code, out, _ = run(["last-press", "--players", "A,B", "--deadline-ns", "10"], [
+        {"player": "A", "edge": "press", "t_ns": 5}, {"player": "B", "edge": "press", "t_ns": 11}])
+    assert code == 0 and json.loads(out)["loser"] == "B"
+
+
+def test_judge_first_release():
+    code, out, _ = run(["first-release", "--players", "A,B", "--arm-ns", "100"], [
+        {"player": "A", "edge": "press", "t_ns": 1}, {"player": "B", "edge": "press", "t_ns": 2},
+        {"player": "B", "edge": "release", "t_ns": 500_000_000}])
+    assert code == 0 and json.loads(out)["loser"] == "B"
+
+
+@pytest.mark.parametrize("line, message", [
+    ("not json", "line 2: not JSON"),
+    ({"player": "Z", "edge": "press", "t_ns": 1}, "line 2: unknown player 'Z'"),
+    ({"player": "A", "edge": "hold", "t_ns": 1}, "line 2: 'edge' must be 'press' or 'release'"),
+    ({"player": "A", "edge": "press"}, "line 2: 't_ns' must be an integer"),
+    ({"player": "A", "edge": "press", "t_ns": -4}, "line 2: 't_ns' must not be negative"),
+    ({"player": "A", "edge": "press", "t_ns": 1.5}, "line 2: 't_ns' must be an integer"),
+    ([1, 2], "line 2: an edge must be a JSON object"),
+])
+def test_judge_bad_input_exits_2_naming_line_and_problem(line, message):
+    code, out, err = run(["first-press", "--players", "A,B"],
+                         [{"player": "A", "edge": "press", "t_ns": 1}, line])
+    assert code == 2 and out == ""
+    assert message in err
+
+
+def test_judge_unknown_option_exits_2(capsys):
+    code, out, err = run(["first-press", "--players", "A", "--fast"], [])
+    assert code == 2
+    assert "unrecognized arguments: --fast" in capsys.readouterr().err
+
+
+def test_judge_bad_spec_exits_2():
+    code, _, err = run(["first-press", "--players", "A,B", "--eligible", "Q"], [])
+    assert code == 2 and "eligible player(s) ['Q']" in err
+
+
+def test_judge_as_a_real_command():
+    proc = subprocess.run([sys.executable, "-m", "companion", "judge", "last-press",
+                           "--players", "A,B"], input='{"player":"A","edge":"press","t_ns":7}\n',
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["loser"] == "B"
