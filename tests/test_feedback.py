@@ -18,6 +18,7 @@ from companion.buzzers.feedback import (OFF, CueStep, Feedback, FeedbackSettings
 from companion.buzzers.mock import ClockedMockFactory
 from companion.buzzers.pinmap import parse_pinmap
 from companion.edges import Edge
+from helpers import toggles, wait_for
 from companion.referee import FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, MS, Fault, Referee, Verdict
 
 S = 1_000 * MS
@@ -45,19 +46,6 @@ def fb(factory):
 
 def state(dev) -> bool:
     return bool(dev.pin.state)
-
-
-def wait_for(cond, timeout=2.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.002)
-    return cond()
-
-
-def toggles(pin):
-    return sum(1 for a, b in zip(pin.states, pin.states[1:]) if bool(a.state) != bool(b.state))
 
 
 # ---------------------------------------------------------------------------

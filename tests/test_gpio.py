@@ -23,6 +23,7 @@ from companion.buzzers.mock import ClockedMockFactory, MockSource
 from companion.buzzers.pinmap import PinMapError, load_pinmap
 from companion.buzzers.runner import BuzzerRunner, open_source
 from companion.edges import Edge
+from helpers import toggles, wait_for
 from companion.referee import (FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, MS, RaceSpec, Referee,
                                judge)
 
@@ -64,19 +65,6 @@ def table(factory, source):
 
 def lit(fb, player):
     return bool(fb.leds[player].pin.state)
-
-
-def wait_for(cond, timeout=2.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.002)
-    return cond()
-
-
-def toggles(pin):
-    return sum(1 for a, b in zip(pin.states, pin.states[1:]) if bool(a.state) != bool(b.state))
 
 
 # ---------------------------------------------------------------------------
@@ -455,3 +443,21 @@ def test_the_runner_thread_never_spins_on_a_deadline_in_the_past():
 def test_device_pin_factory_is_left_alone(source):
     # everything here passes pin_factory explicitly: no global default is made
     assert Device.pin_factory is None or not isinstance(Device.pin_factory, ClockedMockFactory)
+
+
+def test_a_wall_clock_edge_stamp_is_moved_onto_the_monotonic_clock():
+    """Kernels before 5.7 stamp GPIO events with CLOCK_REALTIME."""
+    import time as _time
+
+    from companion.buzzers.mock import ClockedMockFactory
+
+    factory = ClockedMockFactory(start_ns=None)
+    src = GpioSource(["ana"], pin_factory=factory)
+    try:
+        offset = _time.time_ns() - _time.monotonic_ns()
+        mono = _time.monotonic_ns()
+        got = src._monotonic_ns((mono + offset) / 1e9)
+        assert abs(got - mono) < 5_000_000          # within the float's precision and the call
+        assert src._monotonic_ns(mono / 1e9) == round(mono / 1e9 * 1e9)
+    finally:
+        src.close()

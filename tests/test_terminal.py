@@ -15,6 +15,7 @@ import pytest
 from companion.buzzers.mock import ClockedMockFactory
 from companion.referee import FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, Verdict
 from companion.terminal import describe_verdict, run_buzz
+from helpers import wait_for
 
 PLAYERS = ["ana", "bo", "cy"]
 HEADER = [
@@ -199,15 +200,6 @@ class _Out(io.StringIO):
             return self.getvalue()
 
 
-def _wait(cond, timeout=5.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.01)
-    return False
-
-
 def test_keyboard_mode_on_a_terminal():
     termios = pytest.importorskip("termios")
     master, slave = os.openpty()
@@ -219,14 +211,14 @@ def test_keyboard_mode_on_a_terminal():
         run_buzz(["ana", "bo"], source="mock", stdin=stdin, stdout=out, stderr=io.StringIO())))
     t.start()
     try:
-        assert _wait(lambda: not termios.tcgetattr(slave)[3] & termios.ICANON)  # cbreak
+        assert wait_for(lambda: not termios.tcgetattr(slave)[3] & termios.ICANON)  # cbreak
         os.write(master, b"2")
-        assert _wait(lambda: "release  bo" in out.text())       # tapped: released 80 ms later
+        assert wait_for(lambda: "release  bo" in out.text())       # tapped: released 80 ms later
         os.write(master, b"!")
-        assert _wait(lambda: "press    ana" in out.text())
+        assert wait_for(lambda: "press    ana" in out.text())
         time.sleep(0.03)                                        # past the debounce window
         os.write(master, b"!")
-        assert _wait(lambda: "release  ana" in out.text())
+        assert wait_for(lambda: "release  ana" in out.text())
         os.write(master, b"q")
         t.join(5)
         assert not t.is_alive() and result == [0]

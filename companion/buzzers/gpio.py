@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from typing import Callable
 
 from gpiozero import Device, DigitalInputDevice
@@ -35,6 +36,8 @@ from .pinmap import PinMap, load_pinmap
 log = logging.getLogger(__name__)
 
 NS_PER_S = 1_000_000_000
+#: An edge stamped this far ahead of the monotonic clock is a wall-clock stamp.
+REALTIME_GAP_NS = 365 * 24 * 3600 * NS_PER_S
 
 
 def ticks_to_ns(ticks: float) -> int:
@@ -118,8 +121,17 @@ class GpioSource(EdgeSource):
                 self.dropped += 1
                 return
             self._level[player] = pressed
-            self._emit(Edge(player, pressed, ticks_to_ns(ticks)))
+            self._emit(Edge(player, pressed, self._monotonic_ns(ticks)))
         return changed
+
+    def _monotonic_ns(self, ticks: float) -> int:
+        """The edge's stamp on the monotonic clock. Kernels before 5.7 stamp
+        GPIO events with CLOCK_REALTIME; such a stamp (days ahead of the
+        monotonic clock) is moved onto the monotonic clock."""
+        t = ticks_to_ns(ticks)
+        if t - self.now_ns() > REALTIME_GAP_NS:
+            t -= time.time_ns() - time.monotonic_ns()
+        return t
 
     def start(self, sink: Sink) -> None:
         """Send edges to ``sink``. A buzzer already held now is sent as a
