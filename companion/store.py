@@ -1,0 +1,493 @@
+"""The store: the table's durable, append-only event log in SQLite (an edge).
+
+One SQLite file holds every game the table has played: a ``games`` table (who
+played what, with which options, and the final summary once it ended) and an
+append-only ``events`` table whose integer id is also the id of the live
+update the web page gets (SSE ``Last-Event-ID``). The state of a game is what
+replaying its events gives (:mod:`companion.gamefile`); nothing else is the
+truth. See docs/store.md for the schema, durability and migrations.
+
+Durability: the file is opened with ``journal_mode=WAL`` and
+``synchronous=FULL``, so :meth:`Store.append` returns only after the WAL is
+synced: an acknowledged event survives a crash or a power cut.
+
+Safety: a file that is not SQLite, or is SQLite but not ours (another
+application's tables, another ``application_id``), raises
+:class:`StoreCorrupt` and is never written to.
+
+>>> s = Store(":memory:")
+>>> g = s.create_game("chope", [{"name": "ana", "colour": "red", "buzzer": "b1"}], {})
+>>> s.append(g, {"type": "flip", "card": "laksa"}, expected_version=0)
+1
+>>> s.events(g)
+[(1, {'type': 'flip', 'card': 'laksa'})]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+#: ``PRAGMA application_id`` of a Tabletop Companion store ("TtCo").
+APPLICATION_ID = 0x5474436F
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+class StoreError(Exception):
+    """The store cannot do what was asked (I/O, a bad argument, a newer schema)."""
+
+
+class StoreCorrupt(StoreError, ValueError):
+    """The file is not a readable Tabletop Companion database; it is never overwritten."""
+
+
+class StaleVersion(StoreError, ValueError):
+    """The event was made against an older version of the game than the log's."""
+
+    def __init__(self, message: str, expected: int | None = None, current: int | None = None):
+        super().__init__(message)
+        self.expected = expected
+        self.current = current
+
+    def to_json(self) -> dict:
+        return {"error": str(self), "rule": "stale", "expected_version": self.expected,
+                "version": self.current}
+
+
+class UnknownGame(StoreError, LookupError):
+    """No game with that id in the store."""
+
+
+# ---------------------------------------------------------------------------
+# Schema and migrations. MIGRATIONS[v] takes a database from schema version v
+# to v + 1 (0 is an empty file); each runs in one transaction that also sets
+# ``PRAGMA user_version``. Never edit a released migration: add one.
+
+
+def _v0_to_v1(conn: sqlite3.Connection) -> None:
+    """The first schema: meta, games, events."""
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("""CREATE TABLE games (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        game TEXT NOT NULL,            -- tracker name, e.g. 'chope'
+        players TEXT NOT NULL,         -- JSON list of {name, colour, buzzer}
+        options TEXT NOT NULL,         -- JSON object, as given at setup
+        created INTEGER NOT NULL       -- wall clock, Unix nanoseconds
+    )""")
+    conn.execute("""CREATE TABLE events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,   -- also the live-update id
+        game_id INTEGER NOT NULL REFERENCES games(id),
+        kind TEXT NOT NULL,            -- the event's "type"
+        body TEXT NOT NULL,            -- the event, JSON
+        created INTEGER NOT NULL       -- wall clock, Unix nanoseconds
+    )""")
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+
+def _v1_to_v2(conn: sqlite3.Connection) -> None:
+    """History and resume: finished games and their summary, where a game came
+    from, the table's current game, the live race scratch row, an index for
+    per-game reads and triggers that make ``events`` append-only."""
+    conn.execute("ALTER TABLE games ADD COLUMN finished INTEGER")      # wall ns, NULL while playing
+    conn.execute("ALTER TABLE games ADD COLUMN summary TEXT")          # JSON, set when finished
+    conn.execute("ALTER TABLE games ADD COLUMN source TEXT NOT NULL DEFAULT 'table'")
+    conn.execute("CREATE INDEX events_by_game ON events (game_id, id)")
+    conn.execute("""CREATE TABLE live_race (
+        game_id INTEGER PRIMARY KEY REFERENCES games(id),
+        version INTEGER NOT NULL,      -- the game's version when the race began
+        body TEXT NOT NULL,            -- JSON: reason, spec, edges, phase
+        updated INTEGER NOT NULL
+    )""")
+    conn.execute("""CREATE TRIGGER events_append_only_u BEFORE UPDATE ON events
+        BEGIN SELECT RAISE(ABORT, 'events are append-only'); END""")
+    conn.execute("""CREATE TRIGGER events_append_only_d BEFORE DELETE ON events
+        BEGIN SELECT RAISE(ABORT, 'events are append-only'); END""")
+    row = conn.execute("SELECT MAX(id) FROM games").fetchone()
+    if row[0] is not None:
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('current_game', ?)", (str(row[0]),))
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v0_to_v1, _v1_to_v2]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _dumps(obj: Any, what: str) -> str:
+    try:
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"{what} is not JSON: {exc}") from None
+
+
+def iso(wall_ns: int | None) -> str | None:
+    """A wall-clock time in Unix nanoseconds as ISO 8601 UTC (seconds)."""
+    if wall_ns is None:
+        return None
+    return datetime.fromtimestamp(wall_ns // 1_000_000_000, timezone.utc).isoformat()
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file that is not SQLite before SQLite gets a chance to touch it."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from None
+    if size == 0:
+        return  # an empty file is an empty database
+    if not path.is_file():
+        raise StoreCorrupt(f"{path} is not a regular file; refusing to use it as the store")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from None
+    if head != SQLITE_MAGIC:
+        raise StoreCorrupt(
+            f"{path} is not a SQLite database (it starts with {head[:8]!r}); it was left "
+            f"untouched: move it away or point COMPANION_DB at another file")
+
+
+class Store:
+    """The event log. Thread-safe: one connection guarded by a lock.
+
+    ``path`` is a file (created with its directory if missing), ``":memory:"``
+    for tests, or None for :func:`companion.paths.default_db_path`.
+    ``wall_clock`` stamps rows (Unix ns); it is never used for game time.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None,
+                 wall_clock: Callable[[], int] = time.time_ns, timeout_s: float = 10.0):
+        if path is None:
+            from .paths import default_db_path
+            path = default_db_path()
+        self.memory = str(path) == ":memory:"
+        self.path = ":memory:" if self.memory else Path(path)
+        self.wall_clock = wall_clock
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self.migrated_from: int | None = None
+        self.backup_path: Path | None = None
+        if not self.memory:
+            _check_header(self.path)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the directory of {self.path}: {exc}") from None
+        try:
+            conn = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None,
+                                   check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}") from None
+        try:
+            self._open(conn)
+        except BaseException:
+            conn.close()
+            raise
+        self._conn = conn
+
+    # -- opening ---------------------------------------------------------
+    def _open(self, conn: sqlite3.Connection) -> None:
+        where = self.path
+        try:
+            app = conn.execute("PRAGMA application_id").fetchone()[0]
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            objects = [r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name")]
+        except sqlite3.DatabaseError as exc:
+            raise StoreCorrupt(f"{where} is not a readable SQLite database ({exc}); it was "
+                               f"left untouched") from None
+        fresh = app == 0 and version == 0 and not objects
+        if not fresh and app != APPLICATION_ID:
+            shown = ", ".join(objects[:8]) + (", ..." if len(objects) > 8 else "")
+            raise StoreCorrupt(
+                f"{where} is a SQLite database of another application (application_id "
+                f"{app:#x}, tables: {shown or 'none'}), not a Tabletop Companion store; it was "
+                f"left untouched: point COMPANION_DB at another file")
+        if not fresh and version == 0:
+            raise StoreCorrupt(f"{where} has a Tabletop Companion id but no schema version; "
+                               f"it was left untouched")
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"{where} was written by a newer Tabletop Companion (schema "
+                             f"{version}; this version reads up to {SCHEMA_VERSION}): upgrade "
+                             f"the companion; the file was left untouched")
+        try:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if not self.memory and str(mode).lower() != "wal":
+                raise StoreError(f"{where}: the file system does not allow WAL journaling "
+                                 f"(journal_mode={mode}); use a local disk")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            if not fresh:
+                check = conn.execute("PRAGMA quick_check").fetchall()
+                if check != [("ok",)]:
+                    detail = "; ".join(str(r[0]) for r in check[:3])
+                    raise StoreCorrupt(f"{where} is damaged ({detail}); it was left untouched: "
+                                       f"keep it for recovery and start a new store")
+            if version < SCHEMA_VERSION:
+                if version > 0 and not self.memory:
+                    self.backup_path = self._backup(conn, version)
+                self._migrate(conn)
+                self.migrated_from = version
+        except sqlite3.DatabaseError as exc:
+            raise StoreCorrupt(f"{where} is damaged or cannot be read as a store ({exc}); it "
+                               f"was left untouched: keep it for recovery") from None
+
+    def _backup(self, conn: sqlite3.Connection, version: int) -> Path:
+        """A copy of the database before its schema is migrated."""
+        base = Path(f"{self.path}.schema{version}.bak")
+        dest, n = base, 1
+        while dest.exists():
+            n += 1
+            dest = base.with_name(f"{base.name}.{n}")
+        target = sqlite3.connect(str(dest))
+        try:
+            conn.backup(target)
+        finally:
+            target.close()
+        return dest
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        while True:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                if version >= SCHEMA_VERSION:
+                    conn.execute("COMMIT")
+                    return
+                MIGRATIONS[version](conn)
+                conn.execute(f"PRAGMA user_version = {version + 1}")
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
+                             (str(version + 1),))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    # -- plumbing ----------------------------------------------------------
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError("the store is closed")
+        return self._conn
+
+    def _write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run ``fn`` in one IMMEDIATE transaction; durable when this returns."""
+        with self._lock:
+            conn = self.conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StoreError(f"the store is busy or unwritable: {exc}") from None
+            try:
+                out = fn(conn)
+                conn.execute("COMMIT")
+                return out
+            except BaseException as exc:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreError(f"write failed: {exc}") from None
+                raise
+
+    def _read(self, sql: str, args: tuple = ()) -> list[tuple]:
+        with self._lock:
+            try:
+                return self.conn.execute(sql, args).fetchall()
+            except sqlite3.Error as exc:
+                raise StoreError(f"read failed: {exc}") from None
+
+    def schema_version(self) -> int:
+        return self._read("PRAGMA user_version")[0][0]
+
+    def integrity_check(self) -> str:
+        return "; ".join(r[0] for r in self._read("PRAGMA integrity_check"))
+
+    def pragma(self, name: str):
+        return self._read(f"PRAGMA {name}")[0][0]
+
+    # -- games ---------------------------------------------------------------
+    def create_game(self, game: str, players: list[dict], options: dict,
+                    created_ns: int | None = None, *, source: str = "table",
+                    events: Iterable[dict] = (), summary: dict | None = None,
+                    make_current: bool = True) -> int:
+        """A new game (and, for an import, its events) in one transaction.
+
+        ``make_current`` makes it the table's current game (what a restart
+        resumes); imports pass False."""
+        players_json = _dumps(list(players), "players")
+        options_json = _dumps(dict(options or {}), "options")
+        bodies = [(_kind(e), _dumps(e, "event")) for e in events]
+        summary_json = None if summary is None else _dumps(summary, "summary")
+        now = self.wall_clock()
+        created = now if created_ns is None else created_ns
+
+        def tx(conn):
+            cur = conn.execute(
+                "INSERT INTO games (game, players, options, created, source, finished, summary)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (game, players_json, options_json, created, source,
+                 None if summary is None else now, summary_json))
+            gid = cur.lastrowid
+            conn.executemany(
+                "INSERT INTO events (game_id, kind, body, created) VALUES (?, ?, ?, ?)",
+                [(gid, k, b, now) for k, b in bodies])
+            if make_current:
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('current_game', ?)", (str(gid),))
+            return gid
+        return self._write(tx)
+
+    def current_game(self) -> int | None:
+        """The table's current game: the newest one started at the table (a
+        finished game stays current, showing its result, until a new one)."""
+        rows = self._read("SELECT value FROM meta WHERE key = 'current_game'")
+        return int(rows[0][0]) if rows else None
+
+    def set_current(self, game_id: int) -> None:
+        self._require(game_id)
+        self._write(lambda c: c.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('current_game', ?)", (str(game_id),)))
+
+    def _require(self, game_id: int) -> None:
+        if not self._read("SELECT 1 FROM games WHERE id = ?", (game_id,)):
+            raise UnknownGame(f"no game {game_id} in the store")
+
+    _GAME_COLS = ("SELECT g.id, g.game, g.players, g.options, g.created, g.finished, g.summary,"
+                  " g.source, (SELECT MAX(e.id) FROM events e WHERE e.game_id = g.id),"
+                  " (SELECT COUNT(*) FROM events e WHERE e.game_id = g.id) FROM games g")
+
+    @staticmethod
+    def _info(row) -> dict:
+        gid, game, players, options, created, finished, summary, source, last, count = row
+        return {"id": gid, "game": game, "players": json.loads(players),
+                "options": json.loads(options), "created_ns": created, "created": iso(created),
+                "finished": finished is not None, "finished_ns": finished,
+                "finished_at": iso(finished),
+                "summary": None if summary is None else json.loads(summary),
+                "source": source, "version": last or 0, "events": count}
+
+    def game_info(self, game_id: int) -> dict:
+        """``{"id","game","players","options","created","created_ns","finished",
+        "finished_ns","finished_at","summary","source","version","events"}``."""
+        rows = self._read(self._GAME_COLS + " WHERE g.id = ?", (game_id,))
+        if not rows:
+            raise UnknownGame(f"no game {game_id} in the store")
+        return self._info(rows[0])
+
+    def list_games(self) -> list[dict]:
+        """Every game, newest first."""
+        return [self._info(r) for r in self._read(self._GAME_COLS + " ORDER BY g.id DESC")]
+
+    def update_players(self, game_id: int, players: list[dict]) -> None:
+        """Change colours / buzzers (metadata, not game state)."""
+        body = _dumps(list(players), "players")
+        self._require(game_id)
+        self._write(lambda c: c.execute("UPDATE games SET players = ? WHERE id = ?",
+                                        (body, game_id)))
+
+    def mark_finished(self, game_id: int, summary: dict | None) -> None:
+        """Record the final summary (None: the game is being played again,
+        e.g. its last event was undone)."""
+        body = None if summary is None else _dumps(summary, "summary")
+        when = None if summary is None else self.wall_clock()
+        self._require(game_id)
+        self._write(lambda c: c.execute(
+            "UPDATE games SET finished = ?, summary = ? WHERE id = ?", (when, body, game_id)))
+
+    # -- events --------------------------------------------------------------
+    def version(self, game_id: int) -> int:
+        """The game's version: the id of its last event, 0 when it has none."""
+        return self._read("SELECT COALESCE(MAX(id), 0) FROM events WHERE game_id = ?",
+                          (game_id,))[0][0]
+
+    def append(self, game_id: int, event: dict, expected_version: int | None = None) -> int:
+        """Append one event; its id once it is durable (the WAL is synced).
+
+        With ``expected_version``, the append happens only if the game's
+        version is still that (checked in the same transaction), else
+        :class:`StaleVersion` and nothing is written."""
+        if not isinstance(event, dict):
+            raise StoreError("an event must be a JSON object")
+        kind, body = _kind(event), _dumps(event, "event")
+        now = self.wall_clock()
+
+        def tx(conn):
+            if expected_version is not None:
+                current = conn.execute(
+                    "SELECT COALESCE(MAX(id), 0) FROM events WHERE game_id = ?",
+                    (game_id,)).fetchone()[0]
+                if current != expected_version:
+                    raise StaleVersion(
+                        f"stale event: it was made against version {expected_version} of game "
+                        f"{game_id} but the log is at version {current}; nothing was logged",
+                        expected_version, current)
+            try:
+                cur = conn.execute(
+                    "INSERT INTO events (game_id, kind, body, created) VALUES (?, ?, ?, ?)",
+                    (game_id, kind, body, now))
+            except sqlite3.IntegrityError:
+                raise UnknownGame(f"no game {game_id} in the store") from None
+            return cur.lastrowid
+        return self._write(tx)
+
+    def events(self, game_id: int, after_id: int = 0) -> list[tuple[int, dict]]:
+        """The game's events with id > ``after_id``, in log order."""
+        rows = self._read("SELECT id, body FROM events WHERE game_id = ? AND id > ? ORDER BY id",
+                          (game_id, after_id))
+        return [(i, json.loads(b)) for i, b in rows]
+
+    def has_event(self, game_id: int, event_id: int) -> bool:
+        return bool(self._read("SELECT 1 FROM events WHERE game_id = ? AND id = ?",
+                               (game_id, event_id)))
+
+    # -- the live race scratch row (see docs/store.md, "Resume") ---------------
+    def save_live_race(self, game_id: int, version: int, body: dict) -> None:
+        text = _dumps(body, "live race")
+        now = self.wall_clock()
+        self._write(lambda c: c.execute(
+            "INSERT OR REPLACE INTO live_race (game_id, version, body, updated)"
+            " VALUES (?, ?, ?, ?)", (game_id, version, text, now)))
+
+    def load_live_race(self, game_id: int) -> tuple[int, dict] | None:
+        rows = self._read("SELECT version, body FROM live_race WHERE game_id = ?", (game_id,))
+        return (rows[0][0], json.loads(rows[0][1])) if rows else None
+
+    def clear_live_race(self, game_id: int) -> None:
+        self._write(lambda c: c.execute("DELETE FROM live_race WHERE game_id = ?", (game_id,)))
+
+
+def _kind(event: dict) -> str:
+    kind = event.get("type") if isinstance(event, dict) else None
+    if not isinstance(kind, str) or not kind:
+        raise StoreError("an event must be a JSON object with a 'type'")
+    return kind
+
+
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Store", "StoreError",
+           "StoreCorrupt", "StaleVersion", "UnknownGame", "iso"]
