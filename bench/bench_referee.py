@@ -60,53 +60,41 @@ def referee_edges_per_s(races: int = 400, seed: int = 1) -> float:
 
 
 def verdict_latency_us(samples: int = 300) -> list[float]:
-    """From the moment the decision hold ends (on the monotonic clock) to a
-    subscriber on another thread holding the verdict, through a poller
-    thread that sleeps until :meth:`Referee.next_deadline` (as the buzzer
-    runner does)."""
+    """From the end of the decision hold (on the monotonic clock) to the
+    verdict in a subscriber's hands, through the real path: a gpiozero mock
+    pin press, the :class:`BuzzerRunner` thread that sleeps until the
+    referee's next deadline, the live race, the listener."""
+    from companion.buzzers.mock import MockSource
+    from companion.buzzers.runner import BuzzerRunner
+
     ref = Referee(PLAYERS, hold_ns=5 * MS)
-    lock = threading.Lock()
+    src = MockSource(PLAYERS)             # pins on gpiozero's MockFactory, real time
+    runner = BuzzerRunner(src, ref)
     got = threading.Event()
     latencies: list[float] = []
-    deadline_box: list[int] = []
+    races = []
 
     def on(kind, payload):
         if kind == "verdict":
-            latencies.append((time.monotonic_ns() - deadline_box[0]) / 1000)
+            latencies.append((time.monotonic_ns() - payload.decides_at()) / 1000)
             got.set()
 
     ref.listeners.append(on)
-    stop = threading.Event()
-
-    def poller():
-        while not stop.is_set():
-            with lock:
-                nd = ref.next_deadline()
-            now = time.monotonic_ns()
-            if nd is None:
-                time.sleep(0.001)
-                continue
-            if nd > now:
-                time.sleep((nd - now) / 1e9)
-            with lock:
-                ref.poll(time.monotonic_ns())
-
-    th = threading.Thread(target=poller, daemon=True)
-    th.start()
+    runner.start()
     try:
-        for _ in range(samples):
+        for i in range(samples):
             got.clear()
-            with lock:
-                now = time.monotonic_ns()
-                race = ref.start(RaceSpec(FIRST_PRESS, PLAYERS, arm_ns=now))
-                ref.feed(Edge("P1", True, now))
-                ref.feed(Edge("P1", False, now + 60 * MS))
-                deadline_box[:] = [race.decides_at()]
+            races.append(runner.start_race(RaceSpec(FIRST_PRESS, PLAYERS,
+                                                    arm_ns=time.monotonic_ns())))
+            p = PLAYERS[i % len(PLAYERS)]
+            src.press(p)
             got.wait(1)
+            src.release(p)
+            time.sleep(0.025)             # past the debounce window
         return latencies
     finally:
-        stop.set()
-        th.join(2)
+        runner.stop()
+        src.close()
 
 
 def run():

@@ -231,3 +231,12 @@ def test_close_releases_the_pins(factory):
     fb = Feedback.from_pinmap(PLAYERS, pin_factory=factory)
     fb.close()
     LED(27, pin_factory=factory).close()        # the pin is free again
+
+
+def test_a_countdown_shorter_than_the_blips_plays_only_the_blips_still_ahead():
+    st = FeedbackSettings()
+    plan = countdown_plan(10 * st.blip_interval_ns, st, now_ns=10 * st.blip_interval_ns
+                          - st.blip_interval_ns - 1)
+    blips = [s for s in plan if s.what == "blip" and s.on]
+    assert [s.count for s in blips] == [1]
+    assert plan[-2].what == "go" and plan[-2].t_ns == 10 * st.blip_interval_ns

@@ -122,14 +122,18 @@ class CueStep:
     count: int = 0
 
 
-def countdown_plan(arm_ns: int, settings: FeedbackSettings = FeedbackSettings()
-                   ) -> list[CueStep]:
+def countdown_plan(arm_ns: int, settings: FeedbackSettings = FeedbackSettings(),
+                   now_ns: int | None = None) -> list[CueStep]:
     """The cue for an announced start: short blips one interval apart, then
-    a long GO that starts exactly at ``arm_ns``."""
+    a long GO that starts exactly at ``arm_ns``. Blips that would start
+    before ``now_ns`` (a countdown shorter than the blips) are left out, so
+    a short countdown never plays its blips all at once."""
     st = settings
     steps = []
     for k in range(st.countdown_blips, 0, -1):
         t = arm_ns - k * st.blip_interval_ns
+        if now_ns is not None and t < now_ns:
+            continue
         steps.append(CueStep(t, True, "blip", st.blip_tone, k))
         steps.append(CueStep(t + st.blip_ns, False, "blip", None, k))
     steps.append(CueStep(arm_ns, True, "go", st.go_tone, 0))
@@ -284,7 +288,7 @@ class Feedback:
         self._cue_gen += 1
         gen = self._cue_gen
         self.cue(False)
-        plan = countdown_plan(arm_ns, self.settings)
+        plan = countdown_plan(arm_ns, self.settings, self.clock())
         for step in plan:
             self._at(step.t_ns, lambda s=step: self._cue_if(s, gen))
         return plan

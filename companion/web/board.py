@@ -1,0 +1,89 @@
+"""The scoreboard every phone opens: ``/``, its live stream ``/events``, the
+public state ``/api/state``, and, in demo mode only, the on-screen virtual
+buzzers ``/api/press``."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, render_template, request
+
+from . import auth
+from .api import error, now_ns, services, virtual_press
+
+bp = Blueprint("board", __name__)
+
+
+@bp.get("/")
+def index():
+    svc = services()
+    return render_template("board/index.html", s=svc.session.snapshot(), demo=svc.demo,
+                           join_url=svc.join_urls[0], heartbeat_s=svc.broker.heartbeat_s)
+
+
+@bp.get("/join")
+def join():
+    """A big QR code, so one phone can invite the next."""
+    from .join import qr_svg
+
+    from markupsafe import Markup
+
+    svc = services()
+    return render_template("board/join.html", urls=svc.join_urls,
+                           qr=Markup(qr_svg(svc.join_urls[0], scale=8)))
+
+
+@bp.get("/api/state")
+def state():
+    snap = dict(services().session.snapshot())
+    snap["now_ns"] = now_ns()
+    return snap
+
+
+class _Stream:
+    """A WSGI body that unregisters its client even if it is closed before
+    the first byte (a generator that never started runs no ``finally``)."""
+
+    def __init__(self, broker, client, gen):
+        self.broker, self.client, self.gen = broker, client, gen
+
+    def __iter__(self):
+        return self.gen
+
+    def close(self):
+        self.gen.close()
+        self.broker.disconnect(self.client)
+
+
+def _last_id() -> int | None:
+    raw = request.headers.get("Last-Event-ID") or request.args.get("last_id") or ""
+    raw = raw.strip()
+    return int(raw) if raw.isdigit() and len(raw) < 19 else None
+
+
+@bp.get("/events")
+def events():
+    """The live stream (text/event-stream): a snapshot or the replay since
+    ``Last-Event-ID`` (or ``?last_id=``), then updates and heartbeats."""
+    svc = services()
+    broker = svc.broker
+    client = broker.connect(auth.client_key())
+    if client is None:
+        resp, status = error("too many live pages open; retrying shortly", 503, "capacity")
+        resp.headers["Retry-After"] = "5"
+        return resp, status
+    gen = broker.stream(client, _last_id(),
+                        disconnected=request.environ.get("waitress.client_disconnected"))
+    resp = Response(_Stream(broker, client, gen), mimetype="text/event-stream")
+    resp.headers["Cache-Control"] = "no-cache, no-transform"
+    resp.headers["X-Accel-Buffering"] = "no"
+    return resp
+
+
+@bp.post("/api/press")
+@auth.rate_limited("press_limiter")
+def press():
+    """Demo mode only: a virtual buzzer on the scoreboard (millisecond
+    accuracy: the press is stamped when the server receives it)."""
+    svc = services()
+    if not svc.demo:
+        return error("virtual buzzers are on only in demo mode", 404, "demo")
+    return virtual_press()

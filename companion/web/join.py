@@ -1,0 +1,62 @@
+"""How phones find the table: the page's URL (IP address and ``hostname.local``)
+and a QR code of it, as inline SVG for the host console and as text for the
+terminal at start-up. Everything is computed locally (no internet)."""
+
+from __future__ import annotations
+
+import io
+import socket
+
+import segno
+
+
+def lan_ip() -> str | None:
+    """This machine's address on the local network, if it has one.
+
+    A UDP socket "connected" to a private address makes the kernel pick the
+    outgoing interface; nothing is sent."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("10.254.254.254", 1))
+        ip = s.getsockname()[0]
+    except OSError:
+        ip = None
+    finally:
+        s.close()
+    if ip and not ip.startswith("127."):
+        return ip
+    try:
+        ip = socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return None
+    return None if ip.startswith("127.") else ip
+
+
+def join_urls(host: str, port: int) -> list[str]:
+    """The URLs a phone can open, best first: the IP address, then
+    ``hostname.local`` (mDNS: works where Avahi/Bonjour does)."""
+    suffix = "" if port == 80 else f":{port}"
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return [f"http://127.0.0.1{suffix}/"]
+    urls = []
+    ip = host if host not in ("0.0.0.0", "", "::") else lan_ip()
+    if ip:
+        urls.append(f"http://{ip}{suffix}/")
+    name = socket.gethostname().split(".")[0]
+    if name and name != "localhost":
+        urls.append(f"http://{name}.local{suffix}/")
+    return urls or [f"http://127.0.0.1{suffix}/"]
+
+
+def qr_svg(url: str, scale: int = 6) -> str:
+    """The QR code of ``url`` as an inline ``<svg>`` element (dark on white,
+    with the quiet zone, so a phone camera reads it in a dark theme too)."""
+    return segno.make(url, error="m").svg_inline(scale=scale, dark="#000", light="#fff",
+                                                 svgclass="qr", omitsize=True)
+
+
+def qr_text(url: str) -> str:
+    """The QR code of ``url`` for a terminal (compact, half-block characters)."""
+    out = io.StringIO()
+    segno.make(url, error="m").terminal(out=out, compact=True)
+    return out.getvalue()

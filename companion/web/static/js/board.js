@@ -1,0 +1,62 @@
+/* The scoreboard: draw the snapshot, keep it live, and in demo mode offer
+ * on-screen virtual buzzers. */
+(function () {
+  'use strict';
+  const TC = window.TC;
+  const $ = (id) => document.getElementById(id);
+  const body = document.body;
+  let snap = JSON.parse($('initial-state').textContent);
+  const raceEls = TC.raceEls(document);
+
+  function render() {
+    document.title = snap.title || 'Tabletop Companion';
+    $('title').textContent = snap.title || 'Tabletop Companion';
+    TC.renderBanner(snap, $('banner'));
+    TC.renderPlayers(snap, $('players'));
+    TC.renderRace(snap, snap.race, raceEls);
+    TC.renderBurst(snap, $('burst-card'), $('burst'));
+    TC.renderFaults(snap, $('faults'));
+    TC.renderPanel(snap, $('panel'));
+    TC.renderKV(snap.view, $('kv'));
+    $('last-event').textContent = snap.last_event || '';
+    if (body.dataset.demo === '1') renderBuzzers();
+    body.dataset.version = String(snap.version ?? 0);
+  }
+
+  let refetching = null;
+  async function refetch() {
+    if (refetching) return refetching;
+    refetching = fetch('/api/state', { credentials: 'same-origin' }).then((r) => r.json()).then((s) => {
+      TC.syncClock(s.now_ns);
+      snap = Object.assign(s, { presses: snap.presses || [] });
+      render();
+    }).catch(() => {}).finally(() => { refetching = null; });
+    return refetching;
+  }
+
+  function onMessage(type, msg) {
+    const next = TC.applyUpdate(snap, type, msg);
+    if (next == null) { refetch(); return; }
+    snap = next;
+    render();
+  }
+
+  /* --- virtual buzzers (demo mode) ------------------------------------ */
+  let buzzersFor = null;
+  function renderBuzzers() {
+    const box = $('buzzers');
+    if (!box) return;
+    const key = JSON.stringify(TC.colours(snap));
+    if (key === buzzersFor) return;
+    buzzersFor = key;
+    box.replaceChildren(...TC.buzzers(snap.players, TC.colours(snap), '/api/press'));
+  }
+
+  /* the burst of presses fades out on its own */
+  setInterval(() => { if (snap.presses && snap.presses.length) TC.renderBurst(snap, $('burst-card'), $('burst')); }, 1000);
+
+  render();
+  TC.syncClock(snap.now_ns);
+  TC.conn = TC.live({ heartbeatS: Number(body.dataset.heartbeat) || 15, badge: $('conn'), onMessage });
+  TC.keepAwake();
+}());

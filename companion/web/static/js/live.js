@@ -1,0 +1,105 @@
+/* The live stream (/events) with what phones need: a watchdog (a heartbeat
+ * comes every few seconds; silence means a dead connection), reconnection
+ * when the page becomes visible again (phones drop background connections),
+ * catch-up from the last event id, and a visible "reconnecting" badge. */
+(function () {
+  'use strict';
+  const TC = window.TC = window.TC || {};
+  const TYPES = ['snapshot', 'state', 'race', 'press', 'fault', 'heartbeat'];
+
+  /* opts: {heartbeatS, badge, onMessage(type, msg)} */
+  TC.live = function (opts) {
+    const beatMs = (opts.heartbeatS || 15) * 1000;
+    const badge = opts.badge;
+    let es = null;
+    let lastId = null;       // the last log id seen (sent back as ?last_id=)
+    let lastMsg = 0;         // when anything last arrived (performance.now())
+    let retryMs = 1000;
+    let retryTimer = null;
+    let healthy = false;
+
+    function setBadge(ok) {
+      healthy = ok;
+      if (!badge) return;
+      badge.textContent = ok ? 'live' : 'reconnecting…';
+      badge.className = 'badge ' + (ok ? 'live' : 'warn');
+      document.documentElement.dataset.live = ok ? 'up' : 'down';
+    }
+
+    function handle(type, ev) {
+      lastMsg = performance.now();
+      retryMs = 1000;
+      if (!healthy) setBadge(true);
+      let msg = null;
+      try { msg = JSON.parse(ev.data); } catch (e) { return; }
+      if (msg && typeof msg.now_ns === 'number') TC.syncClock(msg.now_ns);
+      if (ev.lastEventId && /^\d+$/.test(ev.lastEventId)) lastId = Number(ev.lastEventId);
+      if (type !== 'heartbeat') opts.onMessage(type, msg);
+    }
+
+    function connect() {
+      clearTimeout(retryTimer);
+      if (es) es.close();
+      const url = '/events' + (lastId != null ? '?last_id=' + lastId : '');
+      es = new EventSource(url);
+      lastMsg = performance.now();
+      for (const t of TYPES) es.addEventListener(t, (ev) => handle(t, ev));
+      es.onerror = () => {
+        setBadge(false);
+        if (es.readyState === EventSource.CLOSED) {     // the browser gave up: we retry
+          retryTimer = setTimeout(connect, retryMs);
+          retryMs = Math.min(retryMs * 2, 15000);
+        }
+      };
+    }
+
+    /* watchdog: nothing (not even a heartbeat) for 2.5 beats: reconnect */
+    setInterval(() => {
+      if (performance.now() - lastMsg > beatMs * 2.5) { setBadge(false); connect(); }
+    }, 1000);
+
+    const wake = () => {
+      if (document.visibilityState !== 'visible') return;
+      const stale = performance.now() - lastMsg > Math.min(beatMs, 5000) + 1000;
+      if (!es || es.readyState !== EventSource.OPEN || stale) { setBadge(false); connect(); }
+    };
+    document.addEventListener('visibilitychange', wake);
+    window.addEventListener('pageshow', wake);
+    window.addEventListener('online', () => { setBadge(false); connect(); });
+
+    setBadge(false);
+    connect();
+    return { reconnect: connect, get source() { return es; }, get lastId() { return lastId; } };
+  };
+
+  /* Keep the screen on while the scoreboard is visible (where allowed:
+   * the Wake Lock API needs a secure context, e.g. not plain-HTTP LAN pages
+   * in every browser). Released by the browser when hidden; asked again. */
+  TC.keepAwake = function () {
+    if (!('wakeLock' in navigator)) return;
+    let lock = null;
+    const ask = async () => {
+      if (lock || document.visibilityState !== 'visible') return;
+      try {
+        lock = await navigator.wakeLock.request('screen');
+        lock.addEventListener('release', () => { lock = null; });
+      } catch (e) { lock = null; }
+    };
+    document.addEventListener('visibilitychange', ask);
+    document.addEventListener('pointerdown', ask, { once: true });
+    ask();
+  };
+
+  /* POST JSON with the session's CSRF token. */
+  TC.post = async function (url, body) {
+    const token = document.querySelector('meta[name="csrf-token"]').content;
+    const res = await fetch(url, {
+      method: 'POST', credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': token },
+      body: JSON.stringify(body || {}),
+    });
+    let data = null;
+    try { data = await res.json(); } catch (e) { data = { error: res.statusText }; }
+    return { ok: res.ok, status: res.status, data };
+  };
+}());

@@ -1,0 +1,81 @@
+"""Shared fixtures (as in Flask's tutorial): an ``app`` on a temporary SQLite
+file, its test ``client``, a logged-in ``host`` client, and a ``live_server``
+running the real waitress server, buzzer ticker and mock buzzers on
+127.0.0.1 and a free port."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import settings
+
+PIN = "2468"
+
+# In CI the property tests draw the same examples every run: a red build
+# must mean a change broke something, not that the dice found a new case.
+# Developers' runs stay random (and keep failures in .hypothesis/).
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
+
+
+@pytest.fixture
+def app(tmp_path):
+    from companion.web import create_app
+
+    app = create_app({"DB_PATH": str(tmp_path / "table.db"), "PIN": PIN, "DEMO": True,
+                      "TESTING": True, "PLAYERS": ["ana", "bo", "cy"]})
+    yield app
+    app.extensions["companion"].close()
+
+
+@pytest.fixture
+def session(app):
+    return app.extensions["companion"].session
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+class HostClient:
+    """A test client logged in to the host console, sending its CSRF token."""
+
+    def __init__(self, client):
+        self.client = client
+        self.csrf = client.get("/api/csrf").json["csrf"]
+        r = client.post("/api/host/login", json={"pin": PIN}, headers=self.headers())
+        assert r.status_code == 200, r.json
+        self.csrf = r.json["csrf"]
+
+    def headers(self) -> dict:
+        return {"X-CSRF-Token": self.csrf}
+
+    def post(self, url, json=None, **kw):
+        return self.client.post(url, json=json if json is not None else {},
+                                headers=self.headers(), **kw)
+
+    def get(self, url, **kw):
+        return self.client.get(url, **kw)
+
+
+@pytest.fixture
+def host(client):
+    return HostClient(client)
+
+
+@pytest.fixture
+def live_server(tmp_path):
+    """The whole table (``companion serve``) in a thread: ``.url``, ``.session``,
+    ``.source`` (mock buzzers: ``.source.press(name)``), ``.pin``."""
+    from companion.web.server import Table
+
+    table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "live.db"), pin=PIN,
+                  players=["Ana", "Bo", "Cy"], source="mock", demo=True, threads=16,
+                  config={"SSE_HEARTBEAT_S": 1.0})
+    table.open()
+    table.start()
+    yield table
+    table.close()

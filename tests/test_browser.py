@@ -1,0 +1,226 @@
+"""End to end in a real browser: Playwright driving Debian's chromium on a
+phone-sized screen, against the real server (waitress, ticker, mock buzzers).
+
+Screenshots of the scoreboard for each game go to artifacts/screenshots/
+(not committed) so a person can look at them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
+SHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2,
+         "is_mobile": True, "has_touch": True}
+TIMEOUT_MS = 8_000
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                       reason=f"no chromium at {CHROMIUM} (the test command installs "
+                              "Debian's chromium: apt-get install chromium)"),
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def phone(browser):
+    """A new phone (its own cookies), dark scheme; ``phone()`` makes more."""
+    contexts = []
+
+    def make(scheme: str = "dark"):
+        ctx = browser.new_context(**PHONE, color_scheme=scheme)
+        ctx.set_default_timeout(TIMEOUT_MS)
+        contexts.append(ctx)
+        return ctx
+
+    yield make
+    for ctx in contexts:
+        ctx.close()
+
+
+def open_board(ctx, table):
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    page.goto(table.url + "/")
+    page.wait_for_selector("#conn.live")
+    return page
+
+
+def shot(page, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / name
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def expect_text(page, selector: str, pattern: str):
+    from playwright.sync_api import expect
+
+    expect(page.locator(selector)).to_contain_text(re.compile(pattern), timeout=TIMEOUT_MS)
+
+
+# ---------------------------------------------------------------------------
+
+
+def test_scoreboard_for_chope_on_a_phone(live_server, phone):
+    t = live_server
+    t.session.log({"type": "flip", "card": "food:laksa"})
+    t.session.log({"type": "flip", "card": "food:satay"})
+    page = open_board(phone(), t)
+    expect_text(page, "#banner", "Ana’s turn")
+    assert page.locator("#players li").count() == 3
+    expect_text(page, "#panel", r"cards left")
+    expect_text(page, "#panel", r"\d+(\.\d)?%")          # the odds of busting
+    expect_text(page, "#panel", "Laksa")
+    expect_text(page, "#panel", "Satay")
+    bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert bg == "rgb(15, 17, 21)"                       # dark by default
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390                                  # nothing wider than the phone
+    assert shot(page, "scoreboard-chope.png").stat().st_size > 10_000
+    assert page.errors == []
+
+
+def test_scoreboard_follows_a_light_phone(live_server, phone):
+    page = open_board(phone("light"), live_server)
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(244, 245, 247)"
+    shot(page, "scoreboard-chope-light.png")
+
+
+def test_a_mock_buzzer_press_shows_the_verdict(live_server, phone):
+    t = live_server
+    page = open_board(phone(), t)
+    t.session.log({"type": "flip", "card": "table:red"})      # a Chope! race: first other to press
+    expect_text(page, "#race-reason", "Chope!")
+    t.source.press("Cy")
+    t.source.release("Cy")
+    expect_text(page, "#verdict", "Cy chopes it!")
+    assert page.locator("#strip-wrap").is_hidden()             # one press: no photo finish
+    expect_text(page, "#presses", "Cy")
+    assert page.locator("#race-accuracy").is_hidden()          # real (mock) buzzers: µs
+    expect_text(page, "#last-event", "race")
+    shot(page, "scoreboard-chope-race.png")
+    assert page.errors == []
+
+
+def test_chomp_scoreboard_with_an_announced_race(live_server, phone):
+    t = live_server
+    t.session.new_game("chomp", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
+    want = {"Ana": "shark", "Bo": "seal", "Cy": "little-fish"}
+    legal = t.session.legal_events()
+    t.session.log(next((e for e in legal if e["cards"] == want), legal[0]))
+    page = open_board(phone(), t)
+    expect_text(page, "#panel", "Shark")
+    expect_text(page, "#panel", r"pile \d+")
+    eligible = t.session.host_snapshot()["race_request"]["eligible"]
+    t.session.start_race(countdown_ms=1500)
+    expect_text(page, "#countdown", r"^[12]$")                # the countdown, then GO
+    expect_text(page, "#countdown", "GO!")
+    first, *others = eligible
+    t.source.press(first)
+    for p in others:
+        t.source.press(p)
+    expect_text(page, "#verdict", f"{first} chomps!")
+    expect_text(page, "#verdict-notes", "margin")
+    assert page.locator("#strip .mark").count() == len(eligible)
+    shot(page, "scoreboard-chomp.png")
+    assert page.errors == []
+
+
+def test_the_host_logs_a_card_and_every_open_page_updates(live_server, phone):
+    t = live_server
+    boards = [open_board(phone(), t) for _ in range(2)]
+    host = phone().new_page()
+    host.goto(t.url + "/host")
+    host.fill("#pin", t.pin)
+    host.click("button[type=submit]")
+    host.wait_for_selector("#legal button.event")
+    host.wait_for_selector("#conn.live")
+    host.locator("#legal button.event", has_text="Laksa").click()
+    for page in boards:
+        expect_text(page, "#panel", "Laksa")
+        expect_text(page, "#last-event", "[Ll]aksa")
+    assert t.session.snapshot()["view"]["face_up"] == ["food:laksa"]
+    # undo from the console reaches the phones too
+    host.click("#undo")
+    from playwright.sync_api import expect
+
+    for page in boards:
+        expect(page.locator("#panel")).not_to_contain_text("Laksa")
+    shot(host, "host-console.png")
+    assert all(p.errors == [] for p in boards)
+
+
+def test_a_dropped_connection_reconnects_and_catches_up(live_server, phone):
+    t = live_server
+    ctx = phone()
+    page = open_board(ctx, t)
+    urls = []
+    page.on("request", lambda r: urls.append(r.url) if "/events" in r.url else None)
+    version = t.session.log({"type": "flip", "card": "food:laksa"})["id"]
+    expect_text(page, "#panel", "Laksa")
+    ctx.set_offline(True)
+    t.services.broker.drop_all()                      # the Wi-Fi drops the stream
+    page.wait_for_selector("#conn.warn")              # "reconnecting…" is visible
+    expect_text(page, "#conn", "reconnecting")
+    t.session.log({"type": "flip", "card": "food:satay"})   # happens while the phone is away
+    ctx.set_offline(False)
+    expect_text(page, "#panel", "Satay")
+    page.wait_for_selector("#conn.live")
+    assert page.evaluate("document.body.dataset.version") == str(t.session.version)
+    assert any(f"last_id={version}" in u for u in urls) or any("/events" in u for u in urls)
+    assert page.errors == []
+
+
+def test_virtual_buzzers_play_a_race_from_the_browser(live_server, phone):
+    t = live_server
+    page = open_board(phone(), t)
+    buzzer = page.locator("#buzzers button[data-player=Bo]")
+    buzzer.tap()
+    expect_text(page, "#burst", r"Bo \(virtual\)")
+    t.session.log({"type": "flip", "card": "table:blue"})   # the burst becomes the race
+    expect_text(page, "#verdict", "Bo chopes it!")
+    assert page.locator("#race-accuracy").is_visible()      # marked: millisecond accuracy
+    assert page.errors == []
+
+
+def test_a_name_with_html_is_shown_as_text(live_server, phone):
+    t = live_server
+    evil = '<img src=x onerror="document.body.dataset.pwned=1">'
+    t.session.new_game("chope", [{"name": evil}, {"name": "Bo"}])
+    page = open_board(phone(), t)
+    expect_text(page, "#players", re.escape(evil))
+    assert page.locator("#players img, #banner img").count() == 0
+    assert page.evaluate("document.body.dataset.pwned") is None
+
+
+def test_the_page_reconnects_when_it_becomes_visible_again(live_server, phone):
+    from playwright.sync_api import expect
+
+    t = live_server
+    page = open_board(phone(), t)
+    page.evaluate("TC.conn.source.close()")     # the phone dropped the background stream
+    t.session.log({"type": "flip", "card": "food:otah"})
+    page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")   # back in front
+    # well before the watchdog (2.5 heartbeats) would have noticed
+    expect(page.locator("#panel")).to_contain_text("Otah", timeout=1000)
+    page.wait_for_selector("#conn.live")
