@@ -77,7 +77,7 @@ def ensure_chromium() -> None:
     say("installing Debian's chromium for the browser tests")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     subprocess.run(sudo + [apt, "-q", "update"], check=True, env=env, stdout=subprocess.DEVNULL)
-    subprocess.run(sudo + [apt, "-y", "-q", "install", "--no-install-recommends", "chromium",
+    subprocess.run(sudo + [apt, "-y", "-q", "install", "chromium",
                            "fonts-dejavu-core"], check=True, env=env, stdout=subprocess.DEVNULL)
 
 

@@ -85,13 +85,43 @@ def _replay(args, stdin, stdout, stderr) -> int:
     return 0
 
 
+def parse_settings(pairs: list[str]) -> dict:
+    """``["tie_window_us=500", "lockout_ms=none"]`` as the session's settings;
+    ValueError names an unknown setting or a bad value."""
+    from .session import DEFAULT_SETTINGS
+
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or key not in DEFAULT_SETTINGS:
+            raise ValueError(f"--set {pair!r}: expected NAME=VALUE with NAME one of "
+                             f"{', '.join(DEFAULT_SETTINGS)}")
+        value = value.strip().lower()
+        if value in ("none", "off", ""):
+            out[key] = None
+        elif value in ("true", "yes", "on", "false", "no"):
+            out[key] = value in ("true", "yes", "on")
+        else:
+            try:
+                out[key] = int(value)
+            except ValueError:
+                raise ValueError(f"--set {pair!r}: {key} takes a whole number") from None
+    return out
+
+
 def _serve(args, stdin, stdout, stderr) -> int:
     from .web.server import serve
 
+    try:
+        settings = parse_settings(args.set)
+    except ValueError as exc:
+        print(f"companion serve: {exc}", file=stderr)
+        return 2
     players = [p.strip() for p in args.players.split(",") if p.strip()] if args.players else None
     return serve(host=args.host, port=args.port, db_path=args.db, pin=args.pin,
                  players=players, source=args.source, demo=args.demo, pinmap=args.pinmap,
-                 threads=args.threads)
+                 threads=args.threads, settings=settings)
 
 
 def _buzz(args, stdin, stdout, stderr) -> int:
@@ -141,6 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="on-screen virtual buzzers (default: on with mock buzzers)")
     s.add_argument("--pinmap", help="pin map TOML (default: hardware/pinmap.toml)")
     s.add_argument("--threads", type=int, default=64)
+    s.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="a race setting, e.g. tie_window_us=500, lockout_ms=300, "
+                        "debounce_ms=20, hold_ms=30, stuck_ms=10000, countdown_ms=3000 "
+                        "(docs/rules-notes.md)")
     s.set_defaults(run=_serve)
 
     b = sub.add_parser("buzz", help="races in the terminal; mock buzzers on keys 1-6")

@@ -92,3 +92,14 @@ def test_judge_as_a_real_command():
                            "--players", "A,B"], input='{"player":"A","edge":"press","t_ns":7}\n',
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and json.loads(proc.stdout)["loser"] == "B"
+
+
+def test_serve_settings_parse_and_refuse_unknown_names():
+    from companion.cli import parse_settings
+
+    assert parse_settings(["tie_window_us=500", "lockout-ms=none", "auto_start=yes"]) == {
+        "tie_window_us": 500, "lockout_ms": None, "auto_start": True}
+    with pytest.raises(ValueError, match="NAME one of"):
+        parse_settings(["tie_window=5"])
+    with pytest.raises(ValueError, match="whole number"):
+        parse_settings(["hold_ms=fast"])

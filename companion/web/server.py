@@ -362,15 +362,18 @@ class Table:
 def serve(host: str = "0.0.0.0", port: int = 8080, db_path=None, pin: str | None = None,
           players: list[str] | None = None, source: str = "mock", demo: bool | None = True,
           pinmap=None, threads: int = 64, print_fn: Callable[[str], None] = print,
-          config: dict | None = None) -> int:
+          config: dict | None = None, settings: dict | None = None) -> int:
     """Run the table until SIGINT/SIGTERM; 0 on a clean stop, 2 if it
     cannot start (port in use, no GPIO, unusable store).
 
     ``source``: ``gpio``, ``mock`` or ``auto``; ``demo`` None: on with mock
-    buzzers. ``pin`` None: ``COMPANION_PIN`` or a random one (printed)."""
+    buzzers. ``pin`` None: ``COMPANION_PIN`` or a random one (printed).
+    ``settings``: the table session's race settings (tie window, lockout,
+    debounce...; :data:`companion.session.DEFAULT_SETTINGS`)."""
     from ..store import StoreError
 
-    table = Table(host, port, db_path, pin, players, source, demo, pinmap, threads, config)
+    table = Table(host, port, db_path, pin, players, source, demo, pinmap, threads, config,
+                  session_settings=settings)
     try:
         table.open()
     except OSError as exc:
