@@ -483,6 +483,20 @@ class TableSession:
             self._after_referee(now)
         self._dispatch()
 
+    def next_deadline(self) -> int | None:
+        """The earliest clock time at which :meth:`tick` has work to do
+        (a burst to settle, a countdown reaching GO, a verdict to decide)."""
+        ref = self.referee
+        if ref is None:
+            return None
+        with self._lock:
+            times = [ref.next_deadline()]
+            race = self._race
+            if race is not None and race.phase_sent == "countdown":
+                times.append(race.go_ns)
+        times = [t for t in times if t is not None]
+        return min(times) if times else None
+
     def _on_referee(self, kind: str, payload) -> None:
         """Referee listener (called with the session lock held)."""
         if kind == "edge":

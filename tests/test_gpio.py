@@ -461,3 +461,22 @@ def test_a_wall_clock_edge_stamp_is_moved_onto_the_monotonic_clock():
         assert src._monotonic_ns(mono / 1e9) == round(mono / 1e9 * 1e9)
     finally:
         src.close()
+
+
+def test_wait_until_wakes_at_the_deadline_not_before():
+    import threading as _threading
+    import time as _time
+
+    from companion.buzzers.runner import wait_until
+
+    wake = _threading.Event()
+    late = []
+    for _ in range(5):
+        deadline = _time.monotonic_ns() + 3_000_000
+        wait_until(deadline, _time.monotonic_ns, wake, 0.05)
+        late.append(_time.monotonic_ns() - deadline)
+    assert min(late) >= 0                       # never early: a verdict is never premature
+    wake.set()
+    t = _time.monotonic_ns()
+    wait_until(t + 10**9, _time.monotonic_ns, wake, 0.05)
+    assert _time.monotonic_ns() - t < 5 * 10**8  # a wake-up (an edge) cuts the wait short

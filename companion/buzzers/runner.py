@@ -41,6 +41,31 @@ from . import EdgeSource
 log = logging.getLogger(__name__)
 
 NS_PER_S = 1_000_000_000
+#: How long before a deadline a waiting thread stops sleeping and spins:
+#: an OS sleep can overshoot by a few hundred microseconds on a busy Pi,
+#: and a verdict should not wait for the scheduler.
+SPIN_NS = 400_000
+
+
+def wait_until(deadline_ns: int | None, clock: Callable[[], int], wake: threading.Event,
+               idle_s: float, min_sleep_s: float = 0.0) -> None:
+    """Block until ``deadline_ns`` on ``clock`` (None: ``idle_s``), or until
+    ``wake`` is set. Sleeps most of the way, then spins the last
+    :data:`SPIN_NS`, so the caller runs within microseconds of the deadline.
+    A deadline already past waits ``min_sleep_s`` (never a busy loop)."""
+    if deadline_ns is None:
+        wake.wait(idle_s)
+        return
+    left = deadline_ns - clock()
+    if left <= 0:
+        if min_sleep_s:
+            wake.wait(min_sleep_s)
+        return
+    if left > SPIN_NS:
+        if wake.wait(min((left - SPIN_NS) / NS_PER_S, idle_s)) or left - SPIN_NS > idle_s * NS_PER_S:
+            return
+    while clock() < deadline_ns and not wake.is_set():
+        pass
 
 
 class Pollable(Protocol):
@@ -187,16 +212,10 @@ class BuzzerRunner:
             try:
                 self.pump()
                 deadline = self.next_deadline()
-                now = self.source.now_ns()
             except Exception as exc:    # never let the loop die
                 self._error(f"runner loop: {exc!r}", exc=True)
-                deadline, now = None, 0
-            if deadline is None:
-                timeout = self.idle_s
-            else:
-                # a deadline already past (nothing left to do at it) must not spin
-                timeout = min(max((deadline - now) / NS_PER_S, self.min_sleep_s), self.idle_s)
-            self._wake.wait(timeout)
+                deadline = None
+            wait_until(deadline, self.source.now_ns, self._wake, self.idle_s, self.min_sleep_s)
             self._wake.clear()
 
     # -- commands from other threads -----------------------------------------

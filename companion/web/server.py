@@ -65,16 +65,29 @@ class Ticker:
         for p in self.pollables:
             p.poll()
 
+    def next_deadline(self) -> int | None:
+        times = [self.session.next_deadline()]
+        times += [p.next_deadline() for p in self.pollables]
+        times = [t for t in times if t is not None]
+        return min(times) if times else None
+
     def _run(self) -> None:
+        from ..buzzers.runner import wait_until
+
         while not self._stop.is_set():
+            deadline = None
             try:
                 self.step()
+                deadline = self.next_deadline()
             except Exception:           # never let the table's clock stop
                 self.errors += 1
                 import logging
 
                 logging.getLogger(__name__).exception("ticker step failed")
-            self._wake.wait(self.interval_s)
+            # wake at the next deadline (a verdict, GO, an LED), and at least
+            # every interval_s for anything without one
+            wait_until(deadline, self.session.clock, self._wake, self.interval_s,
+                       self.interval_s)
             self._wake.clear()
 
     def start(self) -> "Ticker":
@@ -144,6 +157,10 @@ class BoxFeedback:
     def poll(self, now_ns: int | None = None) -> None:
         with self._lock:
             self.feedback.poll(self.feedback.clock() if now_ns is None else now_ns)
+
+    def next_deadline(self) -> int | None:
+        with self._lock:
+            return self.feedback.next_deadline()
 
     def close(self) -> None:
         self._unsubscribe()
