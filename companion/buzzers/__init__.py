@@ -46,3 +46,13 @@ class EdgeSource:
 
     def close(self) -> None:
         self.stop()
+
+
+# The public names, gpiozero-style (imported after EdgeSource, which they use).
+from .gpio import GpioSource  # noqa: E402
+from .mock import ClockedMockFactory, MockSource  # noqa: E402
+from .feedback import Feedback, FeedbackSettings  # noqa: E402
+from .runner import BuzzerRunner, open_source  # noqa: E402
+
+__all__ = ["Edge", "EdgeSource", "Sink", "GpioSource", "MockSource", "ClockedMockFactory",
+           "Feedback", "FeedbackSettings", "BuzzerRunner", "open_source"]
