@@ -25,6 +25,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _judge(args, stdin, stdout, stderr) -> int:
     from .edges import Edge
+    from .gamefile import loads
     from .referee import MS, US, RaceError, RaceSpec, judge
 
     players = [p.strip() for p in args.players.split(",") if p.strip()]
@@ -45,9 +46,9 @@ def _judge(args, stdin, stdout, stderr) -> int:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            print(f"companion judge: line {no}: not JSON ({exc.msg})", file=stderr)
+            obj = loads(line)
+        except ValueError as exc:
+            print(f"companion judge: line {no}: {exc}", file=stderr)
             return 2
         try:
             edge = Edge.from_json(obj)

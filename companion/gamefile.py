@@ -39,6 +39,20 @@ class GameFileError(ValueError):
         self.message = message
 
 
+def loads(text: str):
+    """``json.loads`` whose every failure is a ValueError saying "not JSON":
+    a syntax error, but also nesting too deep for the parser (RecursionError)
+    and integers past Python's digit limit."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ValueError("not JSON (nested too deeply)") from None
+    except ValueError as exc:
+        raise ValueError(f"not JSON ({exc})") from None
+
+
 def header(game: str, players: list[str], options: dict | None = None) -> dict:
     return {"format": FORMAT, "version": VERSION, "game": game, "players": list(players),
             "options": dict(options or {})}
@@ -130,15 +144,17 @@ def replay_lines(lines: Iterable[str]) -> Replay:
         if not text or text.startswith("#"):
             continue
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise GameFileError(no, f"not JSON ({exc.msg})") from None
+            obj = loads(text)
+        except ValueError as exc:
+            raise GameFileError(no, str(exc)) from None
         if rep is None:
             try:
                 game, players, options = parse_header(obj)
                 rep = Replay.start(game, players, options)
-            except (ValueError, KeyError) as exc:
-                raise GameFileError(no, str(exc).strip("'\"")) from None
+            except KeyError as exc:
+                raise GameFileError(no, str(exc.args[0] if exc.args else exc)) from None
+            except ValueError as exc:
+                raise GameFileError(no, str(exc)) from None
             continue
         try:
             check_race(obj)
@@ -163,9 +179,9 @@ def check_race(event: Any) -> None:
     try:
         spec = RaceSpec.from_json(event["spec"])
         edges = [Edge.from_json(e) for e in event["edges"]]
+        verdict = judge(spec, edges).to_json()
     except (ValueError, TypeError, KeyError) as exc:
         raise RulesError(f"race record is malformed: {exc}", "race") from None
-    verdict = judge(spec, edges).to_json()
     for key in ("winner", "loser", "tied"):
         if key in event and event[key] != verdict[key]:
             raise RulesError(f"race {key} {event[key]!r} does not match its edges "

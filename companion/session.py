@@ -879,11 +879,21 @@ class TableSession:
 
     def _publish_state(self, eid: int | None, event: dict | None) -> dict:
         data = self._snapshot()
-        data["event"] = event
+        data["event"] = self._public_event(event)
         data["line"] = None if event is None else self._line(event)
         update = {"id": eid, "type": "state", "version": self.version, "data": data}
         self._outbox.append(update)
         return update
+
+    def _public_event(self, event: dict | None) -> dict | None:
+        """The logged event as every phone may see it (no secret cards)."""
+        if event is None or self.game is None or event.get("type") in ("undo", "redo"):
+            return event
+        try:
+            return self.game.public_event(event)
+        except Exception:  # a tracker bug must not leak or crash: show nothing
+            log.exception("public_event failed")
+            return {"type": event.get("type")}
 
     def _transient(self, kind: str, data: Any) -> None:
         self._outbox.append({"id": None, "type": kind, "version": self.version, "data": data})
@@ -936,7 +946,7 @@ class TableSession:
                 return []
             data = self._snapshot()
             eid, event = missed[-1]
-            data["event"] = event
+            data["event"] = self._public_event(event)
             data["line"] = self._line(event)
             data["missed"] = [{"id": i, "type": e.get("type"), "line": self._line(e)}
                               for i, e in missed]

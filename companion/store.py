@@ -320,6 +320,8 @@ class Store:
         with self._lock:
             try:
                 return self.conn.execute(sql, args).fetchall()
+            except OverflowError:
+                return []   # an id past SQLite's 64-bit integers names no row
             except sqlite3.Error as exc:
                 raise StoreError(f"read failed: {exc}") from None
 

@@ -68,6 +68,8 @@ def test_judge_first_release():
     ({"player": "A", "edge": "press", "t_ns": -4}, "line 2: 't_ns' must not be negative"),
     ({"player": "A", "edge": "press", "t_ns": 1.5}, "line 2: 't_ns' must be an integer"),
     ([1, 2], "line 2: an edge must be a JSON object"),
+    ("[" * 100_000 + "]" * 100_000, "line 2: not JSON (nested too deeply)"),
+    ('{"player": "A", "edge": "press", "t_ns": ' + "9" * 5000 + "}", "line 2: not JSON"),
 ])
 def test_judge_bad_input_exits_2_naming_line_and_problem(line, message):
     code, out, err = run(["first-press", "--players", "A,B"],

@@ -66,6 +66,16 @@ def test_too_many_cards_of_a_kind_is_illegal(tmp_path):
     ([{**HEAD, "players": ["solo"]}], "line 1: Chope! is for 2 to 6 players"),
     ([HEAD, "[1]"], "line 2: illegal event: an event must be a JSON object"),
     ([HEAD, {"type": "undo"}], "line 2: illegal event: nothing to undo"),
+    ([HEAD, "[" * 100_000 + "]" * 100_000], "line 2: not JSON (nested too deeply)"),
+    ([{**HEAD, "game": "chomp", "options": {"counts": 5}}], "line 1: 'counts' must map"),
+    ([HEAD, {"type": "flip", "card": "table:red"},
+      {"type": "race", "reason": "chope", "winner": None, "tied": [],
+       "spec": {"kind": "first-press", "players": ["ana"]},
+       "edges": [{"player": "zed", "edge": "press", "t_ns": 1}]}],
+     "line 3: illegal event: race record is malformed: edge from unknown player 'zed'"),
+    ([HEAD, {"type": "flip", "card": "table:red"},
+      {"type": "race", "reason": "chope", "spec": {"kind": "first-press", "players": ["ana"]},
+       "edges": 7}], "line 3: illegal event: race record is malformed"),
 ])
 def test_bad_files_exit_2(tmp_path, lines, message):
     code, _, err = replay(write(tmp_path, lines))

@@ -26,7 +26,7 @@ def test_an_announced_start_counts_down_on_the_cue(live_server):
     table = live_server
     s = table.session
     s.new_game("chomp", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
-    assert wait_for(lambda: table.box.feedback.referee is s.referee)
+    assert wait_for(lambda: table.box._referee is s.referee)
     s.log({"type": "reveal", "cards": {"Ana": "shrimp", "Bo": "seal", "Cy": "shark"}})
     cue = table.box.feedback.cue_led
     before = toggles(cue.pin)

@@ -481,9 +481,33 @@ def test_events_replay_from_last_event_id(client, session):
     try:
         session.log({"type": "stop"})
         (kind, msg, eid), = read_events(r, 1)     # up to date: no snapshot, just the news
-        assert kind == "state" and msg["event"] if "event" in msg else msg["data"]["event"]
+        assert kind == "state" and msg["data"]["event"] == {"type": "stop"}
     finally:
         r.close()
+
+
+def test_secret_favourite_cards_never_reach_the_phones(client, session):
+    """Chope!'s My Favourite cards stay secret until the end: not in a live
+    update, not in a Last-Event-ID replay, not in the public state."""
+    seen = []
+    session.subscribe(seen.append)
+    session.new_game("chope", [{"name": n} for n in ("ana", "bo")], {"favourite_food": True})
+    first = session.log({"type": "favourite", "player": "ana", "food": "laksa"})["id"]
+    session.log({"type": "favourite", "player": "bo", "food": "satay"})
+    for update in seen:
+        event = (update.get("data") or {}).get("event") or {}
+        assert "food" not in event, update
+    assert [u["data"]["event"] for u in seen if u["type"] == "state"][-1] == {
+        "type": "favourite", "player": "bo"}
+    r = client.get("/events", headers={"Last-Event-ID": str(first)}, buffered=False)
+    try:
+        (kind, msg, _), = read_events(r, 1)
+        assert kind == "state" and "food" not in msg["data"]["event"]
+        assert "satay" not in json.dumps(msg["data"]["missed"])
+    finally:
+        r.close()
+    players = client.get("/api/state").json["view"]["players"]
+    assert all(p["favourite"] is None for p in players)
 
 
 def test_events_with_an_unknown_last_event_id_get_a_snapshot(client, session):
@@ -693,3 +717,31 @@ def test_a_login_survives_a_restart_with_the_same_pin_but_not_a_new_pin(tmp_path
             assert c2.get("/api/host/state").status_code == status
         finally:
             again.extensions["companion"].close()
+
+
+def test_one_phone_cannot_take_every_live_stream(app):
+    broker = app.extensions["companion"].broker
+    mine = [broker.connect("192.0.2.7") for _ in range(6)]
+    assert all(mine) and broker.connect("192.0.2.7") is None      # the seventh page waits
+    other = broker.connect("192.0.2.8")
+    assert other is not None                                        # other phones still join
+    local = [broker.connect("127.0.0.1") for _ in range(10)]
+    assert all(local)                                               # the Pi itself is exempt
+    for c in mine + [other] + local:
+        broker.disconnect(c)
+
+
+def test_hostile_json_bodies_get_a_4xx_not_a_500(client, host, app):
+    deep = "[" * 100_000 + "]" * 100_000
+    anon = app.test_client()
+    token = anon.get("/api/csrf").json["csrf"]
+    for c, headers, url in ((anon, {"X-CSRF-Token": token}, "/api/host/login"),
+                            (host.client, host.headers(), "/api/host/event"),
+                            (host.client, host.headers(), "/api/host/new-game")):
+        r = c.post(url, data=deep, headers={**headers, "Content-Type": "application/json"})
+        assert r.status_code == 400 and "nested too deeply" in r.json["error"], (url, r.json)
+
+
+def test_a_game_id_past_64_bits_is_unknown_not_a_crash(host):
+    r = host.get(f"/api/host/export/{2**70}")
+    assert r.status_code == 404

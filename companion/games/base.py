@@ -150,6 +150,11 @@ class Game(ABC):
         """What the host console shows; by default the public view."""
         return self.public_view(state)
 
+    def public_event(self, event: dict) -> dict:
+        """``event`` as every phone may see it (the live update's ``event``):
+        by default the whole event; a game with secret events strips them."""
+        return event
+
     def describe(self, event: dict) -> str:
         """A short human line for the log."""
         return " ".join(f"{k}={v}" for k, v in event.items() if k != "edges")

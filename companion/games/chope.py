@@ -523,6 +523,13 @@ class Chope(Game):
         (who has been dealt a My Favourite card, never which)."""
         return self.public_view(s)
 
+    def public_event(self, ev: dict) -> dict:
+        """A My Favourite card is secret: the table sees who was dealt one,
+        never which food."""
+        if ev.get("type") == "favourite":
+            return {k: v for k, v in ev.items() if k != "food"}
+        return ev
+
     def describe(self, ev: dict) -> str:
         t = ev.get("type")
         if t == "favourite":                      # never name the food: it is secret

@@ -19,6 +19,7 @@ Configuration keys (all optional):
 ``BUZZERS``         the buzzer ids of the running source (the new-game form offers them)
 ``JOIN_URLS``       the URLs phones open (shown on the console with a QR code)
 ``SSE_HEARTBEAT_S`` seconds between heartbeats (15); ``SSE_MAX_CLIENTS`` (200)
+``SSE_MAX_PER_CLIENT`` live pages one address may hold (6; the Pi's own loopback is exempt)
 ``LOGIN_LIMIT`` / ``LOGIN_WINDOW_S``  failed PINs allowed per IP per window (5 per 60 s)
 ``PRESS_LIMIT`` / ``PRESS_WINDOW_S``  virtual presses per IP per window (20 per 1 s)
 """
@@ -49,6 +50,7 @@ DEFAULTS = {
     "SSE_HEARTBEAT_S": 15.0,
     "SSE_QUEUE_SIZE": 256,
     "SSE_MAX_CLIENTS": 200,
+    "SSE_MAX_PER_CLIENT": 6,
     "LOGIN_LIMIT": 5,
     "LOGIN_WINDOW_S": 60.0,
     "PRESS_LIMIT": 20,
@@ -135,6 +137,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.config["PIN"] = str(pin)
     broker = Broker(session, queue_size=app.config["SSE_QUEUE_SIZE"],
                     max_clients=app.config["SSE_MAX_CLIENTS"],
+                    max_per_remote=app.config["SSE_MAX_PER_CLIENT"],
                     heartbeat_s=app.config["SSE_HEARTBEAT_S"])
     app.extensions["companion"] = Services(
         session=session, broker=broker, pin=str(pin), demo=bool(app.config["DEMO"]),

@@ -21,7 +21,10 @@ def services():
 
 def body() -> dict:
     """The JSON object of the request; BadRequest if it is not one."""
-    data = request.get_json(silent=True)
+    try:
+        data = request.get_json(silent=True)
+    except RecursionError:
+        raise BadRequest("the request body is nested too deeply") from None
     if data is None and not request.get_data():
         return {}
     if not isinstance(data, dict):

@@ -138,9 +138,10 @@ def login(pin_given: str | None) -> tuple[bool, float]:
     """Check a PIN for the current client: (ok, retry_after_seconds)."""
     svc = current_app.extensions["companion"]
     key = client_key()
-    wait = svc.login_limiter.blocked(key)
-    if wait:
-        return False, wait
+    # count the attempt before comparing, in one step under the limiter's
+    # lock: simultaneous guesses cannot all slip past a separate check
+    if not svc.login_limiter.hit(key):
+        return False, max(svc.login_limiter.blocked(key), 1.0)
     if pin_matches(pin_given, svc.pin):
         svc.login_limiter.reset(key)
         session.clear()
@@ -149,7 +150,6 @@ def login(pin_given: str | None) -> tuple[bool, float]:
         session["pin_epoch"] = svc.pin_epoch
         csrf_token()   # a fresh token after login (no fixation)
         return True, 0.0
-    svc.login_limiter.hit(key)
     return False, 0.0
 
 

@@ -120,24 +120,31 @@ class BoxFeedback:
         self.leds_by_buzzer = dict(feedback.leds)
         self._lock = threading.Lock()
         self._go: int | None = None
+        self._referee = None
         self.sync()
         self._unsubscribe = session.subscribe(self.on_update)
 
     def sync(self) -> None:
+        """Follow the session's current referee (a new game makes a new one)."""
         ref = self.session.referee
         with self._lock:
-            if ref is self.feedback.referee:
+            if ref is self._referee:
                 return
+            if self._referee is not None and self._on_referee in self._referee.listeners:
+                self._referee.listeners.remove(self._on_referee)
             leds = {}
             for p in self.session.players or []:
                 buzzer = p.get("buzzer") or p["name"]
                 if buzzer in self.leds_by_buzzer:
                     leds[p["name"]] = self.leds_by_buzzer[buzzer]
             self.feedback.leds = leds
-            if ref is None:
-                self.feedback.detach()
-            else:
-                self.feedback.attach(ref)
+            self._referee = ref
+            if ref is not None:
+                ref.listeners.append(self._on_referee)
+
+    def _on_referee(self, kind: str, payload) -> None:
+        with self._lock:
+            self.feedback(kind, payload)
 
     def on_update(self, update: dict) -> None:
         kind, data = update.get("type"), update.get("data") or {}
@@ -165,6 +172,9 @@ class BoxFeedback:
     def close(self) -> None:
         self._unsubscribe()
         with self._lock:
+            if self._referee is not None and self._on_referee in self._referee.listeners:
+                self._referee.listeners.remove(self._on_referee)
+            self._referee = None
             self.feedback.close()
 
 

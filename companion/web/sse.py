@@ -36,6 +36,7 @@ is the session's clock, so a page can count down to a race's ``go_ns``.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import queue
 import threading
@@ -121,6 +122,13 @@ class Client:
             self.queue.put_nowait(item if item is _CLOSE or item is _DROP else _RESYNC)
 
 
+def _is_loopback(remote: str) -> bool:
+    try:
+        return ipaddress.ip_address(remote).is_loopback
+    except ValueError:
+        return False
+
+
 class Broker:
     """Fan-out of a :class:`~companion.session.TableSession`'s updates to SSE clients.
 
@@ -128,10 +136,14 @@ class Broker:
     """
 
     def __init__(self, session, queue_size: int = 256, max_clients: int = 200,
-                 heartbeat_s: float = 15.0, clock: Callable[[], int] | None = None):
+                 heartbeat_s: float = 15.0, clock: Callable[[], int] | None = None,
+                 max_per_remote: int = 6):
         self.session = session
         self.queue_size = queue_size
         self.max_clients = max_clients
+        #: one phone (an address) may hold this many live pages, so a single
+        #: device cannot take every stream slot; the Pi itself is exempt
+        self.max_per_remote = max_per_remote
         self.heartbeat_s = heartbeat_s
         self.clock = clock or getattr(session, "clock", None) or time.monotonic_ns
         self._clients: set[Client] = set()
@@ -166,6 +178,9 @@ class Broker:
         missed); None if the server is full or closing."""
         with self._lock:
             if self._closed or len(self._clients) >= self.max_clients:
+                return None
+            if self.max_per_remote and not _is_loopback(remote) and sum(
+                    1 for c in self._clients if c.remote == remote) >= self.max_per_remote:
                 return None
             c = Client(self.queue_size, remote)
             self._clients.add(c)
