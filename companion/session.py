@@ -480,8 +480,15 @@ class TableSession:
             if (at is None or now < at) and not phase_due:
                 return
             ref.poll(now)
-            self._after_referee(now)
+            decided = self._after_referee(now, log_decided=False)
+        # the verdict reaches the pages first (a transient race update);
+        # then it is logged durably and the new state follows
         self._dispatch()
+        if decided is not None:
+            with self._lock:
+                if self._race is decided:
+                    self._finish_race(decided, self.clock())
+            self._dispatch()
 
     def next_deadline(self) -> int | None:
         """The earliest clock time at which :meth:`tick` has work to do
@@ -516,7 +523,10 @@ class TableSession:
         elif kind == "fault":
             self._fault(payload.kind, None, payload.player, payload.t_ns)
 
-    def _after_referee(self, now: int) -> None:
+    def _after_referee(self, now: int, log_decided: bool = True) -> "_Race | None":
+        """Publish the live race's progress; a race the referee decided is
+        logged now, or (``log_decided=False``) returned for the caller to
+        log once the verdict has gone out."""
         race = self._race
         if race is not None:
             self._note_virtual(race)
@@ -529,7 +539,10 @@ class TableSession:
         self._race_dirty = False
         decided, self._decided = self._decided, None
         if decided is not None and race is not None and decided is race.live:
+            if not log_decided:
+                return race
             self._finish_race(race, now)
+        return None
 
     def _note_virtual(self, race: _Race) -> None:
         edges = race.live.edges

@@ -906,3 +906,29 @@ def test_real_chope_table_card_takes_the_burst_and_the_mynah_waits_for_the_last(
     again = TableSession(Store(tmp_path / "chope.db"), clock=Clock())
     assert again.resume() and again.snapshot()["view"] == snap["view"]
     assert replay_lines(again.export_game().splitlines()).summary()["scores"] == snap["scores"]
+
+
+def test_the_verdict_reaches_subscribers_before_the_race_is_logged(mocker):
+    """The pages hear the verdict the moment the hold ends; the durable
+    append of the race event (a disk sync) follows, then the new state."""
+    s, clock = make()
+    order = []
+    s.subscribe(lambda u: order.append(("update", u["type"], (u["data"] or {}).get("phase"))))
+    append = s.store.append
+
+    def spy(*args, **kw):
+        order.append(("append",))
+        return append(*args, **kw)
+
+    mocker.patch.object(s.store, "append", side_effect=spy)
+    s.log({"type": "flip", "card": "reveal"})
+    s.start_race(0)
+    run(s, clock, 10)
+    order.clear()
+    press(s, clock, "b3")
+    run(s, clock, 100)
+    decided = order.index(("update", "race", "decided"))
+    appended = order.index(("append",))
+    assert decided < appended
+    assert ("update", "state", None) in order[appended:]
+    assert logged(s)[-1]["winner"] == "cy"
