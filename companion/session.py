@@ -291,6 +291,12 @@ class TableSession:
                  log_rows: list[tuple[int, dict]]) -> None:
         self._clear()
         self.game, self.game_id, self.replay = tracker, gid, rep
+        self.faults.clear()
+        try:   # the faults recorded before a restart are still the table's news
+            self.faults.extend({k: v for k, v in f.items() if k not in ("id", "created")}
+                               for f in self.store.faults(gid, limit=self.faults.maxlen or 20))
+        except StoreError as exc:
+            log.warning("could not read the recorded faults: %s", exc)
         self.players = [dict(p) for p in players]
         self._buzzers = self._buzzer_map()
         self._log = list(log_rows)
@@ -918,6 +924,11 @@ class TableSession:
             f["message"] = message
             log.warning("table fault: %s", message)
         self.faults.append(f)
+        if kind != "store":     # a store that just failed cannot take the record
+            try:
+                self.store.record_fault(self.game_id, f)
+            except StoreError as exc:
+                log.warning("could not record the fault: %s", exc)
         self._transient("fault", f)
 
     def _dispatch(self) -> None:

@@ -113,7 +113,20 @@ def _v1_to_v2(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('current_game', ?)", (str(row[0]),))
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v0_to_v1, _v1_to_v2]
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
+    """Buzzer and table faults (a stuck button, a refused verdict, a store
+    error) are kept, so the host can see them after a restart."""
+    conn.execute("""CREATE TABLE faults (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        game_id INTEGER REFERENCES games(id),   -- NULL: no game was running
+        kind TEXT NOT NULL,            -- 'stuck', 'cleared', 'race-rejected', ...
+        body TEXT NOT NULL,            -- JSON: player, fault, t_ns, message
+        created INTEGER NOT NULL       -- wall clock, Unix nanoseconds
+    )""")
+    conn.execute("CREATE INDEX faults_by_game ON faults (game_id, id)")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v0_to_v1, _v1_to_v2, _v2_to_v3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -467,6 +480,27 @@ class Store:
     def has_event(self, game_id: int, event_id: int) -> bool:
         return bool(self._read("SELECT 1 FROM events WHERE game_id = ? AND id = ?",
                                (game_id, event_id)))
+
+    # -- faults -----------------------------------------------------------------
+    def record_fault(self, game_id: int | None, fault: dict) -> int:
+        """Keep one fault (durable like an event); returns its id."""
+        text = _dumps(fault, "fault")
+        kind = str(fault.get("fault") or "fault")
+        now = self.wall_clock()
+        return self._write(lambda c: c.execute(
+            "INSERT INTO faults (game_id, kind, body, created) VALUES (?, ?, ?, ?)",
+            (game_id, kind, text, now)).lastrowid)
+
+    def faults(self, game_id: int | None = None, limit: int = 100) -> list[dict]:
+        """The newest ``limit`` faults (of one game, or all), oldest first;
+        each with its ``id`` and ``created`` wall time."""
+        if game_id is None:
+            rows = self._read("SELECT id, body, created FROM faults ORDER BY id DESC LIMIT ?",
+                              (limit,))
+        else:
+            rows = self._read("SELECT id, body, created FROM faults WHERE game_id = ?"
+                              " ORDER BY id DESC LIMIT ?", (game_id, limit))
+        return [{**json.loads(b), "id": i, "created": c} for i, b, c in reversed(rows)]
 
     # -- the live race scratch row (see docs/store.md, "Resume") ---------------
     def save_live_race(self, game_id: int, version: int, body: dict) -> None:

@@ -932,3 +932,18 @@ def test_the_verdict_reaches_subscribers_before_the_race_is_logged(mocker):
     assert decided < appended
     assert ("update", "state", None) in order[appended:]
     assert logged(s)[-1]["winner"] == "cy"
+
+
+def test_a_stuck_buzzer_fault_is_recorded_and_still_shown_after_a_restart(tmp_path):
+    path = tmp_path / "table.db"
+    s, clock = make(Store(path), stuck_ms=1000)
+    s.feed_edge(Edge("b2", True, clock.t))
+    run(s, clock, 1100)
+    stuck = s.snapshot()["faults"][-1]
+    assert stuck["player"] == "bo" and stuck["fault"] == "stuck"
+    s.store.close()
+    with Store(path) as store:
+        assert [f["fault"] for f in store.faults(s.game_id)] == ["stuck"]
+        again = TableSession(store, clock=clock)
+        assert again.resume()
+        assert again.snapshot()["faults"] == [stuck]
