@@ -201,8 +201,48 @@ def test_table_card_cannot_be_choped_by_the_player_who_flipped_it():
         G.apply(s, chope("ana"))
     with pytest.raises(RulesError, match="siam"):
         G.apply(s, siam("bo"))
-    with pytest.raises(RulesError):
-        G.apply(s, {**chope("bo"), "false_starts": ["bo"]})
+
+
+def test_a_false_starter_let_back_in_by_the_lockout_may_chope():
+    """The referee's lockout setting lets a false starter win (rules notes,
+    races); the tracker takes the referee's word for it."""
+    from companion.edges import Edge
+    from companion.referee import MS, RaceSpec, judge
+
+    s = play(new(), flip(RED))
+    req = G.race_request(s)
+    spec = RaceSpec(req.kind, tuple(s["players"]), req.eligible, arm_ns=100 * MS,
+                    lockout_ns=50 * MS)
+    v = judge(spec, [Edge("bo", True, 90 * MS), Edge("bo", False, 95 * MS),
+                     Edge("bo", True, 200 * MS), Edge("cy", True, 300 * MS)]).to_json()
+    assert v["winner"] == "bo" and v["false_starts"] == ["bo"]
+    s = G.apply(s, {"type": "race", "reason": "chope", **v})
+    assert "table:red" in G.public_view(s)["players"][1]["tables"]
+
+
+@pytest.mark.parametrize("verdict, message", [
+    (chope(tied=["bo"]), "two or more"),
+    ({**chope("cy", tied=["ana", "bo"])}, "not both"),
+    ({**chope("cy"), "ineligible": ["cy"]}, "both the winner and ineligible"),
+    ({**chope("cy"), "loser": "ana"}, "never a loser"),
+    (chope(tied=["ana", "bo"]), "two or more players of the race"),
+    ({**chope("cy"), "ineligible": ["bo"]}, "cannot be ineligible"),
+])
+def test_a_chope_verdict_the_referee_cannot_give_is_refused(verdict, message):
+    s = play(new(), flip(RED))
+    with pytest.raises(RulesError, match=message):
+        G.apply(s, verdict)
+
+
+@pytest.mark.parametrize("verdict, message", [
+    ({**siam(), "winner": "ana"}, "never a winner"),
+    (siam(tied=["ana"]), "two or more"),
+    ({**siam("bo", tied=["ana", "cy"])}, "not both"),
+])
+def test_a_siam_verdict_the_referee_cannot_give_is_refused(verdict, message):
+    s = play(new(), flip("mynah"))
+    with pytest.raises(RulesError, match=message):
+        G.apply(s, verdict)
 
 
 @pytest.mark.parametrize("verdict", [chope(tied=["bo", "cy"]), chope()])

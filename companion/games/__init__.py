@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from .base import Game, RaceRequest, RulesError, rank_by
+from .base import Game, RaceRequest, RulesError, check_verdict, rank_by
 
 # name -> (module, class). Modules are imported on first use so a broken or
 # half-built tracker never stops the others from loading.
@@ -46,5 +46,5 @@ def get_game(name: str) -> Game:
     return _cache[name]
 
 
-__all__ = ["Game", "RaceRequest", "RulesError", "rank_by", "get_game", "game_names",
+__all__ = ["Game", "RaceRequest", "RulesError", "check_verdict", "rank_by", "get_game", "game_names",
            "available_games"]

@@ -164,6 +164,55 @@ class Game(ABC):
         (every card in exactly one place). Used by the conformance tests."""
 
 
+def verdict_names(event: dict, key: str, players, absent: str = "did not take part in this race",
+                  rule: str = "race") -> list[str]:
+    """``event[key]`` (a verdict's ``tied``, ``false_starts`` or
+    ``ineligible``) as a list of distinct names of ``players``."""
+    value = event.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value) \
+            or len(set(value)) != len(value):
+        raise RulesError(f"{key!r} must be a list of distinct player names", "format")
+    stray = [p for p in value if p not in players]
+    if stray:
+        raise RulesError(f"{', '.join(stray)} {absent}", rule)
+    return value
+
+
+def check_verdict(event: dict, kind: str, players, eligible) -> tuple:
+    """The race outcome of a ``race`` event, checked for the shape the
+    referee gives a race of ``kind``; returns ``(winner, loser, tied,
+    false_starts, ineligible)`` or raises :class:`RulesError`.
+
+    A ``first-press`` race has a winner or a tie (two or more eligible
+    players), never a loser; a ``last-press`` or ``first-release`` race has
+    a loser or a tie, never a winner. A false starter may still win: the
+    referee lets one back in only under its lockout setting.
+    """
+    players, eligible = list(players), set(eligible)
+    tied, false_starts, ineligible = (verdict_names(event, k, players)
+                                      for k in ("tied", "false_starts", "ineligible"))
+    winner, loser = event.get("winner"), event.get("loser")
+    decisive, other = ("winner", "loser") if kind == "first-press" else ("loser", "winner")
+    if event.get(other) is not None:
+        raise RulesError(f"a {kind} race has a {decisive}, never a {other}", "race")
+    who = winner if kind == "first-press" else loser
+    if who is not None:
+        if who not in players:
+            raise RulesError(f"{who!r} did not take part in this race", "race")
+        if who not in eligible:
+            raise RulesError(f"{who} was not in this race and cannot be its {decisive}", "race")
+        if who in ineligible:
+            raise RulesError(f"{who} cannot be both the {decisive} and ineligible", "race")
+        if tied:
+            raise RulesError(f"a race has a {decisive} or a tie, not both", "race")
+    if tied and (len(tied) < 2 or set(tied) - eligible):
+        raise RulesError("a tie is two or more players of the race", "race")
+    wrong = [p for p in ineligible if p in eligible]
+    if wrong:
+        raise RulesError(f"{', '.join(wrong)} may take part, so cannot be ineligible", "race")
+    return winner, loser, tied, false_starts, ineligible
+
+
 def rank_by(players: list[str], key) -> list[list[str]]:
     """Group ``players`` best first by ``key(player)`` (higher is better);
     equal keys share a group."""

@@ -44,7 +44,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from .base import Game, RaceRequest, RulesError, rank_by
+from .base import Game, RaceRequest, RulesError, rank_by, verdict_names
 
 DATA = json.loads((Path(__file__).parent / "data" / "chomp.json").read_text())
 CREATURES = {c["id"]: c for c in DATA["creatures"]}
@@ -283,18 +283,9 @@ class Chomp(Game):
         if ev.get("loser") is not None:
             raise RulesError("a Chomp! race has a winner, never a loser", "race")
         players, eligible = race["players"], race["eligible"]
-
-        def names(key):
-            value = ev.get(key) or []
-            if not isinstance(value, list) or not all(isinstance(p, str) for p in value) \
-                    or len(set(value)) != len(value):
-                raise RulesError(f"{key!r} must be a list of distinct player names", "format")
-            stray = [p for p in value if p not in players]
-            if stray:
-                raise RulesError(f"{', '.join(stray)} turned no card over this round", "race")
-            return value
-
-        tied, false_starts, ineligible = names("tied"), names("false_starts"), names("ineligible")
+        tied, false_starts, ineligible = (
+            verdict_names(ev, k, players, "turned no card over this round")
+            for k in ("tied", "false_starts", "ineligible"))
         winner = ev.get("winner")
         allowed = [p for p in eligible
                    if not (s["rules"]["false_start_is_bad_chomp"] and p in false_starts

@@ -37,7 +37,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from .base import Game, RaceRequest, RulesError, rank_by
+from .base import Game, RaceRequest, RulesError, check_verdict, rank_by
 
 DATA = json.loads((Path(__file__).parent / "data" / "chope.json").read_text())
 
@@ -236,25 +236,19 @@ class Chope(Game):
         if ev.get("reason") != race["reason"]:
             raise RulesError(f"the pending race is {race['reason']!r}, not {ev.get('reason')!r}",
                              "race")
-        tied, false_starts = ev.get("tied") or [], ev.get("false_starts") or []
-        for key, names in (("tied", tied), ("false_starts", false_starts)):
-            if not isinstance(names, list) or not all(p in s["players"] for p in names):
-                raise RulesError(f"{key!r} must be a list of players", "race")
+        others = [p for p in s["players"] if p != race["flipper"]]
+        if race["reason"] == "chope" and ev.get("winner") == race["flipper"]:
+            raise RulesError("only the OTHER players may chope a Table", "table cards")
+        winner, loser, tied, _, _ = check_verdict(
+            ev, "first-press" if race["reason"] == "chope" else "last-press", s["players"],
+            others if race["reason"] == "chope" else s["players"])
         card, s["contested"], s["race"] = s["contested"], None, None
         if race["reason"] == "chope":
-            winner = ev.get("winner")
             if winner is not None:
-                if winner == race["flipper"]:
-                    raise RulesError("only the OTHER players may chope a Table", "table cards")
-                if winner not in s["players"] or winner in false_starts:
-                    raise RulesError(f"{winner!r} cannot win this chope", "race")
                 self._gain(s, winner, [card])
             else:          # a tie nobody can tell apart, or nobody choped: discard
                 self._discard(s, card)
             return
-        loser = ev.get("loser")
-        if loser is not None and loser not in s["players"]:
-            raise RulesError(f"{loser!r} is not playing", "race")
         losers = [loser] if loser else (tied if s["rules"]["siam_tie"] == "all" else [])
         for p in dict.fromkeys(losers):
             if self._cards(s, p):
