@@ -166,12 +166,12 @@ class Debouncer:
         self.level: bool = False           # the debounced level
         self.pending: Edge | None = None   # last ignored edge of the burst
 
-    def feed(self, edge: Edge) -> list[Edge]:
+    def feed(self, edge: Edge) -> list[Edge] | tuple:
         """The edges this raw edge makes final (often none, at most two)."""
         start = self.start
         if start is not None and edge.t_ns - start < self.window:
             self.pending = edge
-            return []
+            return ()          # a bounce: the common case, so no allocation
         out = self.settle()
         if out and edge.t_ns - self.start < self.window:
             self.pending = edge
@@ -475,6 +475,7 @@ class Referee:
         self.hold_ns = hold_ns
         self._deb = {p: Debouncer(debounce_ns) for p in self.players}
         self._down_since: dict[str, int] = {}
+        self._stuck_due: float = float("inf")   # no buzzer can be stuck before this
         self.stuck: set[str] = set()
         self.faults: list[Fault] = []
         self.race: LiveRace | None = None
@@ -515,7 +516,8 @@ class Referee:
             raise RaceError(f"edge from unknown player {edge.player!r}")
         for e in d.feed(edge):
             self._accept(e)
-        self._check_stuck(edge.t_ns)
+        if edge.t_ns >= self._stuck_due:
+            self._check_stuck(edge.t_ns)
 
     def poll(self, now_ns: int) -> None:
         for d in self._deb.values():
@@ -549,6 +551,8 @@ class Referee:
             return
         if e.pressed:
             self._down_since[p] = e.t_ns
+            if e.t_ns + self.stuck_ns < self._stuck_due:
+                self._stuck_due = e.t_ns + self.stuck_ns
         else:
             self._down_since.pop(p, None)
         race = self.race
@@ -564,10 +568,16 @@ class Referee:
     def _check_stuck(self, now_ns: int) -> None:
         if self._holding_race():
             return  # holding on is the point of a first-release race
+        due = float("inf")
         for p, since in list(self._down_since.items()):
-            if p not in self.stuck and now_ns - since >= self.stuck_ns:
+            if p in self.stuck:
+                continue
+            if now_ns - since >= self.stuck_ns:
                 self.stuck.add(p)
                 self._fault(Fault(p, "stuck", now_ns))
+            else:
+                due = min(due, since + self.stuck_ns)
+        self._stuck_due = due
 
     def _fault(self, f: Fault) -> None:
         self.faults.append(f)

@@ -189,7 +189,7 @@ def test_debounce_is_idempotent():
 def test_debouncer_settles_on_the_clock():
     d = Debouncer(20 * MS)
     assert d.feed(press("A", 0)) == [press("A", 0)]
-    assert d.feed(release("A", 5 * MS)) == []
+    assert list(d.feed(release("A", 5 * MS))) == []
     assert d.settles_at() == 20 * MS
     assert d.settle(19 * MS) == []
     assert d.settle(20 * MS) == [release("A", 5 * MS)]
@@ -416,3 +416,17 @@ def test_a_failing_listener_costs_nothing():
     race = ref.start(spec())
     ref.feed(press("B", 1 * MS))
     assert race.order() == [("B", 1 * MS)] and ref.errors
+
+
+def test_a_stuck_button_is_found_by_the_next_edge_even_without_a_poll():
+    ref = Referee(P, stuck_ns=1000 * MS)
+    ref.feed(press("A", 0))
+    ref.feed(press("B", 500 * MS))        # not yet: A has held for 500 ms
+    assert not ref.stuck
+    ref.feed(release("B", 999 * MS))
+    assert not ref.stuck
+    ref.feed(press("C", 1000 * MS))       # A has held for the whole stuck time
+    assert ref.stuck == {"A"}
+    ref.feed(release("C", 1400 * MS))
+    ref.feed(press("C", 1600 * MS))       # B released in time: never stuck
+    assert ref.stuck == {"A"}
