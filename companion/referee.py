@@ -42,12 +42,19 @@ KINDS = (FIRST_PRESS, LAST_PRESS, FIRST_RELEASE)
 MS = 1_000_000
 US = 1_000
 DEFAULT_DEBOUNCE_NS = 20 * MS
+#: A time no clock reaches (a "not scheduled" that stays an integer).
+NEVER = 1 << 63
 #: How long a live race waits after the deciding edge before it publishes the
 #: final verdict, on top of the tie window: it covers the GPIO library's
 #: event delivery delay (an edge is stamped by the kernel, then delivered to
 #: Python a little later; an earlier edge of another player may still be on
 #: its way).
 DEFAULT_HOLD_NS = 30 * MS
+
+
+def earliest(times: Iterable[int | None]) -> int | None:
+    """The earliest of ``times`` that is set (a deadline), or None."""
+    return min((t for t in times if t is not None), default=None)
 
 
 class RaceError(ValueError):
@@ -475,7 +482,7 @@ class Referee:
         self.hold_ns = hold_ns
         self._deb = {p: Debouncer(debounce_ns) for p in self.players}
         self._down_since: dict[str, int] = {}
-        self._stuck_due: float = float("inf")   # no buzzer can be stuck before this
+        self._stuck_due = NEVER     # when the next held buzzer becomes stuck
         self.stuck: set[str] = set()
         self.faults: list[Fault] = []
         self.race: LiveRace | None = None
@@ -508,6 +515,7 @@ class Referee:
             # holding on was the point: the stuck timer starts again now
             for p in self._down_since:
                 self._down_since[p] = max(self._down_since[p], now_ns)
+            self._reschedule_stuck()
         self._emit("verdict", race)
 
     def feed(self, edge: Edge) -> None:
@@ -533,13 +541,11 @@ class Referee:
         """The earliest clock time at which :meth:`poll` has work to do."""
         times = [d.settles_at() for d in self._deb.values()]
         race = self.race
-        if not self._holding_race():
-            times += [t + self.stuck_ns for p, t in self._down_since.items()
-                      if p not in self.stuck]
+        if not self._holding_race() and self._stuck_due != NEVER:
+            times.append(self._stuck_due)
         if race is not None and race.verdict is None:
             times.append(race.decides_at())
-        times = [t for t in times if t is not None]
-        return min(times) if times else None
+        return earliest(times)
 
     def _accept(self, e: Edge) -> None:
         p = e.player
@@ -554,7 +560,9 @@ class Referee:
             if e.t_ns + self.stuck_ns < self._stuck_due:
                 self._stuck_due = e.t_ns + self.stuck_ns
         else:
-            self._down_since.pop(p, None)
+            since = self._down_since.pop(p, None)
+            if since is not None and since + self.stuck_ns == self._stuck_due:
+                self._reschedule_stuck()
         race = self.race
         changed = race is not None and race.verdict is None and race.feed(e)
         self._emit("edge", e)
@@ -568,16 +576,16 @@ class Referee:
     def _check_stuck(self, now_ns: int) -> None:
         if self._holding_race():
             return  # holding on is the point of a first-release race
-        due = float("inf")
         for p, since in list(self._down_since.items()):
-            if p in self.stuck:
-                continue
-            if now_ns - since >= self.stuck_ns:
+            if p not in self.stuck and now_ns - since >= self.stuck_ns:
                 self.stuck.add(p)
                 self._fault(Fault(p, "stuck", now_ns))
-            else:
-                due = min(due, since + self.stuck_ns)
-        self._stuck_due = due
+        self._reschedule_stuck()
+
+    def _reschedule_stuck(self) -> None:
+        """When the next buzzer held now would become stuck (exact)."""
+        self._stuck_due = min((t + self.stuck_ns for p, t in self._down_since.items()
+                               if p not in self.stuck), default=NEVER)
 
     def _fault(self, f: Fault) -> None:
         self.faults.append(f)

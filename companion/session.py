@@ -49,7 +49,7 @@ from .edges import Edge
 from .gamefile import Replay, check_race, header, parse_header, replay_lines, summary
 from .games import Game, RaceRequest, RulesError, get_game
 from .referee import (DEFAULT_HOLD_NS, FIRST_PRESS, LAST_PRESS, LiveRace, RaceError, RaceSpec,
-                      Referee, judge)
+                      Referee, earliest, judge)
 from .store import StaleVersion, Store, StoreError
 
 log = logging.getLogger(__name__)
@@ -507,8 +507,7 @@ class TableSession:
             race = self._race
             if race is not None and race.phase_sent == "countdown":
                 times.append(race.go_ns)
-        times = [t for t in times if t is not None]
-        return min(times) if times else None
+        return earliest(times)
 
     def _on_referee(self, kind: str, payload) -> None:
         """Referee listener (called with the session lock held)."""

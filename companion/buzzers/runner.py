@@ -35,7 +35,7 @@ from importlib.util import find_spec
 from typing import Callable, Iterable, Protocol
 
 from ..edges import Edge
-from ..referee import LiveRace, RaceSpec, Referee
+from ..referee import LiveRace, RaceSpec, Referee, earliest
 from . import EdgeSource
 
 log = logging.getLogger(__name__)
@@ -66,6 +66,26 @@ def wait_until(deadline_ns: int | None, clock: Callable[[], int], wake: threadin
             return
     while clock() < deadline_ns and not wake.is_set():
         pass
+
+
+def deadline_loop(step: Callable[[], object], next_deadline: Callable[[], int | None],
+                  clock: Callable[[], int], wake: threading.Event, stop: threading.Event, *,
+                  idle_s: float, min_sleep_s: float,
+                  on_error: Callable[[Exception], None]) -> None:
+    """The loop of a thread that keeps time for the table: run ``step``,
+    then sleep until ``next_deadline()`` (see :func:`wait_until`) or until
+    ``wake`` is set, until ``stop`` is set. A failing step goes to
+    ``on_error`` (called inside the ``except``) and the loop goes on: the
+    table's clock must never stop."""
+    while not stop.is_set():
+        deadline = None
+        try:
+            step()
+            deadline = next_deadline()
+        except Exception as exc:
+            on_error(exc)
+        wait_until(deadline, clock, wake, idle_s, min_sleep_s)
+        wake.clear()
 
 
 class Pollable(Protocol):
@@ -202,21 +222,13 @@ class BuzzerRunner:
     def next_deadline(self) -> int | None:
         """The earliest time the referee or a pollable has work to do."""
         with self.lock:
-            times = [self.referee.next_deadline()]
-            times += [p.next_deadline() for p in self.pollables]
-        times = [t for t in times if t is not None]
-        return min(times) if times else None
+            return earliest([self.referee.next_deadline(),
+                             *(p.next_deadline() for p in self.pollables)])
 
     def _run(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                self.pump()
-                deadline = self.next_deadline()
-            except Exception as exc:    # never let the loop die
-                self._error(f"runner loop: {exc!r}", exc=True)
-                deadline = None
-            wait_until(deadline, self.source.now_ns, self._wake, self.idle_s, self.min_sleep_s)
-            self._wake.clear()
+        deadline_loop(self.pump, self.next_deadline, self.source.now_ns, self._wake,
+                      self._stopping, idle_s=self.idle_s, min_sleep_s=self.min_sleep_s,
+                      on_error=lambda exc: self._error(f"runner loop: {exc!r}", exc=True))
 
     # -- commands from other threads -----------------------------------------
 

@@ -20,13 +20,18 @@ bursts settle, countdowns reach GO and races are decided on time.
 from __future__ import annotations
 
 import argparse
+import logging
 import queue
 import signal
 import sys
 import threading
 from typing import Callable
 
+from ..buzzers.runner import deadline_loop
+from ..referee import earliest
 from .join import join_urls, qr_text
+
+log = logging.getLogger(__name__)
 
 #: Player names (and mock buzzer ids) when none are given.
 DEMO_PLAYERS = ["Ana", "Bo", "Cy", "Dee"]
@@ -66,29 +71,19 @@ class Ticker:
             p.poll()
 
     def next_deadline(self) -> int | None:
-        times = [self.session.next_deadline()]
-        times += [p.next_deadline() for p in self.pollables]
-        times = [t for t in times if t is not None]
-        return min(times) if times else None
+        return earliest([self.session.next_deadline(),
+                         *(p.next_deadline() for p in self.pollables)])
+
+    def _failed(self, exc: Exception) -> None:
+        self.errors += 1
+        log.exception("ticker step failed")
 
     def _run(self) -> None:
-        from ..buzzers.runner import wait_until
-
-        while not self._stop.is_set():
-            deadline = None
-            try:
-                self.step()
-                deadline = self.next_deadline()
-            except Exception:           # never let the table's clock stop
-                self.errors += 1
-                import logging
-
-                logging.getLogger(__name__).exception("ticker step failed")
-            # wake at the next deadline (a verdict, GO, an LED), and at least
-            # every interval_s for anything without one
-            wait_until(deadline, self.session.clock, self._wake, self.interval_s,
-                       self.interval_s)
-            self._wake.clear()
+        # wake at the next deadline (a verdict, GO, an LED), and at least
+        # every interval_s for anything without one
+        deadline_loop(self.step, self.next_deadline, self.session.clock, self._wake,
+                      self._stop, idle_s=self.interval_s, min_sleep_s=self.interval_s,
+                      on_error=self._failed)
 
     def start(self) -> "Ticker":
         self._thread = threading.Thread(target=self._run, name="companion-ticker", daemon=True)
