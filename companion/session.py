@@ -150,6 +150,20 @@ def _jsonable(event: Any, what: str = "event") -> Any:
         raise RulesError(f"the {what} is not JSON: {exc}", "format") from None
 
 
+VERDICT_KEYS = ("kind", "winner", "loser", "tied", "order", "false_starts", "ineligible",
+                "no_edge")
+
+
+def _race_view(reason, kind, phase, *, announced=False, go_ns=None, go_in_ms=None,
+               deadline_ns=None, eligible=(), order=(), verdict=None, virtual=False,
+               error=None) -> dict:
+    """A race as the page sees it (docs/session-api.md): every key, always."""
+    return {"reason": reason, "kind": kind, "phase": phase, "announced": announced,
+            "go_ns": go_ns, "go_in_ms": go_in_ms, "deadline_ns": deadline_ns,
+            "eligible": list(eligible), "order": list(order), "verdict": verdict,
+            "virtual": virtual, "error": error}
+
+
 def _order_json(order: list[tuple[str, int]], go_ns: int | None = None) -> list[dict]:
     t0 = order[0][1] if order else 0
     out = []
@@ -783,14 +797,13 @@ class TableSession:
             v = live.verdict
             order = v.order if v is not None else live.order()
             go = race.go_ns if race.announced else None
-            return {"reason": race.request.reason, "kind": live.spec.kind,
-                    "phase": self._phase(race, now), "announced": race.announced,
-                    "go_ns": race.go_ns, "go_in_ms": max(0, (race.go_ns - now) // MS),
-                    "deadline_ns": live.spec.deadline_ns,
-                    "eligible": list(live.spec.eligible),
-                    "order": _order_json(order, go),
-                    "verdict": None if v is None else v.to_json(),
-                    "virtual": bool(race.virtual), "error": race.error}
+            return _race_view(reason=race.request.reason, kind=live.spec.kind,
+                              phase=self._phase(race, now), announced=race.announced,
+                              go_ns=race.go_ns, go_in_ms=max(0, (race.go_ns - now) // MS),
+                              deadline_ns=live.spec.deadline_ns,
+                              eligible=list(live.spec.eligible), order=_order_json(order, go),
+                              verdict=None if v is None else v.to_json(),
+                              virtual=bool(race.virtual), error=race.error)
         if self._interrupted is not None:
             body = self._interrupted
             try:
@@ -799,36 +812,29 @@ class TableSession:
                 order = judge(spec, edges).order
             except (RaceError, ValueError, KeyError, TypeError):
                 spec, order = None, []
-            return {"reason": body.get("reason"), "kind": body.get("kind"),
-                    "phase": "interrupted", "announced": body.get("announced", False),
-                    "go_ns": body.get("go_ns"), "go_in_ms": 0,
-                    "deadline_ns": spec.deadline_ns if spec else None,
-                    "eligible": list(spec.eligible) if spec else [],
-                    "order": _order_json(order), "verdict": None,
-                    "virtual": bool(body.get("virtual")), "error": None}
+            return _race_view(reason=body.get("reason"), kind=body.get("kind"),
+                              phase="interrupted", announced=body.get("announced", False),
+                              go_ns=body.get("go_ns"), go_in_ms=0,
+                              deadline_ns=spec.deadline_ns if spec else None,
+                              eligible=list(spec.eligible) if spec else [],
+                              order=_order_json(order), virtual=bool(body.get("virtual")))
         if self.replay is None:
             return None
         req = self._request()
         if req is not None:
-            return {"reason": req.reason, "kind": req.kind, "phase": "pending",
-                    "announced": req.announced, "go_ns": None, "go_in_ms": None,
-                    "deadline_ns": None, "eligible": list(req.eligible), "order": [],
-                    "verdict": None, "virtual": False, "error": None}
+            return _race_view(reason=req.reason, kind=req.kind, phase="pending",
+                              announced=req.announced, eligible=list(req.eligible))
         events = self.replay.events
         if events and events[-1].get("type") == "race":
             ev = events[-1]
             spec = ev.get("spec") if isinstance(ev.get("spec"), dict) else {}
             order = ev.get("order") if isinstance(ev.get("order"), list) else []
-            return {"reason": ev.get("reason"), "kind": ev.get("kind", spec.get("kind")),
-                    "phase": "decided", "announced": bool(ev.get("announced")),
-                    "go_ns": spec.get("arm_ns"), "go_in_ms": None,
-                    "deadline_ns": spec.get("deadline_ns"),
-                    "eligible": spec.get("eligible", []),
-                    "order": order,
-                    "verdict": {k: ev.get(k) for k in ("kind", "winner", "loser", "tied",
-                                                       "order", "false_starts", "ineligible",
-                                                       "no_edge") if k in ev},
-                    "virtual": bool(ev.get("virtual")), "error": None}
+            return _race_view(reason=ev.get("reason"), kind=ev.get("kind", spec.get("kind")),
+                              phase="decided", announced=bool(ev.get("announced")),
+                              go_ns=spec.get("arm_ns"), deadline_ns=spec.get("deadline_ns"),
+                              eligible=spec.get("eligible", []), order=order,
+                              verdict={k: ev.get(k) for k in VERDICT_KEYS if k in ev},
+                              virtual=bool(ev.get("virtual")))
         return None
 
     def snapshot(self) -> dict:
