@@ -83,8 +83,7 @@ def _game_name() -> str:
         g.legal_events(g.setup(["ana", "bo", "cy", "di"], {}))
         return "chope"
     except Exception:
-        games._REGISTRY.setdefault(_BenchDeck.name, (__name__, "_BenchDeck"))
-        games._cache.setdefault(_BenchDeck.name, _BenchDeck())
+        games.register_game(_BenchDeck, replace=True)
         return _BenchDeck.name
 
 

@@ -65,8 +65,7 @@ def register_counter_game():
         def public_view(self, s):
             return dict(s)
 
-    games._REGISTRY["counter"] = (__name__, "Counter")
-    games._cache["counter"] = Counter()
+    games.register_game(Counter, replace=True)
 
 
 def writer(db: str, seed: int) -> None:

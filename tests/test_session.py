@@ -129,10 +129,11 @@ class Tally(Game):
 
 @pytest.fixture(autouse=True, scope="module")
 def tally_registered():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(games._REGISTRY, "tally", (__name__, "Tally"))
-        mp.setitem(games._cache, "tally", Tally())
+    games.register_game(Tally, replace=True)
+    try:
         yield
+    finally:
+        games.unregister_game("tally")
 
 
 class Clock:

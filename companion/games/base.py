@@ -25,7 +25,8 @@ from __future__ import annotations
 import copy
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from fractions import Fraction
+from typing import Any, Callable, ClassVar
 
 
 class RulesError(ValueError):
@@ -64,6 +65,134 @@ class RaceRequest:
                 "info": self.info}
 
 
+#: The kinds of a :class:`Setting`: what the host's form shows for it.
+SETTING_KINDS = ("bool", "choice", "int", "player", "data")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One option of a game, declared as data: the host's new-game form is
+    built from it (a checkbox, a dropdown, a number field, a player picker)
+    and :meth:`Game.setup` checks every value against it in one place.
+
+    ``kind``: ``bool``; ``choice`` (one of ``choices``, the default first);
+    ``int`` (``minimum`` to ``maximum``); ``player`` (one of the game's
+    players, or None when ``default`` is None); ``data`` (a JSON value such
+    as component counts, checked by the game's own ``_setup``). ``rule`` is
+    the rulebook line the setting implements or reads, quoted; ``assumed``
+    marks a default that the rulebook does not give (a labelled assumption).
+
+    >>> Setting("bust_ends_turn", True, "bool", label="A bust ends the turn").check(False, [])
+    False
+    """
+
+    name: str
+    default: Any
+    kind: str = "choice"
+    choices: tuple = ()
+    minimum: int | None = None
+    maximum: int | None = None
+    label: str = ""
+    rule: str = ""
+    help: str = ""
+    assumed: bool = False
+    choice_labels: tuple = ()
+
+    def __post_init__(self):
+        if self.kind not in SETTING_KINDS:
+            raise ValueError(f"setting {self.name}: kind must be one of {SETTING_KINDS}")
+        if self.kind == "choice" and self.default not in self.choices:
+            raise ValueError(f"setting {self.name}: the default must be one of its choices")
+
+    def check(self, value: Any, players) -> Any:
+        """``value`` if it is allowed, else :class:`RulesError` naming the setting."""
+        name = self.label or self.name
+        if self.kind == "bool":
+            if not isinstance(value, bool):
+                raise RulesError(f"option {self.name!r} ({name}) must be true or false", "setup")
+        elif self.kind == "choice":
+            if not any(value == c and type(value) is type(c) for c in self.choices):
+                raise RulesError(f"option {self.name!r} ({name}) must be one of "
+                                 f"{list(self.choices)}", "setup")
+        elif self.kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int) or (
+                    self.minimum is not None and value < self.minimum) or (
+                    self.maximum is not None and value > self.maximum):
+                raise RulesError(f"option {self.name!r} ({name}) must be a whole number from "
+                                 f"{self.minimum} to {self.maximum}", "setup")
+        elif self.kind == "player":
+            if value is None and self.default is None:
+                return value
+            if value not in list(players):
+                raise RulesError(f"option {self.name!r} ({name}) must name a player", "setup")
+        return value
+
+    def to_json(self) -> dict:
+        out = {"name": self.name, "kind": self.kind, "default": self.default,
+               "label": self.label or self.name.replace("_", " "), "rule": self.rule,
+               "help": self.help, "assumed": self.assumed}
+        if self.kind == "choice":
+            labels = self.choice_labels or tuple(str(c) for c in self.choices)
+            out["choices"] = [{"value": v, "label": lab} for v, lab in zip(self.choices, labels)]
+        if self.kind == "int":
+            out["minimum"], out["maximum"] = self.minimum, self.maximum
+        return out
+
+
+@dataclass(frozen=True)
+class RaceReason:
+    """A race a game asks for, as data: what the page calls it and how it
+    words each verdict. Templates take ``{winner}``, ``{loser}``,
+    ``{tied}`` (names joined with "and") and the race request's ``info``
+    keys (``{card}``...).
+
+    >>> RaceReason("chope", "first-press", "Chope!", winner="{winner} chopes the {card}").word(
+    ...     {"winner": "Bo"}, {"card": "Red Table"})
+    'Bo chopes the Red Table'
+    """
+
+    name: str
+    kind: str
+    title: str
+    announced: bool = False
+    winner: str = "{winner} wins"
+    loser: str = "{loser} loses"
+    tie: str = "Tie: {tied}"
+    nobody: str = "Nobody"
+    false_start: str = "false start"
+    ineligible: str = "pressed out of turn"
+    help: str = ""
+
+    def word(self, verdict: dict, info: dict | None = None) -> str:
+        """The verdict as one line of the page."""
+        fields = {k: str(v) for k, v in (info or {}).items()}
+        fields.update(winner=verdict.get("winner") or "", loser=verdict.get("loser") or "",
+                      tied=" and ".join(verdict.get("tied") or []))
+        if verdict.get("winner"):
+            template = self.winner
+        elif verdict.get("loser"):
+            template = self.loser
+        elif verdict.get("tied"):
+            template = self.tie
+        else:
+            template = self.nobody
+        try:
+            return template.format_map(_Blank(fields))
+        except (ValueError, IndexError):
+            return template
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "title": self.title,
+                "announced": self.announced, "winner": self.winner, "loser": self.loser,
+                "tie": self.tie, "nobody": self.nobody, "false_start": self.false_start,
+                "ineligible": self.ineligible, "help": self.help}
+
+
+class _Blank(dict):
+    def __missing__(self, key):
+        return ""
+
+
 class Game(ABC):
     """One game's rules. Instances hold no per-game state; states are values."""
 
@@ -72,11 +201,38 @@ class Game(ABC):
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 6
     hides_scores: ClassVar[bool] = False   # True: the scoreboard shows counts only
+    #: every option, declared as data (see :class:`Setting`)
+    settings: ClassVar[tuple[Setting, ...]] = ()
+    #: the races this game asks the buzzers for, by reason (see :class:`RaceReason`)
+    race_reasons: ClassVar[tuple[RaceReason, ...]] = ()
+    #: what a score counts, for the page ("points", "cards")
+    score_unit: ClassVar[str] = "points"
+    #: True when some information is private to one player (a hand, a secret card):
+    #: the game then has a :meth:`private_view` and player pages show it
+    hidden_information: ClassVar[bool] = False
+
+    # -- description ----------------------------------------------------
+    def info(self) -> dict:
+        """The game described as data for the page and the API: its settings,
+        race reasons, score unit and player counts."""
+        return {"name": self.name, "title": self.title, "min_players": self.min_players,
+                "max_players": self.max_players, "hides_scores": self.hides_scores,
+                "score_unit": self.score_unit, "hidden_information": self.hidden_information,
+                "settings": [s.to_json() for s in self.settings],
+                "race_reasons": {r.name: r.to_json() for r in self.race_reasons}}
+
+    def race_reason(self, name: str) -> RaceReason:
+        """The declared :class:`RaceReason` called ``name`` (a plain one if undeclared)."""
+        for r in self.race_reasons:
+            if r.name == name:
+                return r
+        return RaceReason(name, "first-press", name.replace("-", " ").capitalize())
 
     # -- setup ----------------------------------------------------------
     def default_options(self) -> dict:
-        """Options and their defaults (component counts, variants, house rules)."""
-        return {}
+        """Options and their defaults (component counts, variants, house rules):
+        the declared :attr:`settings`."""
+        return {s.name: copy.deepcopy(s.default) for s in self.settings}
 
     def setup(self, players: list[str], options: dict | None = None) -> Any:
         """A new game for ``players`` (in seating order, clockwise)."""
@@ -93,6 +249,8 @@ class Game(ABC):
         if unknown:
             raise RulesError(f"unknown option(s) for {self.title}: {sorted(unknown)}", "setup")
         opts.update(copy.deepcopy(options or {}))
+        for setting in self.settings:
+            setting.check(opts[setting.name], players)
         return self._setup(list(players), opts)
 
     @abstractmethod
@@ -112,16 +270,85 @@ class Game(ABC):
     def _apply(self, state: Any, event: dict) -> Any:
         """Apply ``event`` to ``state`` (a private copy: mutate freely)."""
 
-    @abstractmethod
     def legal_events(self, state: Any) -> list[dict]:
         """Every event the host may log now, fully formed, so the console can
-        offer only legal buttons. When a race is pending this lists a
-        representative set of race outcomes (each possible winner or loser, a
-        tie, nobody)."""
+        offer only legal buttons: the race outcomes while a race is pending
+        (:meth:`race_outcomes`), else the decisions and the chance outcomes."""
+        if self.finished(state):
+            return []
+        if self.race_request(state) is not None:
+            return self.race_outcomes(state)
+        return self.decisions(state) + [e for e, _ in self.chance_outcomes(state)]
+
+    def decisions(self, state: Any) -> list[dict]:
+        """The players' (or the host's) choices now, fully formed: stop, keep
+        a card, move a bottle, cook a dish. Not chance, not race verdicts."""
+        return []
+
+    def chance_outcomes(self, state: Any) -> list[tuple[dict, Fraction]]:
+        """OpenSpiel's chance node: when the table's next step is chance (a
+        card drawn, a die rolled, a chip from the bag), every event that can
+        come with its exact probability (they sum to 1), from what is left
+        unseen; empty otherwise. The table supplies the outcome that really
+        came; this only says what could."""
+        return []
+
+    def chance_probability(self, state: Any, test: Callable[[dict], bool]) -> Fraction | None:
+        """The chance that the next chance outcome satisfies ``test`` (None
+        when the next step is not chance). Odds such as Chope!'s bust odds."""
+        outcomes = self.chance_outcomes(state)
+        if not outcomes:
+            return None
+        return sum((p for e, p in outcomes if test(e)), Fraction(0))
 
     def race_request(self, state: Any) -> RaceRequest | None:
         """The race the buzzers must settle next, if any."""
         return None
+
+    def race_outcomes(self, state: Any) -> list[dict]:
+        """A representative set of verdicts the referee can give the pending
+        race, as ``race`` events: each possible winner (or loser), a tie,
+        nobody, with false starts and presses by players out of the race.
+        Every game must accept each of them (the conformance test plays them)."""
+        req = self.race_request(state)
+        if req is None:
+            return []
+        eligible = list(req.eligible)
+        others = [p for p in (req.players or ()) if p not in eligible]
+        key = "winner" if req.kind == "first-press" else "loser"
+
+        def verdict(who=None, tied=(), false_starts=(), ineligible=()):
+            ev = {"type": "race", "reason": req.reason, "winner": None, "loser": None,
+                  "tied": list(tied), "false_starts": list(false_starts),
+                  "ineligible": list(ineligible)}
+            ev[key] = who
+            return ev
+
+        out = [verdict(p) for p in eligible] + [verdict()]
+        if len(eligible) >= 2:
+            out.append(verdict(tied=eligible[:2]))
+            out.append(verdict(eligible[0], false_starts=eligible[-1:]))
+        if len(eligible) > 2:
+            out.append(verdict(tied=eligible))
+        if eligible:
+            out.append(verdict(false_starts=eligible[:1]))
+        for p in others:
+            out.append(verdict(ineligible=[p]))
+            if eligible:
+                out.append(verdict(eligible[-1], ineligible=[p]))
+        return out
+
+    def check_race(self, state: Any, event: dict) -> tuple:
+        """The pending race's verdict in ``event``, checked against the race
+        request (:func:`check_verdict`); returns ``(request, winner, loser,
+        tied, false_starts, ineligible)``."""
+        req = self.race_request(state)
+        if req is None:
+            raise RulesError("no race is under way", "race")
+        if event.get("reason", req.reason) != req.reason:
+            raise RulesError(f"the race under way is {req.reason!r}, not "
+                             f"{event.get('reason')!r}", "race")
+        return (req, *check_verdict(event, req.kind, req.players or req.eligible, req.eligible))
 
     # -- reading the state ----------------------------------------------
     @abstractmethod
@@ -149,6 +376,16 @@ class Game(ABC):
     def host_view(self, state: Any) -> dict:
         """What the host console shows; by default the public view."""
         return self.public_view(state)
+
+    def private_view(self, state: Any, player: str) -> dict:
+        """What only ``player`` may see (their hand, their secret card): shown
+        on that player's private page, never on a public one."""
+        return {}
+
+    def private_events(self, state: Any, player: str) -> list[dict]:
+        """Events ``player`` may log from their own page (the cards they
+        drew), fully formed; by default none."""
+        return []
 
     def public_event(self, event: dict) -> dict:
         """``event`` as every phone may see it (the live update's ``event``):
