@@ -9,8 +9,10 @@ from __future__ import annotations
 import importlib
 import sys
 import traceback
+from pathlib import Path
 
-MODULES = ["referee", "gpio", "store", "web"]
+#: every bench/bench_<name>.py, in a fixed order (a new benchmark is one file)
+MODULES = sorted(p.stem[len("bench_"):] for p in Path(__file__).parent.glob("bench_*.py"))
 
 
 def main(argv: list[str]) -> int:

@@ -29,6 +29,9 @@ from .base import (Game, RaceReason, RaceRequest, RulesError, Setting, check_ver
 _BUILTIN = {
     "chope": "companion.games.chope:Chope",
     "chomp": "companion.games.chomp:Chomp",
+    "hawker": "companion.games.hawker:HawkerWars",
+    "tropichaos": "companion.games.tropichaos:Tropichaos",
+    "chopote": "companion.games.chopote:Chopote",
 }
 _registry: dict[str, "str | Game"] = dict(_BUILTIN)
 _lock = threading.Lock()
