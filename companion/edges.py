@@ -1,13 +1,49 @@
-"""The one value every buzzer source produces."""
+"""The values buzzer sources produce and referees judge.
+
+Two kinds of edge, distinct in the types, because a buzzer is not a player:
+
+* :class:`ButtonEdge` is what an edge *source* emits: ``buzzer`` is the id of
+  the physical button (a :data:`BuzzerId`, e.g. ``"1"`` or ``"Ana"`` on a demo
+  table). A source knows nothing about who sits at which button.
+* :class:`Edge` is what the :class:`~companion.referee.Referee` and the
+  session judge: ``player`` is a :data:`PlayerName`. The session maps each
+  ButtonEdge to an Edge through the game's seating (buzzer id -> player).
+
+Both are stamped on the Pi's monotonic clock in integer nanoseconds.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NewType
+
+#: The id of one physical buzzer, as a source names it (a pin map slot id).
+BuzzerId = NewType("BuzzerId", str)
+#: The name of a player at the table, as the referee and the game name them.
+PlayerName = NewType("PlayerName", str)
+
+
+def _check(obj, key: str) -> tuple[str, bool, int]:
+    """Validate the JSON form shared by both edges; ValueError names the field."""
+    if not isinstance(obj, dict):
+        raise ValueError("an edge must be a JSON object")
+    who = obj.get(key)
+    if not isinstance(who, str) or not who:
+        raise ValueError(f"'{key}' must be a non-empty string")
+    kind = obj.get("edge")
+    if kind not in ("press", "release"):
+        raise ValueError(f"'edge' must be 'press' or 'release', not {kind!r}")
+    t_ns = obj.get("t_ns")
+    if isinstance(t_ns, bool) or not isinstance(t_ns, int):
+        raise ValueError("'t_ns' must be an integer number of nanoseconds")
+    if t_ns < 0:
+        raise ValueError("'t_ns' must not be negative")
+    return who, kind == "press", t_ns
 
 
 @dataclass(frozen=True, slots=True)
 class Edge:
-    """One change of one buzzer, stamped on the Pi's monotonic clock.
+    """One change of one player's buzzer, stamped on the Pi's monotonic clock.
 
     ``t_ns`` is an integer count of nanoseconds (never a float), ``pressed``
     is True for a press and False for a release.
@@ -16,7 +52,7 @@ class Edge:
     Edge(player='ana', pressed=True, t_ns=1500000)
     """
 
-    player: str
+    player: PlayerName
     pressed: bool
     t_ns: int
 
@@ -27,17 +63,38 @@ class Edge:
     @classmethod
     def from_json(cls, obj: dict) -> "Edge":
         """Inverse of :meth:`to_json`; raises ValueError naming the bad field."""
-        if not isinstance(obj, dict):
-            raise ValueError("an edge must be a JSON object")
-        player = obj.get("player")
-        if not isinstance(player, str) or not player:
-            raise ValueError("'player' must be a non-empty string")
-        kind = obj.get("edge")
-        if kind not in ("press", "release"):
-            raise ValueError(f"'edge' must be 'press' or 'release', not {kind!r}")
-        t_ns = obj.get("t_ns")
-        if isinstance(t_ns, bool) or not isinstance(t_ns, int):
-            raise ValueError("'t_ns' must be an integer number of nanoseconds")
-        if t_ns < 0:
-            raise ValueError("'t_ns' must not be negative")
-        return cls(player, kind == "press", t_ns)
+        player, pressed, t_ns = _check(obj, "player")
+        return cls(PlayerName(player), pressed, t_ns)
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonEdge:
+    """One change of one physical buzzer, as an edge source reports it.
+
+    >>> e = ButtonEdge("2", True, 7_000)
+    >>> e, ButtonEdge.from_json(e.to_json()) == e
+    (ButtonEdge(buzzer='2', pressed=True, t_ns=7000), True)
+    >>> e.as_edge("Bo")
+    Edge(player='Bo', pressed=True, t_ns=7000)
+    """
+
+    buzzer: BuzzerId
+    pressed: bool
+    t_ns: int
+
+    def to_json(self) -> dict:
+        return {"buzzer": self.buzzer, "edge": "press" if self.pressed else "release",
+                "t_ns": self.t_ns}
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "ButtonEdge":
+        """Inverse of :meth:`to_json`; raises ValueError naming the bad field."""
+        buzzer, pressed, t_ns = _check(obj, "buzzer")
+        return cls(BuzzerId(buzzer), pressed, t_ns)
+
+    def as_edge(self, player: str) -> Edge:
+        """The same change, said of the player seated at this buzzer."""
+        return Edge(PlayerName(player), self.pressed, self.t_ns)
+
+
+__all__ = ["BuzzerId", "PlayerName", "Edge", "ButtonEdge"]

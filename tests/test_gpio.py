@@ -22,7 +22,8 @@ from companion.buzzers.gpio import GpioSource, ticks_to_ns
 from companion.buzzers.mock import ClockedMockFactory, MockSource
 from companion.buzzers.pinmap import PinMapError, load_pinmap
 from companion.buzzers.runner import BuzzerRunner, open_source
-from companion.edges import Edge
+from companion.buzzers.base import CallbackSink
+from companion.edges import ButtonEdge
 from helpers import toggles, wait_for
 from companion.referee import (FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, MS, RaceSpec, Referee,
                                judge)
@@ -76,7 +77,7 @@ def test_a_press_is_an_edge_stamped_with_the_pin_factory_tick(factory, source):
     source.start(edges.append)
     source.press("bo", T0 + 1_234_567)
     source.release("bo", T0 + 81_234_567)
-    assert edges == [Edge("bo", True, T0 + 1_234_567), Edge("bo", False, T0 + 81_234_567)]
+    assert edges == [ButtonEdge("bo", True, T0 + 1_234_567), ButtonEdge("bo", False, T0 + 81_234_567)]
     assert all(isinstance(e.t_ns, int) for e in edges)
 
 
@@ -106,7 +107,7 @@ def test_stock_mock_factory_with_patched_monotonic(mocker):
         src.start(edges.append)
         clock.return_value = 12.5
         src.buttons["cy"].pin.drive_low()
-        assert edges == [Edge("cy", True, 12_500_000_000)]
+        assert edges == [ButtonEdge("cy", True, 12_500_000_000)]
         assert src.now_ns() == 12_500_000_000
         src.close()
     finally:
@@ -146,7 +147,7 @@ def test_a_buzzer_held_at_start_is_reported_as_held_from_now(factory, source):
     edges = []
     factory.clock_ns = T0
     source.start(edges.append)
-    assert edges == [Edge("bo", True, T0)]
+    assert edges == [ButtonEdge("bo", True, T0)]
 
 
 def test_no_edges_before_start_or_after_stop(source):
@@ -155,7 +156,7 @@ def test_no_edges_before_start_or_after_stop(source):
     source.start(edges.append)
     source.stop()
     source.release("ana", T0 + S)
-    assert edges == [Edge("ana", True, T0)]
+    assert edges == [ButtonEdge("ana", True, T0)]
 
 
 def test_close_releases_the_pins(factory):
@@ -178,7 +179,8 @@ def test_pigpio_factory_is_refused():
 
 
 def test_open_source_picks_mock_off_a_pi(mocker):
-    mocker.patch("companion.buzzers.runner.on_a_pi", return_value=False)
+    mocker.patch("companion.buzzers.gpio.on_a_pi", return_value=False)
+    mocker.patch.dict("os.environ", {"COMPANION_SOURCE": ""})
     src = open_source("auto", PLAYERS)
     try:
         assert isinstance(src, MockSource)
@@ -233,7 +235,7 @@ def test_the_live_verdict_equals_the_photo_finish(factory, source, table):
     run.start_race(spec)
     raw = []                                            # what the pins emitted
     inner = source._sink
-    source._sink = lambda e: (raw.append(e), inner(e))
+    source._sink = CallbackSink(lambda e: (raw.append(e.as_edge(e.buzzer)), inner.edge(e)))
     for who, dt in (("ana", 100), ("cy", 130), ("bo", 175)):
         source.tap(who, T0 + S + dt * MS)
     run.pump(T0 + 2 * S)
@@ -245,8 +247,8 @@ def test_the_live_verdict_equals_the_photo_finish(factory, source, table):
 def test_edges_delivered_out_of_order_are_judged_by_their_timestamps(source, table):
     run, ref, fb, events = table
     run.start_race(RaceSpec(FIRST_PRESS, PLAYERS, arm_ns=T0))
-    source._emit(Edge("ana", True, T0 + 50 * MS))
-    source._emit(Edge("bo", True, T0 + 49 * MS))        # stamped earlier, delivered later
+    source._emit(ButtonEdge("ana", True, T0 + 50 * MS))
+    source._emit(ButtonEdge("bo", True, T0 + 49 * MS))        # stamped earlier, delivered later
     run.pump(T0 + 50 * MS)
     run.pump(T0 + 49 * MS + 30 * MS)
     assert ref.race.verdict.winner == "bo"
@@ -367,10 +369,10 @@ def test_any_bounce_shorter_than_the_debounce_window_is_harmless(times, storms, 
 def test_an_edge_from_an_unknown_player_is_recorded_not_fatal(source, table):
     run, ref, fb, events = table
     run.start_race(RaceSpec(FIRST_PRESS, PLAYERS, arm_ns=T0))
-    source._emit(Edge("zed", True, T0 + MS))
+    source._emit(ButtonEdge("zed", True, T0 + MS))
     source.press("ana", T0 + 2 * MS)
     assert run.pump(T0 + 2 * MS) == 1
-    assert len(run.errors) == 1 and run.errors[0].edge.player == "zed"
+    assert len(run.errors) == 1 and run.errors[0].edge.buzzer == "zed"
     assert "unknown player" in run.errors[0].message
     run.pump(T0 + 40 * MS)
     assert ref.race.verdict.winner == "ana"

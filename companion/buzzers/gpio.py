@@ -2,7 +2,7 @@
 
 Each buzzer is an arcade button from a GPIO to GND (active low, the Pi's
 internal pull-up holds it high at rest). Every pin change becomes a raw
-:class:`~companion.edges.Edge` stamped with the time the pin factory hands to
+:class:`~companion.edges.ButtonEdge` stamped with the time the pin factory hands to
 the change callback: with the lgpio factory that is the kernel's own edge
 timestamp (CLOCK_MONOTONIC), so the Python delivery delay does not bias a
 race. gpiozero's ``bounce_time`` stays off (lgpio's debounce reports an edge
@@ -16,7 +16,7 @@ late); the :class:`~companion.referee.Referee` does a leading-edge debounce.
 >>> factory.clock_ns = 1_250_000_000
 >>> src.buttons["bo"].pin.drive_low()          # bo presses (active low)
 >>> edges
-[Edge(player='bo', pressed=True, t_ns=1250000000)]
+[ButtonEdge(buzzer='bo', pressed=True, t_ns=1250000000)]
 >>> src.close()
 """
 
@@ -25,12 +25,13 @@ from __future__ import annotations
 import logging
 import os
 import time
+from importlib.util import find_spec
 from typing import Callable
 
 from gpiozero import Device, DigitalInputDevice
 
-from ..edges import Edge
-from . import EdgeSource, Sink
+from ..edges import BuzzerId, ButtonEdge
+from .base import EdgeSource, SourceUnavailable
 from .pinmap import PinMap, load_pinmap
 
 log = logging.getLogger(__name__)
@@ -71,7 +72,15 @@ class BuzzerInput(DigitalInputDevice):
         super().close()
 
 
+def on_a_pi() -> bool:
+    """True where gpiozero's lgpio factory can work (lgpio and a gpiochip)."""
+    return os.path.exists("/dev/gpiochip0") and find_spec("lgpio") is not None
+
+
 def _default_factory():
+    if not on_a_pi() and not os.environ.get("GPIOZERO_PIN_FACTORY"):
+        raise SourceUnavailable("no GPIO buzzers on this machine (no /dev/gpiochip0 or no "
+                                "lgpio module); use --source mock for pretend buzzers")
     Device.ensure_pin_factory()
     return Device.pin_factory
 
@@ -79,7 +88,7 @@ def _default_factory():
 class GpioSource(EdgeSource):
     """Raw buzzer edges from GPIO pins, stamped by the pin factory.
 
-    ``players`` take the pin map's slots in order (first player, slot 1).
+    ``buzzers`` (ids) take the pin map's slots in order (first id, slot 1).
     ``pinmap`` is a :class:`~companion.buzzers.pinmap.PinMap`, a path, or
     None for the default map; ``pin_factory`` is gpiozero's (None: gpiozero's
     default, lgpio on a Pi). The buttons are claimed at construction and
@@ -91,37 +100,43 @@ class GpioSource(EdgeSource):
     ``dropped``: the first of the two is the real change.
     """
 
+    name = "gpio"
     precision_ns = 1_000
 
-    def __init__(self, players, pinmap: PinMap | str | os.PathLike | None = None, *,
+    def __init__(self, buzzers, pinmap: PinMap | str | os.PathLike | None = None, *,
                  pin_factory=None):
-        super().__init__(players)
+        super().__init__(buzzers)
         self.pinmap = pinmap if isinstance(pinmap, PinMap) else load_pinmap(pinmap)
-        self.slots = self.pinmap.for_players(self.players)
+        self.slots = self.pinmap.for_players(self.buzzers)
         factory = pin_factory if pin_factory is not None else _default_factory()
         if type(factory).__name__ == "PiGPIOFactory":
             raise ValueError("the pigpio pin factory stamps edges with 32-bit microsecond ticks "
                              "that wrap every 72 minutes; use lgpio (GPIOZERO_PIN_FACTORY=lgpio)")
         self.pin_factory = factory
-        self.buttons: dict[str, BuzzerInput] = {}
-        self._level: dict[str, bool] = {}
+        self.buttons: dict[BuzzerId, BuzzerInput] = {}
+        self._level: dict[BuzzerId, bool] = {}
         self.dropped = 0
         try:
-            for player, slot in self.slots.items():
-                self.buttons[player] = BuzzerInput(
-                    slot.button, on_change=self._changer(player), pin_factory=factory)
-                self._level[player] = self.buttons[player].is_active
+            for buzzer, slot in self.slots.items():
+                self.buttons[buzzer] = BuzzerInput(
+                    slot.button, on_change=self._changer(buzzer), pin_factory=factory)
+                self._level[buzzer] = self.buttons[buzzer].is_active
         except BaseException:
             self.close()
             raise
 
-    def _changer(self, player: str) -> Callable[[float, bool], None]:
+    @classmethod
+    def detect(cls) -> bool:
+        """A Pi with lgpio and a GPIO chip."""
+        return on_a_pi()
+
+    def _changer(self, buzzer: BuzzerId) -> Callable[[float, bool], None]:
         def changed(ticks: float, pressed: bool) -> None:
-            if self._level.get(player) == pressed:
+            if self._level.get(buzzer) == pressed:
                 self.dropped += 1
                 return
-            self._level[player] = pressed
-            self._emit(Edge(player, pressed, self._monotonic_ns(ticks)))
+            self._level[buzzer] = pressed
+            self._emit(ButtonEdge(buzzer, pressed, self._monotonic_ns(ticks)))
         return changed
 
     def _monotonic_ns(self, ticks: float) -> int:
@@ -133,34 +148,34 @@ class GpioSource(EdgeSource):
             t -= time.time_ns() - time.monotonic_ns()
         return t
 
-    def start(self, sink: Sink) -> None:
+    def start(self, sink) -> None:
         """Send edges to ``sink``. A buzzer already held now is sent as a
         press stamped now, so the referee knows (and can call it stuck)."""
         super().start(sink)
         now = self.now_ns()
-        for player, button in self.buttons.items():
+        for buzzer, button in self.buttons.items():
             if not button.closed and button.is_active:
-                self._level[player] = True
-                self._emit(Edge(player, True, now))
+                self._level[buzzer] = True
+                self._emit(ButtonEdge(buzzer, True, now))
 
     def now_ns(self) -> int:
         """Now on the pin factory's clock, the one edges are stamped on."""
         return ticks_to_ns(self.pin_factory.ticks())
 
-    def pin_of(self, player: str) -> int:
-        """The BCM GPIO number of ``player``'s button."""
-        return self.slots[player].button
+    def status(self):
+        from .base import SourceStatus
+        return SourceStatus(self.name, True, self.precision_ns,
+                            detail=f"{type(self.pin_factory).__name__}, "
+                                   f"{len(self.buttons)} buzzers")
 
-    def is_pressed(self, player: str) -> bool:
-        return self.buttons[player].is_active
+    def pin_of(self, buzzer: str) -> int:
+        """The BCM GPIO number of ``buzzer``'s button."""
+        return self.slots[buzzer].button
+
+    def is_pressed(self, buzzer: str) -> bool:
+        return self.buttons[buzzer].is_active
 
     def close(self) -> None:
         super().close()
         for button in self.buttons.values():
             button.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

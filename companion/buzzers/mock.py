@@ -10,7 +10,7 @@ drive the pin, so a test exercises the very code that runs on a Pi.
 >>> edges = []
 >>> src.start(edges.append)
 >>> src.press("bo", 1_000_250_000); src.release("bo", 1_080_250_000)
->>> [(e.player, e.pressed, e.t_ns) for e in edges]
+>>> [(e.buzzer, e.pressed, e.t_ns) for e in edges]
 [('bo', True, 1000250000), ('bo', False, 1080250000)]
 >>> src.close()
 """
@@ -65,33 +65,39 @@ class ClockedMockFactory(MockFactory):
 
 
 class MockSource(GpioSource):
-    """A :class:`GpioSource` on mock pins. ``press(player, t_ns)`` and
-    ``release(player, t_ns)`` set the factory's clock to ``t_ns`` (if given)
+    """A :class:`GpioSource` on mock pins. ``press(buzzer, t_ns)`` and
+    ``release(buzzer, t_ns)`` set the factory's clock to ``t_ns`` (if given)
     and drive the button's pin low or high, as a real button would.
 
     ``pin_factory`` defaults to a new :class:`ClockedMockFactory` (closed
     with the source) starting at ``start_ns`` (None: real time).
     """
 
+    name = "mock"
     precision_ns = 1
 
-    def __init__(self, players, pinmap=None, *, pin_factory=None, start_ns: int | None = None):
+    def __init__(self, buzzers, pinmap=None, *, pin_factory=None, start_ns: int | None = None):
         own = pin_factory is None
         factory = ClockedMockFactory(start_ns=start_ns) if own else pin_factory
         try:
-            super().__init__(players, pinmap, pin_factory=factory)
+            super().__init__(buzzers, pinmap, pin_factory=factory)
         except BaseException:
             if own:
                 factory.close()
             raise
         self._own_factory = own
 
-    def pin(self, player: str):
-        """The mock pin of ``player``'s button."""
+    @classmethod
+    def detect(cls) -> bool:
+        """Mock pins work anywhere: the last resort of auto-detection."""
+        return True
+
+    def pin(self, buzzer: str):
+        """The mock pin of buzzer ``buzzer``'s button."""
         try:
-            return self.buttons[player].pin
+            return self.buttons[buzzer].pin
         except KeyError:
-            raise KeyError(f"no buzzer for player {player!r}") from None
+            raise KeyError(f"no buzzer {buzzer!r}") from None
 
     def _set_clock(self, t_ns: int | None) -> None:
         if t_ns is None:
@@ -101,32 +107,32 @@ class MockSource(GpioSource):
                             "patch gpiozero.pins.mock.monotonic instead")
         self.pin_factory.clock_ns = t_ns
 
-    def press(self, player: str, t_ns: int | None = None) -> None:
-        """Press ``player``'s buzzer (at ``t_ns`` on the mock clock, or now)."""
-        pin = self.pin(player)
+    def press(self, buzzer: str, t_ns: int | None = None) -> None:
+        """Press buzzer ``buzzer`` (at ``t_ns`` on the mock clock, or now)."""
+        pin = self.pin(buzzer)
         self._set_clock(t_ns)
         pin.drive_low()
 
-    def release(self, player: str, t_ns: int | None = None) -> None:
-        """Let go of ``player``'s buzzer (at ``t_ns``, or now)."""
-        pin = self.pin(player)
+    def release(self, buzzer: str, t_ns: int | None = None) -> None:
+        """Let go of buzzer ``buzzer`` (at ``t_ns``, or now)."""
+        pin = self.pin(buzzer)
         self._set_clock(t_ns)
         pin.drive_high()
 
-    def tap(self, player: str, t_ns: int, hold_ns: int = 80 * MS) -> None:
+    def tap(self, buzzer: str, t_ns: int, hold_ns: int = 80 * MS) -> None:
         """Press at ``t_ns`` and release ``hold_ns`` later (moves the clock)."""
-        self.press(player, t_ns)
-        self.release(player, t_ns + hold_ns)
+        self.press(buzzer, t_ns)
+        self.release(buzzer, t_ns + hold_ns)
 
-    def bounce(self, player: str, pressed: bool, t_ns: int, offsets_ns: Iterable[int]) -> None:
+    def bounce(self, buzzer: str, pressed: bool, t_ns: int, offsets_ns: Iterable[int]) -> None:
         """A bouncy change: the pin goes to ``pressed`` at ``t_ns`` and toggles
         again at each of ``offsets_ns`` after it (an even count of toggles
         leaves it at ``pressed``)."""
         level = pressed
-        self.press(player, t_ns) if level else self.release(player, t_ns)
+        self.press(buzzer, t_ns) if level else self.release(buzzer, t_ns)
         for off in sorted(offsets_ns):
             level = not level
-            self.press(player, t_ns + off) if level else self.release(player, t_ns + off)
+            self.press(buzzer, t_ns + off) if level else self.release(buzzer, t_ns + off)
 
     def close(self) -> None:
         super().close()

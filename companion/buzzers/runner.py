@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Callable, Iterable, Protocol
 
-from ..edges import Edge
+from ..edges import ButtonEdge, Edge
 from ..referee import LiveRace, RaceSpec, Referee, earliest
-from . import EdgeSource
+from .base import EdgeSource, open_source  # noqa: F401  (re-exported)
+from .gpio import on_a_pi  # noqa: F401
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +203,8 @@ class BuzzerRunner:
             except queue.Empty:
                 return n
             try:
-                self.referee.feed(edge)
+                self.referee.feed(edge.as_edge(edge.buzzer) if isinstance(edge, ButtonEdge)
+                                  else edge)
             except ValueError as exc:   # RaceError: unknown player, bad edge
                 self._error(f"edge refused: {exc}", edge)
             except Exception as exc:
@@ -249,23 +251,3 @@ class BuzzerRunner:
         return out
 
 
-# ---------------------------------------------------------------------------
-
-
-def on_a_pi() -> bool:
-    """True where gpiozero's lgpio factory can work (lgpio and a gpiochip)."""
-    return os.path.exists("/dev/gpiochip0") and find_spec("lgpio") is not None
-
-
-def open_source(kind: str, players, pinmap=None, *, pin_factory=None) -> EdgeSource:
-    """The buzzer source named by configuration: ``gpio``, ``mock`` or
-    ``auto`` (gpio on a Pi, mock elsewhere)."""
-    if kind == "auto":
-        kind = "gpio" if on_a_pi() else "mock"
-    if kind == "gpio":
-        from .gpio import GpioSource
-        return GpioSource(players, pinmap, pin_factory=pin_factory)
-    if kind == "mock":
-        from .mock import MockSource
-        return MockSource(players, pinmap, pin_factory=pin_factory)
-    raise ValueError(f"unknown buzzer source {kind!r}; one of auto, gpio, mock")

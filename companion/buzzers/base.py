@@ -1,0 +1,364 @@
+"""The edge-source seam: what a buzzer source is, and how one is chosen.
+
+Modelled on gpiozero's pin factories: one small base class,
+:class:`EdgeSource`, that every kind of buzzer hardware subclasses (GPIO pins,
+gpiozero's mock pins, a Raspberry Pi Pico on USB serial, ...); a registry of
+sources by name; and one function, :func:`open_source`, that is the only
+place the choice is made (``--source`` flag, else ``COMPANION_SOURCE``, else
+auto-detection).
+
+A source turns its hardware into :class:`~companion.edges.ButtonEdge` values
+(buzzer ids, never player names: who sits at which buzzer is the session's
+business) stamped on the Pi's monotonic clock, and reports them through one
+:class:`SourceSink` along with faults (:class:`SourceFault`) and its
+connection state and clock quality (:class:`SourceStatus`).
+
+Writing a source
+----------------
+
+A subclass **must**:
+
+* set ``name`` (its registry name) and ``precision_ns`` (how finely it can
+  time an edge: 1 000 for the kernel's GPIO stamps);
+* call ``super().__init__(buzzers, pinmap, **options)`` and claim its
+  hardware in ``__init__`` (raise :class:`SourceUnavailable` with one line
+  saying what is missing and what to use instead);
+* call :meth:`EdgeSource._emit` with a :class:`ButtonEdge` for every raw
+  change, stamped with :meth:`now_ns`'s clock (from any thread: the sink
+  only queues);
+* release its hardware in :meth:`close` (and call ``super().close()``).
+
+A subclass **may** override:
+
+* :meth:`detect` (classmethod): True when this machine has the hardware,
+  for auto-detection (default False: chosen by name only);
+* :meth:`start` / :meth:`stop` (call super) to begin and end the flow of
+  edges, e.g. to report buttons already held at start;
+* :meth:`now_ns` when its stamps are on another clock than
+  ``time.monotonic_ns`` (a mock clock a test sets);
+* :meth:`status` for its connection state and clock quality; report changes
+  (lost link, reconnection, a new error bound) with :meth:`_report_status`
+  and problems (a stuck button, a gap in sequence numbers, a corrupt frame,
+  an overflowing queue) with :meth:`_report_fault`.
+
+>>> class Tapper(EdgeSource):
+...     name = "tapper"
+...     precision_ns = 1_000_000
+...     def tap(self, buzzer, t_ns):
+...         self._emit(ButtonEdge(buzzer, True, t_ns))
+>>> got = []
+>>> src = Tapper(["1", "2"])
+>>> src.start(got.append)                  # a bare callable takes the edges only
+>>> src.tap("2", 5_000)
+>>> got
+[ButtonEdge(buzzer='2', pressed=True, t_ns=5000)]
+>>> src.close()
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import Callable, ClassVar, Iterable, Protocol, runtime_checkable
+
+from ..edges import BuzzerId, ButtonEdge
+
+log = logging.getLogger(__name__)
+
+#: Environment variable naming the source when no ``--source`` is given.
+ENV_VAR = "COMPANION_SOURCE"
+#: The order auto-detection tries the registered sources in.
+AUTO_ORDER = ("pico", "gpio", "mock")
+#: Fault kinds sources report (others are allowed; these are understood).
+FAULT_KINDS = ("stuck", "gap", "corrupt", "overflow", "disconnected")
+
+
+class SourceError(ValueError):
+    """A source that cannot be chosen (unknown name, bad option)."""
+
+
+class SourceUnavailable(RuntimeError):
+    """A known source whose hardware or library is missing on this machine.
+    The message is one line saying what is missing and what to use instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFault:
+    """Something a source noticed that is not an edge.
+
+    ``kind``: ``stuck`` (a button held too long at the source), ``gap``
+    (edges lost, e.g. a skipped sequence number), ``corrupt`` (a frame that
+    failed its check), ``overflow`` (the hardware's queue overflowed),
+    ``disconnected`` (the link went away). ``buzzer`` names the buzzer when
+    the fault is one button's; ``t_ns`` when it is known.
+    """
+
+    kind: str
+    message: str
+    buzzer: str | None = None
+    t_ns: int | None = None
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "message": self.message, "buzzer": self.buzzer,
+                "t_ns": self.t_ns}
+
+
+@dataclass(frozen=True, slots=True)
+class SourceStatus:
+    """A source's connection state and the quality of its clock.
+
+    ``precision_ns``: the resolution of an edge stamp. ``error_bound_ns``:
+    how far a stamp may be from the Pi's monotonic clock (None: the stamps
+    are on that clock itself, as GPIO's are; a serial source with its own
+    clock reports its synchronisation error). ``detail``: a line for people
+    (``"/dev/ttyACM0, firmware 1.2"``).
+    """
+
+    source: str
+    connected: bool
+    precision_ns: int
+    error_bound_ns: int | None = None
+    detail: str = ""
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "connected": self.connected,
+                "precision_ns": self.precision_ns, "error_bound_ns": self.error_bound_ns,
+                "detail": self.detail}
+
+
+@runtime_checkable
+class SourceSink(Protocol):
+    """Where a source reports. Called from the source's own thread (lgpio's,
+    a serial reader's): an implementation only queues and returns."""
+
+    def edge(self, edge: ButtonEdge) -> None: ...
+    def fault(self, fault: SourceFault) -> None: ...
+    def status(self, status: SourceStatus) -> None: ...
+
+
+class CallbackSink:
+    """A sink from a plain callable that takes edges; faults and status
+    changes are logged (and kept in ``faults`` / ``statuses``)."""
+
+    def __init__(self, on_edge: Callable[[ButtonEdge], object]):
+        self.on_edge = on_edge
+        self.faults: list[SourceFault] = []
+        self.statuses: list[SourceStatus] = []
+
+    def edge(self, edge: ButtonEdge) -> None:
+        self.on_edge(edge)
+
+    def fault(self, fault: SourceFault) -> None:
+        log.warning("buzzer source fault (%s): %s", fault.kind, fault.message)
+        if len(self.faults) < 1000:
+            self.faults.append(fault)
+
+    def status(self, status: SourceStatus) -> None:
+        self.statuses[-99:] = [*self.statuses[-99:], status]
+
+
+def as_sink(sink) -> SourceSink:
+    """``sink`` itself if it is a :class:`SourceSink`, else a
+    :class:`CallbackSink` around a callable."""
+    if isinstance(sink, SourceSink):
+        return sink
+    if callable(sink):
+        return CallbackSink(sink)
+    raise TypeError(f"a sink must be a SourceSink or a callable, not {type(sink).__name__}")
+
+
+class EdgeSource:
+    """Base class of every buzzer source (see the module docstring for what a
+    subclass must and may override).
+
+    ``buzzers`` are the buzzer ids this source reports (distinct, non-empty
+    strings). ``pinmap`` is for sources whose buzzers are wired to pins;
+    others ignore it.
+    """
+
+    #: The registry name of this kind of source.
+    name: ClassVar[str] = "source"
+    #: How finely an edge stamp resolves, in nanoseconds.
+    precision_ns: ClassVar[int] = 1_000
+
+    def __init__(self, buzzers: Iterable[str], pinmap=None, **options):
+        ids = tuple(buzzers)
+        for b in ids:
+            if not isinstance(b, str) or not b:
+                raise SourceError(f"a buzzer id must be a non-empty string, not {b!r}")
+        if len(set(ids)) != len(ids):
+            raise SourceError(f"buzzer ids must be distinct: {', '.join(ids)}")
+        if options:
+            raise SourceError(f"the {self.name} source takes no option "
+                              f"{', '.join(sorted(options))}")
+        self.buzzers: tuple[BuzzerId, ...] = tuple(BuzzerId(b) for b in ids)
+        self._sink: SourceSink | None = None
+
+    @property
+    def players(self) -> tuple[BuzzerId, ...]:
+        """The buzzer ids (the name older callers use)."""
+        return self.buzzers
+
+    @classmethod
+    def detect(cls) -> bool:
+        """True when this machine has this source's hardware (auto-detection)."""
+        return False
+
+    # -- the flow of edges --------------------------------------------------
+
+    def start(self, sink) -> None:
+        """Report to ``sink`` (a :class:`SourceSink`, or a callable taking
+        edges) from now on, beginning with :meth:`status`."""
+        self._sink = as_sink(sink)
+        self._report_status(self.status())
+
+    def stop(self) -> None:
+        """Stop reporting (the hardware stays claimed until :meth:`close`)."""
+        self._sink = None
+
+    def close(self) -> None:
+        """Release the hardware. Safe to call twice."""
+        self.stop()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- clock and state ------------------------------------------------------
+
+    def now_ns(self) -> int:
+        """Now on the clock this source stamps edges with."""
+        return time.monotonic_ns()
+
+    def status(self) -> SourceStatus:
+        """The connection state and clock quality now."""
+        return SourceStatus(self.name, True, self.precision_ns)
+
+    # -- for subclasses: report -------------------------------------------------
+
+    def _emit(self, edge: ButtonEdge) -> None:
+        sink = self._sink
+        if sink is not None:
+            sink.edge(edge)
+
+    def _report_fault(self, fault: SourceFault) -> None:
+        sink = self._sink
+        if sink is not None:
+            sink.fault(fault)
+        else:
+            log.warning("buzzer source fault (%s): %s", fault.kind, fault.message)
+
+    def _report_status(self, status: SourceStatus) -> None:
+        sink = self._sink
+        if sink is not None:
+            sink.status(status)
+
+
+class NoSource(EdgeSource):
+    """No hardware buzzers: phones' virtual buzzers only. Reports nothing."""
+
+    name = "none"
+    precision_ns = 1_000_000
+
+    def __init__(self, buzzers: Iterable[str] = (), pinmap=None, **options):
+        super().__init__((), None)
+
+    def status(self) -> SourceStatus:
+        return SourceStatus(self.name, False, self.precision_ns, detail="no hardware buzzers")
+
+
+# ---------------------------------------------------------------------------
+# The registry
+
+_REGISTRY: dict[str, type[EdgeSource] | str] = {}
+
+
+def register_source(name: str, cls: type[EdgeSource] | str) -> None:
+    """Make a source available by ``name``: a class, or ``"module:Class"``
+    imported only when chosen (so a missing optional library makes only that
+    source unavailable). Registering a name again replaces it."""
+    if not isinstance(name, str) or not name or not name.replace("-", "").isalnum():
+        raise SourceError(f"a source name must be a word, not {name!r}")
+    if isinstance(cls, str):
+        if ":" not in cls:
+            raise SourceError(f"a lazy source must be 'module:Class', not {cls!r}")
+    elif not (isinstance(cls, type) and issubclass(cls, EdgeSource)):
+        raise SourceError(f"{cls!r} is not an EdgeSource subclass")
+    _REGISTRY[name] = cls
+
+
+def source_names() -> list[str]:
+    """Every registered source name, in registration order."""
+    return list(_REGISTRY)
+
+
+def source_class(name: str) -> type[EdgeSource]:
+    """The class registered as ``name``; :class:`SourceError` if unknown,
+    :class:`SourceUnavailable` if its module cannot be imported here."""
+    try:
+        entry = _REGISTRY[name]
+    except KeyError:
+        raise SourceError(f"unknown buzzer source {name!r}; one of "
+                          f"{', '.join(['auto', *source_names()])}") from None
+    if isinstance(entry, str):
+        module, _, attr = entry.partition(":")
+        try:
+            entry = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            raise SourceUnavailable(f"the {name} buzzer source is not available here "
+                                    f"({exc}); try --source mock") from exc
+        _REGISTRY[name] = entry
+    return entry
+
+
+def _detects(name: str) -> bool:
+    try:
+        return bool(source_class(name).detect())
+    except (SourceError, SourceUnavailable):
+        return False
+    except Exception:       # a broken probe must not stop the table
+        log.exception("detecting the %s buzzer source failed", name)
+        return False
+
+
+def choose_source(name: str | None = None) -> str:
+    """The source name to use: ``name`` (a ``--source`` flag), else the
+    ``COMPANION_SOURCE`` environment variable, else the first of
+    :data:`AUTO_ORDER` whose hardware is detected. ``"auto"`` or empty means
+    not chosen. An unknown name is a :class:`SourceError`."""
+    for given in (name, os.environ.get(ENV_VAR)):
+        given = (given or "").strip()
+        if given and given != "auto":
+            if given not in _REGISTRY:
+                source_class(given)            # raises the clear error
+            return given
+    for candidate in (*AUTO_ORDER, *[n for n in _REGISTRY if n not in AUTO_ORDER]):
+        if candidate in _REGISTRY and candidate != "none" and _detects(candidate):
+            return candidate
+    return "none"
+
+
+def open_source(name: str | None, buzzers: Iterable[str], pinmap=None,
+                **options) -> EdgeSource:
+    """Open the buzzer source chosen by :func:`choose_source` for ``buzzers``.
+    ``options`` go to the source's constructor (``pin_factory`` for gpio and
+    mock, ``port`` for pico...). The one place a source is chosen."""
+    chosen = choose_source(name)
+    cls = source_class(chosen)
+    return cls(buzzers, pinmap, **options)
+
+
+register_source("none", NoSource)
+register_source("gpio", "companion.buzzers.gpio:GpioSource")
+register_source("mock", "companion.buzzers.mock:MockSource")
+register_source("pico", "companion.buzzers.pico:PicoSource")
+
+__all__ = ["EdgeSource", "SourceSink", "SourceFault", "SourceStatus", "SourceError",
+           "SourceUnavailable", "CallbackSink", "NoSource", "register_source", "source_names",
+           "source_class", "choose_source", "open_source", "ENV_VAR", "AUTO_ORDER",
+           "FAULT_KINDS"]
