@@ -20,10 +20,11 @@ from .base import (AUTO_ORDER, ENV_VAR, CallbackSink, EdgeSource, NoSource, Sour
 from .gpio import GpioSource, on_a_pi
 from .mock import ClockedMockFactory, MockSource
 from .feedback import Feedback, FeedbackSettings
+from .pipeline import Pipeline, RefereeConsumer
 from .runner import BuzzerRunner
 
 __all__ = ["Edge", "ButtonEdge", "BuzzerId", "EdgeSource", "SourceSink", "SourceFault",
            "SourceStatus", "SourceError", "SourceUnavailable", "CallbackSink", "NoSource",
            "register_source", "source_names", "source_class", "choose_source", "open_source",
            "ENV_VAR", "AUTO_ORDER", "GpioSource", "MockSource", "ClockedMockFactory",
-           "Feedback", "FeedbackSettings", "BuzzerRunner", "on_a_pi"]
+           "Feedback", "FeedbackSettings", "Pipeline", "RefereeConsumer", "BuzzerRunner", "on_a_pi"]

@@ -1,0 +1,430 @@
+"""The one edge-to-verdict loop: a buzzer source, a consumer and the box.
+
+``companion serve``, ``companion buzz``, the hardware harness and the
+benchmarks all run this same :class:`Pipeline`:
+
+* the source's callback (lgpio's thread on a Pi, a serial reader's, the
+  caller's on mock pins) only queues what it reports and wakes the pipeline,
+  like an interrupt handler that stamps and returns;
+* one pipeline thread takes edges, faults and status changes off the queue,
+  hands them to the *consumer*, ticks it, polls the feedback (LEDs, cue), then
+  sleeps until the earliest deadline any of them has (spinning the last
+  :data:`SPIN_NS`, so a verdict is published within microseconds of its
+  time). With nothing due it sleeps until woken: no fixed-period wake-up.
+
+A *consumer* (:class:`Consumer`) is what judges the edges: the table's
+:class:`~companion.session.TableSession` under ``serve``, a bare
+:class:`~companion.referee.Referee` wrapped in :class:`RefereeConsumer`
+elsewhere. Anything that changes a consumer's deadlines from another thread
+(a host starting a race) must wake the pipeline: the pipeline subscribes to
+a consumer's updates when it has ``subscribe``, and :meth:`Pipeline.call`
+wakes it too.
+
+>>> from companion.referee import Referee, RaceSpec
+>>> from companion.buzzers.mock import MockSource
+>>> src = MockSource(["ana", "bo"], start_ns=0)
+>>> judge = RefereeConsumer(Referee(src.buzzers), clock=src.now_ns)
+>>> pipe = Pipeline(src, judge).start(thread=False)   # a test drives it with pump()
+>>> race = pipe.call(judge.start_race, RaceSpec("first-press", src.buzzers, arm_ns=0))
+>>> src.press("bo", 5_000_000); src.press("ana", 7_000_000)
+>>> pipe.pump(100_000_000)
+2
+>>> race.verdict.winner
+'bo'
+>>> pipe.close(); src.close()
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from dataclasses import dataclass
+from typing import Callable, Iterable, Protocol, runtime_checkable
+
+from ..edges import ButtonEdge, Edge, PlayerName
+from ..referee import LiveRace, RaceSpec, Referee, earliest
+from .base import EdgeSource, SourceFault, SourceStatus
+
+log = logging.getLogger(__name__)
+
+NS_PER_S = 1_000_000_000
+#: How long before a deadline a waiting thread stops sleeping and spins:
+#: an OS sleep can overshoot by a few hundred microseconds on a busy Pi,
+#: and a verdict should not wait for the scheduler.
+SPIN_NS = 400_000
+
+
+def wait_until(deadline_ns: int | None, clock: Callable[[], int], wake: threading.Event,
+               idle_s: float | None = None, min_sleep_s: float = 0.0) -> None:
+    """Block until ``deadline_ns`` on ``clock`` or until ``wake`` is set.
+
+    Sleeps most of the way, then spins the last :data:`SPIN_NS`, so the
+    caller runs within microseconds of the deadline. No deadline: wait for
+    ``wake`` (at most ``idle_s``, None: for ever). A deadline already past
+    waits ``min_sleep_s`` (never a busy loop)."""
+    if deadline_ns is None:
+        wake.wait(idle_s)
+        return
+    left = deadline_ns - clock()
+    if left <= 0:
+        if min_sleep_s:
+            wake.wait(min_sleep_s)
+        return
+    if left > SPIN_NS:
+        sleep_s = (left - SPIN_NS) / NS_PER_S
+        capped = idle_s is not None and sleep_s > idle_s
+        if wake.wait(idle_s if capped else sleep_s) or capped:
+            return
+    while clock() < deadline_ns and not wake.is_set():
+        pass
+
+
+@runtime_checkable
+class Consumer(Protocol):
+    """What a pipeline feeds. ``clock`` returns now in nanoseconds on the
+    clock edges are stamped with; :meth:`tick` does everything due now;
+    :meth:`next_deadline` is when :meth:`tick` next has work (None: nothing
+    until the next edge or command). Optional: ``source_fault(fault)``,
+    ``source_status(status)`` and ``subscribe(fn) -> unsubscribe``."""
+
+    clock: Callable[[], int]
+
+    def feed_edge(self, edge: ButtonEdge) -> None: ...
+    def tick(self) -> None: ...
+    def next_deadline(self) -> int | None: ...
+
+
+class Pollable(Protocol):
+    """Something with timed steps on the pipeline's clock (a keyboard's
+    pending releases, the box's lights)."""
+
+    def poll(self, now_ns: int) -> None: ...
+    def next_deadline(self) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class PipelineError:
+    """Something the pipeline refused or survived: a bad edge or a failure."""
+
+    message: str
+    edge: ButtonEdge | None = None
+
+
+#: The name older callers use.
+RunnerError = PipelineError
+
+
+class _Report:
+    """A fault or status change from the source, queued with the edges."""
+
+    __slots__ = ("kind", "value")
+
+    def __init__(self, kind: str, value):
+        self.kind, self.value = kind, value
+
+
+class Pipeline:
+    """Own the flow from ``source`` to ``consumer``: feed, tick, poll, sleep.
+
+    ``source`` may be None (no hardware buzzers: the pipeline still keeps
+    the consumer's time). ``feedback`` is the buzzer box (a
+    :class:`~companion.buzzers.feedback.Feedback`): the pipeline attaches it
+    to the consumer (the one way LEDs and cue learn of verdicts, faults and
+    countdowns) and polls it. ``pollables`` are more timed things on the same
+    clock. ``min_sleep_s`` is the least wait after a deadline that stays in
+    the past; ``idle_s`` caps a sleep (None: no cap, sleep until woken).
+
+    The source sees the pipeline as its :class:`~companion.buzzers.base.SourceSink`.
+    Everything the pipeline does to the consumer holds :attr:`lock`; so does
+    :meth:`call`, for commands from other threads.
+    """
+
+    def __init__(self, source: EdgeSource | None, consumer, *, feedback=None,
+                 pollables: Iterable[Pollable] = (), min_sleep_s: float = 0.001,
+                 idle_s: float | None = None, max_errors: int = 1000,
+                 name: str = "companion-pipeline"):
+        self.source = source
+        self.consumer = consumer
+        self.clock: Callable[[], int] = consumer.clock
+        self.feedback = feedback
+        self.pollables: list = list(pollables)
+        self.min_sleep_s = min_sleep_s
+        self.idle_s = idle_s
+        self.max_errors = max_errors
+        self.name = name
+        self.lock = threading.RLock()
+        self.errors: list[PipelineError] = []
+        self.edges_fed = 0
+        self.ticks = 0
+        self.faults: list[SourceFault] = []
+        self.source_status: SourceStatus | None = None
+        self._q: queue.SimpleQueue = queue.SimpleQueue()
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._started = False
+        self._unsubscribe: Callable[[], None] | None = None
+        self._on_fault = getattr(consumer, "source_fault", None)
+        self._on_status = getattr(consumer, "source_status", None)
+        if feedback is not None:
+            feedback.attach(consumer)
+
+    # -- the source's side (SourceSink): any thread, queue and wake only ------
+
+    def edge(self, edge: ButtonEdge) -> None:
+        self._q.put(edge)
+        self._wake.set()
+
+    def fault(self, fault: SourceFault) -> None:
+        self._q.put(_Report("fault", fault))
+        self._wake.set()
+
+    def status(self, status: SourceStatus) -> None:
+        self._q.put(_Report("status", status))
+        self._wake.set()
+
+    #: The name older callers use for :meth:`edge`.
+    put = edge
+
+    def wake(self) -> None:
+        """Make the thread look at its deadlines again now (any thread)."""
+        self._wake.set()
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def start(self, thread: bool = True) -> "Pipeline":
+        """Take reports from the source (and start the thread, if asked;
+        without one, call :meth:`pump` yourself)."""
+        if self._started:
+            return self
+        self._started = True
+        self._stopping.clear()
+        subscribe = getattr(self.consumer, "subscribe", None)
+        if subscribe is not None and self._unsubscribe is None:
+            self._unsubscribe = subscribe(self._on_update)
+        if self.source is not None:
+            self.source.start(self)
+        if thread:
+            self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the thread and the flow of reports (the source stays open)."""
+        self._stopping.set()
+        self._wake.set()
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout)
+        self._thread = None
+        if self._started and self.source is not None:
+            self.source.stop()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self._started = False
+
+    def close(self) -> None:
+        """Stop and let go of the feedback (its devices close with it). The
+        source and the consumer belong to whoever opened them."""
+        self.stop()
+        if self.feedback is not None:
+            self.feedback.close()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _on_update(self, update) -> None:
+        # the consumer published something (a race started, a setting
+        # changed...): its deadlines may have moved
+        self._wake.set()
+
+    # -- work --------------------------------------------------------------------
+
+    def pump(self, now_ns: int | None = None) -> int:
+        """One step: poll the feedback and pollables, feed everything queued,
+        tick the consumer. ``now_ns`` (tests, virtual time) is passed to the
+        consumer's ``tick`` and the polls instead of its clock's now.
+        Returns the edges fed."""
+        with self.lock:
+            now = self.clock() if now_ns is None else now_ns
+            fb = self.feedback
+            if fb is not None:
+                self._poll(fb, now)
+            for p in self.pollables:
+                self._poll(p, now)
+            n = self._drain()
+            try:
+                if now_ns is None:
+                    self.consumer.tick()
+                else:
+                    self.consumer.tick(now_ns)
+            except Exception as exc:
+                self._error(f"{type(self.consumer).__name__}.tick failed: {exc!r}", exc=True)
+            self.ticks += 1
+            return n
+
+    def _poll(self, p, now: int) -> None:
+        try:
+            p.poll(now)
+        except Exception as exc:
+            self._error(f"{type(p).__name__}.poll failed: {exc!r}", exc=True)
+
+    def _drain(self) -> int:
+        n = 0
+        get = self._q.get_nowait
+        feed = self.consumer.feed_edge
+        while True:
+            try:
+                item = get()
+            except queue.Empty:
+                return n
+            if type(item) is _Report:
+                self._report(item)
+                continue
+            try:
+                feed(item)
+            except ValueError as exc:   # RaceError: unknown buzzer, bad edge
+                self._error(f"edge refused: {exc}", item)
+            except Exception as exc:
+                self._error(f"feeding {item} failed: {exc!r}", item, exc=True)
+            else:
+                n += 1
+                self.edges_fed += 1
+
+    def _report(self, item: _Report) -> None:
+        if item.kind == "fault":
+            fault = item.value
+            self.faults[:] = [*self.faults[-99:], fault]
+            fn = self._on_fault
+            if fn is None:
+                log.warning("buzzer source fault (%s): %s", fault.kind, fault.message)
+        else:
+            self.source_status = item.value
+            fn = self._on_status
+        if fn is not None:
+            try:
+                fn(item.value)
+            except Exception as exc:
+                self._error(f"source_{item.kind} failed: {exc!r}", exc=True)
+
+    def _error(self, message: str, edge: ButtonEdge | None = None, exc: bool = False) -> None:
+        if exc:
+            log.exception(message)
+        else:
+            log.warning(message)
+        if len(self.errors) < self.max_errors:
+            self.errors.append(PipelineError(message, edge))
+
+    def next_deadline(self) -> int | None:
+        """The earliest time the consumer, the feedback or a pollable has work."""
+        with self.lock:
+            fb = self.feedback
+            return earliest([self.consumer.next_deadline(),
+                             None if fb is None else fb.next_deadline(),
+                             *(p.next_deadline() for p in self.pollables)])
+
+    def _run(self) -> None:
+        stop, wake, clock = self._stopping, self._wake, self.clock
+        while not stop.is_set():
+            deadline = None
+            try:
+                self.pump()
+                deadline = self.next_deadline()
+            except Exception as exc:        # the table's clock must never stop
+                self._error(f"pipeline loop: {exc!r}", exc=True)
+            wait_until(deadline, clock, wake, self.idle_s, self.min_sleep_s)
+            wake.clear()
+
+    # -- commands from other threads -----------------------------------------------
+
+    def call(self, fn: Callable, *args, **kwargs):
+        """Run ``fn`` holding :attr:`lock` after feeding what is queued (so an
+        edge from before the command cannot land after it), then wake the
+        thread to look at the new deadlines."""
+        with self.lock:
+            self._drain()
+            out = fn(*args, **kwargs)
+        self._wake.set()
+        return out
+
+
+class RefereeConsumer:
+    """A bare :class:`~companion.referee.Referee` as a pipeline consumer, for
+    ``companion buzz``, the hardware harness and the benchmarks: each buzzer
+    id is a player name (the identity seating).
+
+    ``clock`` is the source's (``source.now_ns``). Listeners of
+    :meth:`subscribe` hear ``{"type": "race", "data": {"race": ...}}`` when
+    a race starts, as the session's subscribers do, so the buzzer box counts
+    down an announced start the same way under every command. Source faults
+    are kept in ``source_faults`` and passed to ``on_source_fault``.
+    """
+
+    def __init__(self, referee: Referee, clock: Callable[[], int],
+                 on_source_fault: Callable[[SourceFault], None] | None = None):
+        self.referee = referee
+        self.clock = clock
+        self.on_source_fault = on_source_fault
+        self.source_faults: list[SourceFault] = []
+        self.status: SourceStatus | None = None
+        self._subscribers: list[Callable[[dict], None]] = []
+
+    @property
+    def players(self) -> list[dict]:
+        """The seating, as the session lists it: each buzzer is its player."""
+        return [{"name": p, "buzzer": p} for p in self.referee.players]
+
+    def feed_edge(self, edge: ButtonEdge) -> None:
+        self.referee.feed(Edge(PlayerName(edge.buzzer), edge.pressed, edge.t_ns))
+
+    def tick(self, now_ns: int | None = None) -> None:
+        self.referee.poll(self.clock() if now_ns is None else now_ns)
+
+    def next_deadline(self) -> int | None:
+        return self.referee.next_deadline()
+
+    def source_fault(self, fault: SourceFault) -> None:
+        self.source_faults[:] = [*self.source_faults[-99:], fault]
+        if self.on_source_fault is not None:
+            self.on_source_fault(fault)
+
+    def source_status(self, status: SourceStatus) -> None:
+        self.status = status
+
+    def start_race(self, spec: RaceSpec, announced: bool = False) -> LiveRace:
+        """Start ``spec`` as the live race (call through :meth:`Pipeline.call`).
+        ``announced``: the box counts down to its arm time."""
+        race = self.referee.start(spec)
+        self._publish({"type": "race", "data": {"race": {
+            "kind": spec.kind, "announced": announced,
+            "phase": "countdown" if announced and spec.arm_ns > self.clock() else "live",
+            "go_ns": spec.arm_ns}}})
+        return race
+
+    def subscribe(self, fn: Callable[[dict], None]) -> Callable[[], None]:
+        self._subscribers.append(fn)
+
+        def unsubscribe() -> None:
+            if fn in self._subscribers:
+                self._subscribers.remove(fn)
+        return unsubscribe
+
+    def _publish(self, update: dict) -> None:
+        for fn in list(self._subscribers):
+            try:
+                fn(update)
+            except Exception:
+                log.exception("a race listener failed")
+
+
+__all__ = ["Pipeline", "RefereeConsumer", "Consumer", "Pollable", "PipelineError",
+           "RunnerError", "wait_until", "SPIN_NS"]
