@@ -112,7 +112,7 @@ def parse_settings(pairs: list[str]) -> dict:
 
 
 def _serve(args, stdin, stdout, stderr) -> int:
-    from .web.server import serve
+    from .app import serve
 
     try:
         settings = parse_settings(args.set)
@@ -133,6 +133,13 @@ def _buzz(args, stdin, stdout, stderr) -> int:
                     debounce_ms=args.debounce_ms, tie_window_us=args.tie_window_us,
                     hold_ms=args.hold_ms, stuck_ms=args.stuck_ms, stdin=stdin, stdout=stdout,
                     stderr=stderr)
+
+
+def _source_help() -> str:
+    from .buzzers.base import ENV_VAR, source_names
+
+    return (f"buzzer source: {', '.join(['auto', *source_names()])} (default: {ENV_VAR}, "
+            f"else auto: the first of pico, gpio, mock found here)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -166,8 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--db", help="SQLite file (default: the user's data directory)")
     s.add_argument("--pin", help="host console PIN (default: COMPANION_PIN or a random one, printed)")
     s.add_argument("--players", help="buzzer players for the demo, comma-separated")
-    s.add_argument("--source", choices=("auto", "gpio", "mock"), default="auto",
-                   help="buzzer source: gpio on a Pi, mock elsewhere (auto)")
+    s.add_argument("--source", default=None, metavar="NAME", help=_source_help())
     s.add_argument("--demo", action=argparse.BooleanOptionalAction, default=None,
                    help="on-screen virtual buzzers (default: on with mock buzzers)")
     s.add_argument("--pinmap", help="pin map TOML (default: hardware/pinmap.toml)")
@@ -180,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("buzz", help="races in the terminal; mock buzzers on keys 1-6")
     b.add_argument("--players", default="A,B,C,D")
-    b.add_argument("--source", choices=("auto", "gpio", "mock"), default="auto")
+    b.add_argument("--source", default=None, metavar="NAME", help=_source_help())
     b.add_argument("--pinmap")
     b.add_argument("--debounce-ms", type=int, default=20)
     b.add_argument("--tie-window-us", type=int, default=0)

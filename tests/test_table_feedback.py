@@ -7,13 +7,13 @@ from helpers import toggles, wait_for
 
 
 def lit(table, buzzer):
-    return bool(table.box.leds_by_buzzer[buzzer].pin.state)
+    return bool(table.feedback.leds[buzzer].pin.state)
 
 
 def test_a_chope_table_race_lights_the_winners_led(live_server):
     table = live_server
     s = table.session
-    assert s.game.name == "chope" and table.box is not None
+    assert s.game.name == "chope" and table.feedback is not None
     s.log({"type": "flip", "card": "table:red"})      # Ana flips a Table: Bo and Cy race
     table.source.press("Cy")
     assert wait_for(lambda: s.snapshot()["race"] and s.snapshot()["race"]["phase"] == "decided")
@@ -26,9 +26,9 @@ def test_an_announced_start_counts_down_on_the_cue(live_server):
     table = live_server
     s = table.session
     s.new_game("chomp", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
-    assert wait_for(lambda: table.box._referee is s.referee)
+    assert wait_for(lambda: table.feedback.referee is s.referee)
     s.log({"type": "reveal", "cards": {"Ana": "shrimp", "Bo": "seal", "Cy": "shark"}})
-    cue = table.box.feedback.cue_led
+    cue = table.feedback.cue_led
     before = toggles(cue.pin)
     race = s.start_race(countdown_ms=300)
     assert race["phase"] == "countdown"

@@ -2,11 +2,12 @@
 
 What to show is decided by pure functions (:func:`verdict_cues`,
 :func:`fault_cue`, :func:`countdown_plan`) from a verdict, a fault or an arm
-time; :class:`Feedback` only drives gpiozero devices with the result. It
-listens to a :class:`~companion.referee.Referee` and never blocks: blinking is
-gpiozero's ``blink(background=True)``, and timed steps (the countdown, the
-winner's light going out) run from :meth:`Feedback.poll` on the buzzers'
-clock, which :class:`~companion.buzzers.runner.BuzzerRunner` calls.
+time; :class:`Feedback` only drives gpiozero devices with the result. It is
+attached one way, to what the pipeline feeds (a table session or a bare
+referee), and never blocks: blinking is gpiozero's ``blink(background=True)``,
+and timed steps (the countdown, the winner's light going out) run from
+:meth:`Feedback.poll` on the buzzers' clock, which the
+:class:`~companion.buzzers.pipeline.Pipeline` calls.
 
 * winner: LED solid for ``win_ns``;
 * loser, false start, ineligible press: LED blinks;
@@ -25,6 +26,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, Mapping
@@ -146,13 +148,25 @@ def countdown_plan(arm_ns: int, settings: FeedbackSettings = FeedbackSettings(),
 
 
 class Feedback:
-    """Drives the buzzer LEDs and the cue from a referee's events.
+    """The buzzer box: drives each buzzer's LED and the cue from a table's
+    verdicts, faults and announced starts.
 
-    ``leds`` maps players to gpiozero ``LED``/``PWMLED`` (players without one
-    are skipped); ``cue_led`` is an ``LED`` and ``piezo`` a ``Buzzer`` or
+    ``leds`` maps buzzer ids to gpiozero ``LED``/``PWMLED`` (buzzers without
+    one are skipped); ``cue_led`` is an ``LED`` and ``piezo`` a ``Buzzer`` or
     ``TonalBuzzer`` (either may be None). ``clock`` is the buzzers' clock
-    (``source.now_ns``). Attach with :meth:`attach`; call :meth:`poll` with
-    that clock when :meth:`next_deadline` is due (the runner does).
+    (``source.now_ns``).
+
+    One way in: :meth:`attach` to what judges the races. A pipeline does it
+    for its consumer (:class:`~companion.buzzers.pipeline.Pipeline`'s
+    ``feedback=``), and polls :meth:`poll` when :meth:`next_deadline` is due.
+    The consumer is a :class:`~companion.session.TableSession` (the box
+    follows whichever game's referee is running, maps the verdicts' player
+    names to their buzzers through the seating, and counts down announced
+    starts from the session's race updates), a
+    :class:`~companion.buzzers.pipeline.RefereeConsumer`, or a bare
+    :class:`~companion.referee.Referee` (buzzer ids are the player names).
+    Every call into the devices holds one lock: verdicts arrive on whichever
+    thread fed the deciding edge, updates on whichever published them.
 
     >>> from companion.buzzers.mock import ClockedMockFactory
     >>> f = ClockedMockFactory(start_ns=0)
@@ -174,11 +188,21 @@ class Feedback:
         self.settings = settings or FeedbackSettings()
         self.clock = clock
         self.owns_devices = owns_devices
-        self.referee = None
+        self.referee = None             # the referee whose verdicts are shown
+        self.consumer = None            # what it was attached to (None: a bare referee)
+        self._seat: dict[str, str] | None = None   # player name -> buzzer id; None: same
+        self._unsubscribe: Callable[[], None] | None = None
+        self._go: int | None = None
+        self._lock = threading.RLock()
         self._steps: list[tuple[int, int, Callable[[], None]]] = []
         self._seq = itertools.count()
         self._gen: dict[str, int] = {}
         self._cue_gen = 0
+
+    @property
+    def leds_by_buzzer(self) -> dict:
+        """The LED devices by buzzer id (the same dict as ``leds``)."""
+        return self.leds
 
     @classmethod
     def from_pinmap(cls, players, pinmap=None, *, pin_factory=None,
@@ -220,21 +244,80 @@ class Feedback:
                 clock = time.monotonic_ns
         return cls(leds, cue_led, piezo, settings=settings, clock=clock, owns_devices=True)
 
-    # -- the referee side ---------------------------------------------------
+    # -- attaching: the one way in ------------------------------------------
 
-    def attach(self, referee) -> "Feedback":
-        """Listen to ``referee``'s verdicts and faults."""
+    def attach(self, target) -> "Feedback":
+        """Show what ``target`` decides: a pipeline consumer (a session or a
+        :class:`~companion.buzzers.pipeline.RefereeConsumer`) or a bare
+        referee. Replaces any earlier attachment."""
         self.detach()
-        referee.listeners.append(self)
-        self.referee = referee
+        if hasattr(target, "listeners"):            # a bare Referee
+            with self._lock:
+                self._seat = None
+                self._follow(target)
+            return self
+        self.consumer = target
+        self.sync()
+        subscribe = getattr(target, "subscribe", None)
+        if subscribe is not None:
+            self._unsubscribe = subscribe(self.on_update)
         return self
 
     def detach(self) -> None:
-        if self.referee is not None and self in self.referee.listeners:
-            self.referee.listeners.remove(self)
-        self.referee = None
+        """Stop following (the devices stay as they are)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        with self._lock:
+            self._follow(None)
+            self.consumer = None
+
+    def _follow(self, referee) -> None:
+        old = self.referee
+        if old is referee:
+            return
+        if old is not None and self in old.listeners:
+            old.listeners.remove(self)
+        self.referee = referee
+        if referee is not None:
+            referee.listeners.append(self)
+
+    def sync(self) -> None:
+        """Follow the consumer's current referee and seating (a new game
+        makes a new referee and may seat players at other buzzers)."""
+        consumer = self.consumer
+        if consumer is None:
+            return
+        # read the consumer before taking our lock: the consumer's own lock
+        # may be held by a thread that is about to call us with a verdict
+        referee = getattr(consumer, "referee", None)
+        seat = {}
+        for p in list(getattr(consumer, "players", None) or []):
+            if isinstance(p, dict) and p.get("name"):
+                seat[p["name"]] = p.get("buzzer") or p["name"]
+        with self._lock:
+            self._seat = seat
+            self._follow(referee)
+
+    def on_update(self, update: dict) -> None:
+        """A consumer's update: follow a new game; count down an announced start."""
+        kind = update.get("type") if isinstance(update, dict) else None
+        data = update.get("data") or {} if kind else {}
+        if kind == "state":
+            self.sync()
+            race = data.get("race") if isinstance(data, dict) else None
+        elif kind == "race":
+            race = data.get("race", data) if isinstance(data, dict) else None
+        else:
+            return
+        if (isinstance(race, dict) and race.get("announced") and race.get("phase") == "countdown"
+                and isinstance(race.get("go_ns"), int) and race["go_ns"] != self._go):
+            with self._lock:
+                self._go = race["go_ns"]
+                self.countdown(race["go_ns"])
 
     def __call__(self, kind: str, payload) -> None:
+        """The referee listener: verdicts and faults."""
         try:
             if kind == "verdict":
                 verdict = payload.verdict if hasattr(payload, "verdict") else payload
@@ -246,52 +329,66 @@ class Feedback:
             log.exception("feedback failed on %s", kind)
 
     def on_verdict(self, verdict: Verdict) -> None:
-        for player, cue in verdict_cues(verdict, self.settings).items():
-            self.show(player, cue)
+        with self._lock:
+            for player, cue in verdict_cues(verdict, self.settings).items():
+                self.show(player, cue)
 
     def on_fault(self, fault: Fault) -> None:
         self.show(fault.player, fault_cue(fault, self.settings))
 
     # -- the LEDs -----------------------------------------------------------
 
+    def buzzer_of(self, player: str) -> str | None:
+        """The buzzer ``player`` is seated at (None: none)."""
+        seat = self._seat
+        return player if seat is None else seat.get(player)
+
     def show(self, player: str, cue: LedCue, now_ns: int | None = None) -> None:
         """Put ``player``'s LED into ``cue`` (replacing whatever it did)."""
-        led = self.leds.get(player)
+        buzzer = self.buzzer_of(player)
+        if buzzer is not None:
+            self.show_buzzer(buzzer, cue, now_ns)
+
+    def show_buzzer(self, buzzer: str, cue: LedCue, now_ns: int | None = None) -> None:
+        """Put the LED of buzzer ``buzzer`` into ``cue``."""
+        led = self.leds.get(buzzer)
         if led is None:
             return
-        gen = self._gen[player] = self._gen.get(player, 0) + 1
-        if cue.mode == "on":
-            led.on()
-            if cue.on_ns is not None:
-                now = self.clock() if now_ns is None else now_ns
-                self._at(now + cue.on_ns, lambda: self._off_if(player, gen))
-        elif cue.mode == "blink":
-            led.blink(on_time=cue.on_s, off_time=cue.off_s, n=cue.n, background=True)
-        else:
-            led.off()
+        with self._lock:
+            gen = self._gen[buzzer] = self._gen.get(buzzer, 0) + 1
+            if cue.mode == "on":
+                led.on()
+                if cue.on_ns is not None:
+                    now = self.clock() if now_ns is None else now_ns
+                    self._at(now + cue.on_ns, lambda: self._off_if(buzzer, gen))
+            elif cue.mode == "blink":
+                led.blink(on_time=cue.on_s, off_time=cue.off_s, n=cue.n, background=True)
+            else:
+                led.off()
 
-    def _off_if(self, player: str, gen: int) -> None:
-        if self._gen.get(player) == gen:
-            self.leds[player].off()
+    def _off_if(self, buzzer: str, gen: int) -> None:
+        if self._gen.get(buzzer) == gen:
+            self.leds[buzzer].off()
 
     def clear(self) -> None:
         """Every buzzer LED off (a new race is coming)."""
-        for player in self.leds:
-            self.show(player, OFF)
+        for buzzer in list(self.leds):
+            self.show_buzzer(buzzer, OFF)
 
     # -- the cue ------------------------------------------------------------
 
     def countdown(self, arm_ns: int) -> list[CueStep]:
         """Clear the LEDs and play the countdown cue so that GO is at
         ``arm_ns``; returns the plan. A new countdown replaces one running."""
-        self.clear()
-        self._cue_gen += 1
-        gen = self._cue_gen
-        self.cue(False)
-        plan = countdown_plan(arm_ns, self.settings, self.clock())
-        for step in plan:
-            self._at(step.t_ns, lambda s=step: self._cue_if(s, gen))
-        return plan
+        with self._lock:
+            self.clear()
+            self._cue_gen += 1
+            gen = self._cue_gen
+            self.cue(False)
+            plan = countdown_plan(arm_ns, self.settings, self.clock())
+            for step in plan:
+                self._at(step.t_ns, lambda s=step: self._cue_if(s, gen))
+            return plan
 
     def _cue_if(self, step: CueStep, gen: int) -> None:
         if gen == self._cue_gen:
@@ -315,24 +412,30 @@ class Feedback:
     # -- timed steps --------------------------------------------------------
 
     def _at(self, t_ns: int, fn: Callable[[], None]) -> None:
+        # callers hold self._lock
         heapq.heappush(self._steps, (t_ns, next(self._seq), fn))
 
     def poll(self, now_ns: int) -> None:
         """Run the steps due by ``now_ns``, in time order."""
         steps = self._steps
-        while steps and steps[0][0] <= now_ns:
-            _, _, fn = heapq.heappop(steps)
-            try:
-                fn()
-            except Exception:
-                log.exception("feedback step failed")
+        if not steps or steps[0][0] > now_ns:
+            return
+        with self._lock:
+            while steps and steps[0][0] <= now_ns:
+                _, _, fn = heapq.heappop(steps)
+                try:
+                    fn()
+                except Exception:
+                    log.exception("feedback step failed")
 
     def next_deadline(self) -> int | None:
-        return self._steps[0][0] if self._steps else None
+        steps = self._steps
+        return steps[0][0] if steps else None
 
     def close(self) -> None:
         self.detach()
-        self._steps.clear()
+        with self._lock:
+            self._steps.clear()
         if self.owns_devices:
             for dev in (*self.leds.values(), self.cue_led, self.piezo):
                 if dev is not None:
