@@ -35,10 +35,11 @@ import time
 
 from gpiozero.exc import GPIOZeroError
 
+from .buzzers.base import SourceUnavailable, choose_source, open_source
 from .buzzers.feedback import Feedback, FeedbackSettings, countdown_plan
 from .buzzers.mock import HOLD_KEYS, ClockedMockFactory, KeyboardBuzzers, MockSource
 from .buzzers.pinmap import PinMapError, load_pinmap
-from .buzzers.runner import BuzzerRunner, on_a_pi
+from .buzzers.runner import BuzzerRunner
 from .referee import FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, MS, US, RaceError, RaceSpec, Referee
 
 RACE_KEYS = {"g": FIRST_PRESS, "l": LAST_PRESS, "r": FIRST_RELEASE}
@@ -183,33 +184,38 @@ class _Session:
                                          blip_interval_ns=countdown_ns // 3 if blips else 0)
         self.closers = []
         self.runner = None
+        self.feedback = None
         try:
             pm = load_pinmap(pinmap)
+            self.factory = None
+            self.keyboard = None
+            options = {}
             if source_kind == "mock":
                 factory = pin_factory or ClockedMockFactory(
                     start_ns=VIRTUAL_START_NS if virtual else None)
                 if pin_factory is None:
                     self.closers.append(lambda: (factory.close(), factory.reset()))
                 self.factory = factory
-                self.source = MockSource(self.players, pm, pin_factory=factory)
-                self.keyboard = KeyboardBuzzers(self.source)
-            else:
-                from .buzzers.gpio import GpioSource
-                self.factory = None
-                self.source = GpioSource(self.players, pm, pin_factory=pin_factory)
-                self.keyboard = None
+                options["pin_factory"] = factory
+            elif pin_factory is not None:
+                options["pin_factory"] = pin_factory
+            self.source = open_source(source_kind, self.players, pm, **options)
             self.closers.insert(0, self.source.close)
+            if isinstance(self.source, MockSource):
+                self.keyboard = KeyboardBuzzers(self.source)
             self.referee = Referee(self.players, debounce_ns=debounce_ns, stuck_ns=stuck_ns,
                                    hold_ns=hold_ns)
             self.view = BuzzView(out, self.referee, stuck_ns)
             self.referee.listeners.append(self.view)
-            self.feedback = Feedback.from_pinmap(
-                self.players, pm, pin_factory=self.source.pin_factory, settings=self.settings,
-                clock=self.source.now_ns)
-            self.feedback.attach(self.referee)
-            self.closers.insert(0, self.feedback.close)
-            pollables = [self.view, self.feedback] + ([self.keyboard] if self.keyboard else [])
-            self.runner = BuzzerRunner(self.source, self.referee, pollables=pollables)
+            box_pins = getattr(self.source, "pin_factory", None)
+            if box_pins is not None:
+                self.feedback = Feedback.from_pinmap(
+                    self.players, pm, pin_factory=box_pins, settings=self.settings,
+                    clock=self.source.now_ns)
+                self.closers.insert(0, self.feedback.close)
+            pollables = [self.view] + ([self.keyboard] if self.keyboard else [])
+            self.runner = BuzzerRunner(self.source, self.referee, feedback=self.feedback,
+                                       pollables=pollables)
         except BaseException:
             self.close()
             raise
@@ -229,8 +235,7 @@ class _Session:
             arm = now + self.countdown_ns
             spec = RaceSpec(kind, self.players, arm_ns=arm, deadline_ns=arm + self.deadline_ns,
                             tie_window_ns=self.tie_window_ns, debounce_ns=self.debounce_ns)
-            self.runner.start_race(spec)
-            self.feedback.countdown(arm)
+            self.runner.start_race(spec, announced=True)    # the box counts down to GO
             self.view.announce(kind, arm, now, self.settings)
         self.runner.wake()
 
@@ -328,13 +333,14 @@ def help_text(n: int, mock: bool) -> str:
             f"r first-release race, q quit")
 
 
-def run_buzz(players: list[str], source: str = "auto", pinmap=None, debounce_ms: int = 20,
+def run_buzz(players: list[str], source: str | None = "auto", pinmap=None, debounce_ms: int = 20,
              tie_window_us: int = 0, hold_ms: int = 30, stuck_ms: int = 10_000,
              stdin=None, stdout=None, *, stderr=None, countdown_ms: int = 3_000,
              deadline_ms: int = 5_000, pin_factory=None, virtual_time: bool | None = None) -> int:
     """Run the terminal mode until ``q`` or the end of input; the exit status.
 
-    ``source`` is ``gpio``, ``mock`` or ``auto`` (gpio on a Pi). With mock
+    ``source`` is a buzzer source name (``gpio``, ``mock``, ``pico``) or
+    ``auto``/None (:func:`~companion.buzzers.base.choose_source`). With mock
     buzzers and a non-terminal ``stdin``, time is virtual unless
     ``virtual_time=False``. ``pin_factory`` is gpiozero's (tests, demos).
     """
@@ -342,11 +348,10 @@ def run_buzz(players: list[str], source: str = "auto", pinmap=None, debounce_ms:
     out = sys.stdout if stdout is None else stdout
     err = sys.stderr if stderr is None else stderr
     players = [p for p in players if p]
-    if source == "auto":
-        source = "gpio" if on_a_pi() else "mock"
     try:
-        if source not in ("gpio", "mock"):
-            raise ValueError(f"unknown source {source!r}; one of auto, gpio, mock")
+        source = choose_source(source)
+        if source == "none":
+            raise ValueError("buzz needs buzzers: --source none has none")
         if not players or len(set(players)) != len(players):
             raise ValueError("give one or more distinct player names")
         if source == "mock" and len(players) > 6:
@@ -356,13 +361,8 @@ def run_buzz(players: list[str], source: str = "auto", pinmap=None, debounce_ms:
                         ("countdown_ms", countdown_ms), ("deadline_ms", deadline_ms)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"{name} must be a non-negative integer")
-    except ValueError as exc:
+    except ValueError as exc:           # SourceError too: an unknown source
         err.write(f"companion buzz: {exc}\n")
-        return 2
-    if (source == "gpio" and pin_factory is None and not on_a_pi()
-            and not os.environ.get("GPIOZERO_PIN_FACTORY")):
-        err.write("companion buzz: no GPIO here (needs lgpio and /dev/gpiochip0, or "
-                  "GPIOZERO_PIN_FACTORY); try --source mock\n")
         return 2
     interactive = _is_tty(stdin)
     virtual = (source == "mock" and not interactive) if virtual_time is None else virtual_time
@@ -372,11 +372,12 @@ def run_buzz(players: list[str], source: str = "auto", pinmap=None, debounce_ms:
     try:
         s = _Session(players, source, pinmap, debounce_ms * MS, tie_window_us * US, hold_ms * MS,
                      stuck_ms * MS, countdown_ms * MS, deadline_ms * MS, out, pin_factory, virtual)
-    except (PinMapError, RaceError, ValueError, OSError, GPIOZeroError) as exc:
+    except (PinMapError, RaceError, ValueError, OSError, GPIOZeroError, SourceUnavailable) as exc:
         err.write(f"companion buzz: {exc}\n")
         return 2
     try:
-        how = "real buzzers (GPIO)" if source == "gpio" else "mock buzzers"
+        how = {"gpio": "real buzzers (GPIO)", "mock": "mock buzzers"}.get(
+            source, f"{source} buzzers")
         mode = "virtual time" if virtual else "real time"
         s.view.write(f"companion buzz: {', '.join(s.players)} on {how}, {mode}")
         s.view.write(help_text(len(s.players), s.keyboard is not None))

@@ -23,11 +23,12 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from companion.buzzers.base import open_source
 from companion.buzzers.feedback import Feedback, FeedbackSettings
-from companion.buzzers.gpio import GpioSource
 from companion.buzzers.mock import ClockedMockFactory, MockSource
 from companion.buzzers.pinmap import PinMapError, load_pinmap
-from companion.edges import Edge
+from companion.buzzers.pipeline import Pipeline, RefereeConsumer
+from companion.edges import ButtonEdge, Edge
 from companion.referee import MS, Referee
 
 ENV_REAL = "COMPANION_REAL_PINS"
@@ -55,10 +56,10 @@ class PressReport:
     accepted: int          # edges the referee's debounce keeps (2 for a clean press)
 
 
-def analyse_press(edges: list[Edge], debounce_ns: int) -> PressReport:
+def analyse_press(edges: list[ButtonEdge], debounce_ns: int) -> PressReport:
     """Group one buzzer's raw edges into bursts and measure the bounce."""
     edges = sorted(edges, key=lambda e: e.t_ns)
-    bursts: list[list[Edge]] = []
+    bursts: list[list[ButtonEdge]] = []
     for e in edges:
         if bursts and e.t_ns - bursts[-1][-1].t_ns < debounce_ns:
             bursts[-1].append(e)
@@ -102,7 +103,28 @@ def _header_pin(factory, gpio: int) -> str:
     return "?"
 
 
+class Recorder(RefereeConsumer):
+    """The harness's consumer: every raw edge is kept (to measure bounce)
+    before the referee judges it, and waiters are told."""
+
+    def __init__(self, referee: Referee, clock: Callable[[], int]):
+        super().__init__(referee, clock)
+        self.edges: list[ButtonEdge] = []
+        self.cond = threading.Condition()
+
+    def feed_edge(self, edge: ButtonEdge) -> None:
+        with self.cond:
+            self.edges.append(edge)
+            self.cond.notify_all()
+        super().feed_edge(edge)
+
+
 class Harness:
+    """The checks, on the same pipeline as every table: the source's edges
+    go through a :class:`~companion.buzzers.pipeline.Pipeline` to a
+    :class:`Recorder` (on real pins its thread runs; on mock pins the
+    harness pumps it after each scripted press, on the mock clock)."""
+
     def __init__(self, out, ask: Callable[[str], str] | None, real: bool, pinmap,
                  players: int | None, timeout_s: float, debounce_ns: int, pin_factory,
                  press: Callable):
@@ -121,24 +143,32 @@ class Harness:
         self._own_factory = None
         if not real and pin_factory is None:
             pin_factory = self._own_factory = ClockedMockFactory(start_ns=1_000 * MS)
-        cls = GpioSource if real else MockSource
-        self.source = cls(self.names, self.pm, pin_factory=pin_factory)
+        self.source = open_source("gpio" if real else "mock", self.names, self.pm,
+                                  pin_factory=pin_factory)
         self.factory = self.source.pin_factory
         if not real and getattr(self.factory, "clock_ns", 0) is None:
             self.factory.clock_ns = 1_000 * MS
-        self.feedback = Feedback.from_pinmap(self.names, self.pm, pin_factory=self.factory,
-                                             settings=FeedbackSettings(), clock=self.source.now_ns)
-        self.edges: list[Edge] = []
-        self._cond = threading.Condition()
-        self.source.start(self._sink)
-
-    def _sink(self, edge: Edge) -> None:
-        with self._cond:
-            self.edges.append(edge)
-            self._cond.notify_all()
+        self.feedback = None
+        self.pipeline = None
+        try:
+            self.feedback = Feedback.from_pinmap(self.names, self.pm, pin_factory=self.factory,
+                                                 settings=FeedbackSettings(),
+                                                 clock=self.source.now_ns)
+            self.recorder = Recorder(Referee(self.names, debounce_ns=debounce_ns),
+                                     self.source.now_ns)
+            self.edges = self.recorder.edges
+            self._cond = self.recorder.cond
+            self.pipeline = Pipeline(self.source, self.recorder, feedback=self.feedback,
+                                     name="harness-pipeline").start(thread=real)
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
-        self.feedback.close()
+        if self.pipeline is not None:
+            self.pipeline.close()           # and the feedback with it
+        elif self.feedback is not None:
+            self.feedback.close()
         self.source.close()
         if self._own_factory is not None:
             self._own_factory.close()
@@ -201,10 +231,11 @@ class Harness:
             t0 = self.source.now_ns() + 500 * MS
             self.press(self.source, name, t0)
             self.factory.clock_ns = max(self.factory.clock_ns, t0 + 500 * MS)
+            self.pipeline.pump()
         with self._cond:
             got = self.edges[start:]
-        mine = [e for e in got if e.player == name]
-        others = sorted({e.player for e in got} - {name})
+        mine = [e for e in got if e.buzzer == name]
+        others = sorted({e.buzzer for e in got} - {name})
         if others:
             where = ", ".join(f"slot {self.source.slots[p].slot}" for p in others)
             self.check(label, False, f"edges came from {where}: buttons swapped or crossed?")

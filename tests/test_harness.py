@@ -15,7 +15,7 @@ import pytest
 
 from companion.buzzers.mock import ClockedMockFactory
 from companion.buzzers.pinmap import load_pinmap
-from companion.edges import Edge
+from companion.edges import ButtonEdge as Edge
 from companion.referee import MS
 
 ROOT = Path(__file__).resolve().parents[1]

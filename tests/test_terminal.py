@@ -153,7 +153,7 @@ def test_a_bad_pin_map_exits_2(tmp_path):
 
 
 def test_gpio_source_off_a_pi_exits_2(mocker, monkeypatch):
-    mocker.patch("companion.terminal.on_a_pi", return_value=False)
+    mocker.patch("companion.buzzers.gpio.on_a_pi", return_value=False)
     monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
     err = io.StringIO()
     assert run_buzz(PLAYERS, source="gpio", stdin=io.StringIO(""), stdout=io.StringIO(),

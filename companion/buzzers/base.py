@@ -303,7 +303,7 @@ def source_class(name: str) -> type[EdgeSource]:
     try:
         entry = _REGISTRY[name]
     except KeyError:
-        raise SourceError(f"unknown buzzer source {name!r}; one of "
+        raise SourceError(f"unknown source {name!r}; the buzzer sources are "
                           f"{', '.join(['auto', *source_names()])}") from None
     if isinstance(entry, str):
         module, _, attr = entry.partition(":")

@@ -79,8 +79,8 @@ def on_a_pi() -> bool:
 
 def _default_factory():
     if not on_a_pi() and not os.environ.get("GPIOZERO_PIN_FACTORY"):
-        raise SourceUnavailable("no GPIO buzzers on this machine (no /dev/gpiochip0 or no "
-                                "lgpio module); use --source mock for pretend buzzers")
+        raise SourceUnavailable("no GPIO here (needs lgpio and /dev/gpiochip0, or "
+                                "GPIOZERO_PIN_FACTORY); use --source mock for pretend buzzers")
     Device.ensure_pin_factory()
     return Device.pin_factory
 

@@ -406,7 +406,7 @@ class RefereeConsumer:
         race = self.referee.start(spec)
         self._publish({"type": "race", "data": {"race": {
             "kind": spec.kind, "announced": announced,
-            "phase": "countdown" if announced and spec.arm_ns > self.clock() else "live",
+            "phase": "countdown" if announced else "live",
             "go_ns": spec.arm_ns}}})
         return race
 
