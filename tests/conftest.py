@@ -1,6 +1,7 @@
-"""Shared fixtures (as in Flask's tutorial): an ``app`` on a temporary SQLite
-file, its test ``client``, a logged-in ``host`` client, and a ``live_server``
-running the real waitress server, buzzer ticker and mock buzzers on
+"""Shared fixtures (as in Flask's tutorial): a ``store`` and table
+``session`` on a temporary SQLite file, the ``app`` serving that session,
+its test ``client``, a logged-in ``host`` client, and a ``live_server``
+running the real waitress server, buzzer pipeline and mock buzzers on
 127.0.0.1 and a free port."""
 
 from __future__ import annotations
@@ -21,18 +22,35 @@ if os.environ.get("CI"):
 
 
 @pytest.fixture
-def app(tmp_path):
-    from companion.web import create_app
+def store(tmp_path):
+    from companion.store import Store
 
-    app = create_app({"DB_PATH": str(tmp_path / "table.db"), "PIN": PIN, "DEMO": True,
-                      "TESTING": True, "PLAYERS": ["ana", "bo", "cy"]})
-    yield app
-    app.extensions["companion"].close()
+    store = Store(tmp_path / "table.db")
+    yield store
+    store.close()
 
 
 @pytest.fixture
-def session(app):
-    return app.extensions["companion"].session
+def session(store):
+    from companion.session import TableSession
+
+    session = TableSession(store)
+    session.resume()
+    return session
+
+
+def make_app(session, **config):
+    """The web app serving ``session`` (as ``companion.app`` assembles it)."""
+    from companion.web import create_app
+
+    return create_app({"PIN": PIN, "TESTING": True, **config}, session=session)
+
+
+@pytest.fixture
+def app(session):
+    app = make_app(session, DEMO=True, PLAYERS=["ana", "bo", "cy"])
+    yield app
+    app.extensions["companion"].close()
 
 
 @pytest.fixture
@@ -70,7 +88,7 @@ def host(client):
 def live_server(tmp_path):
     """The whole table (``companion serve``) in a thread: ``.url``, ``.session``,
     ``.source`` (mock buzzers: ``.source.press(name)``), ``.pin``."""
-    from companion.web.server import Table
+    from companion.app import Table
 
     table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "live.db"), pin=PIN,
                   players=["Ana", "Bo", "Cy"], source="mock", demo=True, threads=16,

@@ -4,6 +4,7 @@ refusals as JSON with the state unchanged, escaping, and the live stream."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import re
@@ -17,9 +18,24 @@ import pytest
 from companion.web import auth
 from companion.web.sse import Broker
 
-from conftest import PIN, HostClient
+from conftest import PIN, HostClient, make_app
 
 EVIL = '<img src=x onerror="alert(1)">'
+
+
+@contextlib.contextmanager
+def table_on(db):
+    """A store and a resumed session on ``db`` (a restart of the table)."""
+    from companion.session import TableSession
+    from companion.store import Store
+
+    store = Store(db)
+    try:
+        session = TableSession(store)
+        session.resume()
+        yield session
+    finally:
+        store.close()
 
 
 def chope(session, names=("ana", "bo", "cy")):
@@ -201,17 +217,23 @@ def test_a_new_pin_epoch_logs_everybody_out(app, host):
 
 
 def test_secret_key_is_kept_next_to_the_database(tmp_path):
+    db = tmp_path / "k.db"
+    with table_on(db) as s1, table_on(db) as s2:
+        a = make_app(s1, PIN="1")
+        b = make_app(s2, PIN="1")
+        try:
+            assert a.secret_key == b.secret_key and len(a.secret_key) >= 32
+            assert (tmp_path / "k.db-secret").stat().st_mode & 0o077 == 0
+        finally:
+            a.extensions["companion"].close()
+            b.extensions["companion"].close()
+
+
+def test_the_app_needs_the_session_it_serves():
     from companion.web import create_app
 
-    db = tmp_path / "k.db"
-    a = create_app({"DB_PATH": str(db), "PIN": "1"})
-    b = create_app({"DB_PATH": str(db), "PIN": "1"})
-    try:
-        assert a.secret_key == b.secret_key and len(a.secret_key) >= 32
-        assert (tmp_path / "k.db-secret").stat().st_mode & 0o077 == 0
-    finally:
-        a.extensions["companion"].close()
-        b.extensions["companion"].close()
+    with pytest.raises(TypeError, match="session"):
+        create_app({"PIN": "1"})
 
 
 # ---------------------------------------------------------------------------
@@ -395,9 +417,12 @@ def test_virtual_presses_are_rate_limited(app, client, session):
 
 
 def test_virtual_press_is_off_outside_demo_mode(tmp_path):
-    from companion.web import create_app
+    with table_on(tmp_path / "x.db") as session:
+        app = make_app(session, DEMO=False)
+        _virtual_press_is_off(app)
 
-    app = create_app({"DB_PATH": str(tmp_path / "x.db"), "PIN": PIN, "DEMO": False})
+
+def _virtual_press_is_off(app):
     try:
         chope(app.extensions["companion"].session)
         c = app.test_client()
@@ -640,7 +665,7 @@ def test_live_server_streams_a_mock_buzzer_verdict(live_server):
 
 
 def test_table_banner_shows_urls_qr_and_pin(tmp_path):
-    from companion.web.server import Table
+    from companion.app import Table
 
     t = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "b.db"), pin="97531",
               source="none", demo=True)
@@ -701,22 +726,22 @@ def test_host_client_helper_logs_in(client):
 
 
 def test_a_login_survives_a_restart_with_the_same_pin_but_not_a_new_pin(tmp_path):
-    from companion.web import create_app
-
     db = str(tmp_path / "r.db")
-    first = create_app({"DB_PATH": db, "PIN": PIN})
-    c = first.test_client()
-    HostClient(c)
-    cookie = c.get_cookie("companion").value
-    first.extensions["companion"].close()
+    with table_on(db) as session:
+        first = make_app(session, PIN=PIN)
+        c = first.test_client()
+        HostClient(c)
+        cookie = c.get_cookie("companion").value
+        first.extensions["companion"].close()
     for pin, status in ((PIN, 200), ("1111", 401)):
-        again = create_app({"DB_PATH": db, "PIN": pin})
-        try:
-            c2 = again.test_client()
-            c2.set_cookie("companion", cookie)
-            assert c2.get("/api/host/state").status_code == status
-        finally:
-            again.extensions["companion"].close()
+        with table_on(db) as session:
+            again = make_app(session, PIN=pin)
+            try:
+                c2 = again.test_client()
+                c2.set_cookie("companion", cookie)
+                assert c2.get("/api/host/state").status_code == status
+            finally:
+                again.extensions["companion"].close()
 
 
 def test_one_phone_cannot_take_every_live_stream(app):

@@ -1,27 +1,33 @@
 """The web edge: the phone scoreboard, the host console, JSON and live updates.
 
-:func:`create_app` is a Flask app factory (as in Flask's tutorial). The
-services the views share live in ``app.extensions["companion"]``
-(:class:`Services`): the :class:`~companion.session.TableSession`, the SSE
-:class:`~companion.web.sse.Broker`, the PIN and the rate limiters.
+:func:`create_app` is a Flask app factory (as in Flask's tutorial). It builds
+nothing of the table: it *receives* the running
+:class:`~companion.session.TableSession` (and, under ``companion serve``, the
+buzzer pipeline and the ids of its buzzers) from whoever assembled the
+application (``companion.app``; the tests' ``conftest.py``). The services the
+views share live in ``app.extensions["companion"]`` (:class:`Services`): the
+session, the SSE :class:`~companion.web.sse.Broker`, the PIN and the rate
+limiters. Errors are turned into JSON in one place (:func:`register_errors`).
 
->>> app = create_app({"DB_PATH": ":memory:", "PIN": "1234"})   # doctest: +SKIP
->>> app.test_client().get("/api/state").json["game"]            # doctest: +SKIP
+>>> from companion.store import Store                      # doctest: +SKIP
+>>> from companion.session import TableSession             # doctest: +SKIP
+>>> app = create_app({"PIN": "1234"}, session=TableSession(Store(":memory:")))  # doctest: +SKIP
+>>> app.test_client().get("/api/state").json["game"]      # doctest: +SKIP
 
 Configuration keys (all optional):
 
-``DB_PATH``         SQLite file (default: :func:`companion.paths.default_db_path`)
-``SESSION``         an existing TableSession to serve (``serve()`` passes its own)
 ``PIN``             the host PIN (default: ``COMPANION_PIN`` or a random 6-digit one)
-``SECRET_KEY``      cookie signing key (default: random, persisted next to the DB)
+``SECRET_KEY``      cookie signing key (default: random, persisted next to the session's store)
 ``DEMO``            on-screen virtual buzzers on the scoreboard (public presses)
 ``PLAYERS``         default player names for the new-game form
-``BUZZERS``         the buzzer ids of the running source (the new-game form offers them)
 ``JOIN_URLS``       the URLs phones open (shown on the console with a QR code)
 ``SSE_HEARTBEAT_S`` seconds between heartbeats (15); ``SSE_MAX_CLIENTS`` (200)
 ``SSE_MAX_PER_CLIENT`` live pages one address may hold (6; the Pi's own loopback is exempt)
 ``LOGIN_LIMIT`` / ``LOGIN_WINDOW_S``  failed PINs allowed per IP per window (5 per 60 s)
 ``PRESS_LIMIT`` / ``PRESS_WINDOW_S``  virtual presses per IP per window (20 per 1 s)
+
+For a short transition ``SESSION``, ``RUNNER`` and ``BUZZERS`` in ``config``
+stand for the keyword arguments.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from flask import Flask, jsonify, request
 from werkzeug.exceptions import HTTPException
@@ -41,8 +47,6 @@ from . import auth
 from .sse import Broker
 
 DEFAULTS = {
-    "DB_PATH": None,
-    "SESSION": None,
     "PIN": None,
     "DEMO": False,
     "PLAYERS": None,
@@ -70,18 +74,17 @@ class Services:
     login_limiter: auth.RateLimiter
     press_limiter: auth.RateLimiter
     join_urls: list[str]
-    store: Any = None               # closed by close() when the app opened it
-    owns_store: bool = False
-    runner: Any = None              # the buzzer ticker, when serve() has one
+    pipeline: Any = None            # the buzzer pipeline, when the table has one
     buzzers: list[str] = field(default_factory=list)   # buzzer ids of the source
     pin_epoch: str = ""             # changes with the PIN: a new PIN logs everybody out
 
+    @property
+    def store(self):
+        return getattr(self.session, "store", None)
+
     def close(self) -> None:
-        """End every stream and close the store if the app opened it."""
+        """End every stream (the session and its store belong to whoever made them)."""
         self.broker.close()
-        if self.owns_store and self.store is not None:
-            self.store.close()
-            self.store = None
 
 
 def secret_key_for(db_path) -> bytes:
@@ -110,28 +113,28 @@ def _as_bytes(key) -> bytes:
     return key if isinstance(key, bytes) else str(key).encode()
 
 
-def create_app(config: dict | None = None) -> Flask:
-    """The Flask app: scoreboard ``/``, ``/events``, ``/api/state``, host
-    console ``/host`` and ``/api/host/...`` (see docs/web.md)."""
+def create_app(config: dict | None = None, *, session=None, pipeline=None,
+               buzzers: Iterable[str] = ()) -> Flask:
+    """The Flask app serving ``session``: scoreboard ``/``, ``/events``,
+    ``/api/state``, ``/api/games``, host console ``/host`` and
+    ``/api/host/...`` (see docs/web.md). ``pipeline`` is the buzzer pipeline
+    (kept for the views that need it), ``buzzers`` the ids of its buzzers
+    (the new-game form offers them)."""
     app = Flask(__name__)
     app.config.update(DEFAULTS)
     app.config.update(auth.COOKIE_CONFIG)
     app.config.update(config or {})
 
-    session = app.config["SESSION"]
-    store, owns_store = None, False
+    session = session if session is not None else app.config.get("SESSION")
     if session is None:
-        from ..session import TableSession
-        from ..store import Store
-
-        store, owns_store = Store(app.config["DB_PATH"]), True   # None: companion.paths
-        app.config["DB_PATH"] = str(store.path)
-        session = TableSession(store)
-        session.resume()
-    else:
-        store = getattr(session, "store", None)
+        raise TypeError("create_app() needs the table session: create_app(config, "
+                        "session=TableSession(store)); companion.app assembles one")
+    pipeline = pipeline if pipeline is not None else app.config.get("RUNNER")
+    buzzers = list(buzzers) or list(app.config.get("BUZZERS") or [])
+    store = getattr(session, "store", None)
+    db_path = getattr(store, "path", None)
     if not app.config.get("SECRET_KEY"):
-        app.config["SECRET_KEY"] = secret_key_for(app.config["DB_PATH"])
+        app.config["SECRET_KEY"] = secret_key_for(db_path)
 
     pin = app.config["PIN"] or os.environ.get("COMPANION_PIN") or auth.new_pin()
     app.config["PIN"] = str(pin)
@@ -144,8 +147,7 @@ def create_app(config: dict | None = None) -> Flask:
         login_limiter=auth.RateLimiter(app.config["LOGIN_LIMIT"], app.config["LOGIN_WINDOW_S"]),
         press_limiter=auth.RateLimiter(app.config["PRESS_LIMIT"], app.config["PRESS_WINDOW_S"]),
         join_urls=list(app.config["JOIN_URLS"] or ["http://127.0.0.1:8080/"]),
-        store=store, owns_store=owns_store, runner=app.config.get("RUNNER"),
-        buzzers=list(app.config.get("BUZZERS") or []),
+        pipeline=pipeline, buzzers=buzzers,
         pin_epoch=hmac.new(_as_bytes(app.config["SECRET_KEY"]), str(pin).encode(),
                            hashlib.sha256).hexdigest()[:16])
 
@@ -162,11 +164,7 @@ def create_app(config: dict | None = None) -> Flask:
             "script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
         return resp
 
-    @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException):
-        if request.path.startswith("/api/") or request.path == "/events":
-            return jsonify(error=exc.description, rule=None), exc.code
-        return exc
+    register_errors(app)
 
     from . import board, host
 
@@ -176,4 +174,66 @@ def create_app(config: dict | None = None) -> Flask:
     return app
 
 
-__all__ = ["create_app", "Services"]
+def register_errors(app: Flask) -> None:
+    """Every error a view lets through, as JSON ``{"error", "rule"}`` (plus
+    ``"field"`` when one control of a form caused it), registered once:
+
+    * :class:`~companion.games.RulesError` -> 400 with the rule's message;
+    * the store's ``StaleVersion`` -> 409 (someone logged first: reload);
+    * an unknown game name -> 404 in a URL, 400 in a body (the known games named);
+    * a game id the store does not have -> 404;
+    * a body the API cannot use (:class:`~companion.web.api.BadRequest`) -> 400;
+    * a game file that does not replay -> 400 naming its line;
+    * the store unable to write -> 503 (nothing was logged).
+    """
+    from ..gamefile import GameFileError
+    from ..games import RulesError
+    from ..store import StaleVersion, StoreError
+    from ..store import UnknownGame as UnknownGameId
+    from .api import BadRequest, UnknownGame
+
+    def answer(message: str, status: int, rule: str | None = None, fieldname=None):
+        body = {"error": message, "rule": rule}
+        if fieldname:
+            body["field"] = fieldname
+        return jsonify(body), status
+
+    @app.errorhandler(RulesError)
+    def rules_error(exc: RulesError):
+        return answer(str(exc), 400, exc.rule, getattr(exc, "field", None))
+
+    @app.errorhandler(StaleVersion)
+    def stale(exc: StaleVersion):
+        return answer(f"the game moved on: {exc}; reload and try again", 409, "version")
+
+    @app.errorhandler(UnknownGame)
+    def unknown_game(exc: UnknownGame):
+        return answer(str(exc), exc.status, "setup", "game")
+
+    @app.errorhandler(UnknownGameId)
+    def unknown_game_id(exc: UnknownGameId):
+        return answer(str(exc), 404, "history")
+
+    @app.errorhandler(BadRequest)
+    def bad_request(exc: BadRequest):
+        return answer(str(exc), exc.status, exc.rule, exc.field)
+
+    @app.errorhandler(GameFileError)
+    def bad_game_file(exc: GameFileError):
+        return answer(str(exc), 400, "game file")
+
+    @app.errorhandler(StoreError)
+    def store_error(exc: StoreError):
+        resp, status = answer(f"the store could not do it: {exc}; nothing was logged", 503,
+                              "store")
+        resp.headers["Retry-After"] = "2"
+        return resp, status
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):
+        if request.path.startswith("/api/") or request.path == "/events":
+            return answer(exc.description, exc.code)
+        return exc
+
+
+__all__ = ["create_app", "register_errors", "Services"]

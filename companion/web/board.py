@@ -1,13 +1,13 @@
 """The scoreboard every phone opens: ``/``, its live stream ``/events``, the
-public state ``/api/state``, and, in demo mode only, the on-screen virtual
-buzzers ``/api/press``."""
+public state ``/api/state``, the games described as data ``/api/games``, and,
+in demo mode only, the on-screen virtual buzzers ``/api/press``."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, render_template, request
+from flask import Blueprint, Response, jsonify, render_template, request
 
 from . import auth
-from .api import error, now_ns, services, virtual_press
+from .api import BadRequest, game_info, games_info, now_ns, page_game, services, virtual_press
 
 bp = Blueprint("board", __name__)
 
@@ -15,8 +15,10 @@ bp = Blueprint("board", __name__)
 @bp.get("/")
 def index():
     svc = services()
-    return render_template("board/index.html", s=svc.session.snapshot(), demo=svc.demo,
-                           join_url=svc.join_urls[0], heartbeat_s=svc.broker.heartbeat_s)
+    snap = svc.session.snapshot()
+    return render_template("board/index.html", s=snap, demo=svc.demo,
+                           join_url=svc.join_urls[0], heartbeat_s=svc.broker.heartbeat_s,
+                           game=page_game(snap))
 
 
 @bp.get("/join")
@@ -36,6 +38,20 @@ def state():
     snap = dict(services().session.snapshot())
     snap["now_ns"] = now_ns()
     return snap
+
+
+@bp.get("/api/games")
+def games():
+    """Every game the table knows, described as data (``Game.info()``: title,
+    player counts, score unit, settings, race reasons with their wording)
+    plus ``script``, the URL of its panel script or null."""
+    return jsonify(games_info())
+
+
+@bp.get("/api/games/<name>")
+def game(name: str):
+    """One game's description (404 names the known games)."""
+    return game_info(name)
 
 
 class _Stream:
@@ -67,9 +83,9 @@ def events():
     broker = svc.broker
     client = broker.connect(auth.client_key())
     if client is None:
-        resp, status = error("too many live pages open; retrying shortly", 503, "capacity")
+        resp = jsonify(error="too many live pages open; retrying shortly", rule="capacity")
         resp.headers["Retry-After"] = "5"
-        return resp, status
+        return resp, 503
     gen = broker.stream(client, _last_id(),
                         disconnected=request.environ.get("waitress.client_disconnected"))
     resp = Response(_Stream(broker, client, gen), mimetype="text/event-stream")
@@ -83,7 +99,6 @@ def events():
 def press():
     """Demo mode only: a virtual buzzer on the scoreboard (millisecond
     accuracy: the press is stamped when the server receives it)."""
-    svc = services()
-    if not svc.demo:
-        return error("virtual buzzers are on only in demo mode", 404, "demo")
+    if not services().demo:
+        raise BadRequest("virtual buzzers are on only in demo mode", rule="demo", status=404)
     return virtual_press()

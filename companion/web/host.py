@@ -5,12 +5,15 @@ state needs the login and the session's CSRF token; an illegal event gets a
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, redirect, render_template, request, session, url_for
+import re
+
+from flask import (Blueprint, Response, jsonify, redirect, render_template, request, session,
+                   url_for)
 from markupsafe import Markup
 
 from . import auth
-from .api import (BadRequest, body, call, check_players, error, now_ns, optional_int, services,
-                  virtual_press)
+from .api import (BadRequest, UnknownGame, body, check_players, game_info, games_info, need_game,
+                  now_ns, optional_int, page_game, services, virtual_press)
 from .join import qr_svg
 
 bp = Blueprint("host", __name__)
@@ -25,10 +28,12 @@ def console():
     svc = services()
     if not auth.is_host():
         return render_template("host/login.html", error=None)
-    return render_template("host/console.html", s=svc.session.snapshot(), demo=svc.demo,
+    snap = svc.session.snapshot()
+    return render_template("host/console.html", s=snap, demo=svc.demo,
                            urls=svc.join_urls, qr=Markup(qr_svg(svc.join_urls[0])),
                            players=default_players(), buzzers=svc.buzzers,
-                           heartbeat_s=svc.broker.heartbeat_s)
+                           heartbeat_s=svc.broker.heartbeat_s,
+                           game=page_game(snap))
 
 
 def default_players() -> list[str]:
@@ -73,18 +78,14 @@ def csrf():
 
 @bp.post("/api/host/login")
 def login_json():
-    try:
-        data = body()
-    except BadRequest as exc:
-        return error(str(exc), 400)
-    ok, wait = auth.login(data.get("pin"))
+    ok, wait = auth.login(body().get("pin"))
     if ok:
         return {"ok": True, "csrf": auth.csrf_token()}
     if wait:
-        resp, status = error(f"too many wrong PINs: wait {int(wait) + 1} s", 429, "rate-limit")
+        resp = jsonify(error=f"too many wrong PINs: wait {int(wait) + 1} s", rule="rate-limit")
         resp.headers["Retry-After"] = str(int(wait) + 1)
-        return resp, status
-    return error("wrong PIN", 401, "login")
+        return resp, 429
+    return jsonify(error="wrong PIN", rule="login"), 401
 
 
 @bp.post("/api/host/logout")
@@ -123,74 +124,87 @@ def host_state():
 @bp.get("/api/host/games")
 @auth.host_required
 def games():
-    """The games this companion knows, with their player counts and options."""
-    from ..games import available_games
+    """The games this companion knows, by name: their description
+    (:func:`~companion.web.api.game_info`) and default ``options``."""
+    from ..games import get_game
 
-    out = {}
-    for name, g in available_games().items():
-        out[name] = {"title": g.title, "min_players": g.min_players,
-                     "max_players": g.max_players, "hides_scores": g.hides_scores,
-                     "options": g.default_options()}
-    return out
+    return {info["name"]: dict(info, options=get_game(info["name"]).default_options())
+            for info in games_info()}
+
+
+#: Where a refusal of Game.setup points in the new-game form.
+_SETUP_FIELDS = (
+    (re.compile(r"option '(\w+)'"), lambda m: f"options.{m.group(1)}"),
+    (re.compile(r"unknown option"), lambda m: "options"),
+    (re.compile(r"colour", re.I), lambda m: "players.colour"),
+    (re.compile(r"player|same name|name", re.I), lambda m: "players"),
+)
+
+
+def _setup_field(message: str) -> str | None:
+    for pattern, field in _SETUP_FIELDS:
+        m = pattern.search(message)
+        if m:
+            return field(m)
+    return None
 
 
 @bp.post("/api/host/new-game")
 @auth.host_required
 def new_game():
-    svc = services()
-    try:
-        data = body()
-        game = data.get("game")
-        if not isinstance(game, str):
-            raise BadRequest("'game' must be a game name")
-        players = check_players(data.get("players"))
-        options = data.get("options") or {}
-        if not isinstance(options, dict):
-            raise BadRequest("'options' must be an object")
-    except BadRequest as exc:
-        return error(str(exc), 400)
-    from ..games import game_names
+    """``{"game", "players": [{"name", "colour", "buzzer"}], "options"}``.
+    The game's own :meth:`~companion.games.Game.setup` checks the options
+    (one place); a refusal names the form ``field`` it is about."""
+    from ..games import RulesError
 
-    if game not in game_names():
-        return error(f"unknown game {game!r}; known: {', '.join(game_names())}", 400, "setup")
-    game_id, err = call(svc.session.new_game, game, players, options)
-    if err:
-        return err
+    data = body()
+    game = data.get("game")
+    if not isinstance(game, str):
+        raise BadRequest("'game' must be a game name", "game")
+    info = game_info_for_body(game)
+    players = check_players(data.get("players"))
+    options = data.get("options") or {}
+    if not isinstance(options, dict):
+        raise BadRequest("'options' must be an object", "options")
+    if info["colours_option"] and "colours" not in options:
+        chosen = {p["name"]: p["colour"] for p in players if p["colour"]}
+        if chosen:
+            options = dict(options, colours=chosen)
+    try:
+        game_id = services().session.new_game(game, players, options)
+    except RulesError as exc:
+        exc.field = _setup_field(str(exc))
+        raise
     return {"ok": True, "game_id": game_id, "state": _host_state()}
+
+
+def game_info_for_body(name: str) -> dict:
+    """:func:`game_info` for a name sent in a body: unknown is a 400."""
+    try:
+        return game_info(name)
+    except UnknownGame as exc:
+        exc.status = 400
+        raise
 
 
 @bp.post("/api/host/event")
 @auth.host_required
 def log_event():
     """Log one event the host saw: ``{"event": {...}, "expected_version": n}``."""
-    svc = services()
-    try:
-        data = body()
-        event = data.get("event")
-        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-            raise BadRequest("'event' must be an object with a 'type'")
-        expected = optional_int(data, "expected_version")
-    except BadRequest as exc:
-        return error(str(exc), 400)
-    if svc.session.game is None:
-        return error("no game is running: start a new game first", 409, "setup")
-    update, err = call(svc.session.log, event, expected_version=expected)
-    if err:
-        return err
+    data = body()
+    event = data.get("event")
+    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+        raise BadRequest("'event' must be an object with a 'type'", "event")
+    expected = optional_int(data, "expected_version")
+    need_game()
+    update = services().session.log(event, expected_version=expected)
     return {"ok": True, "update": update, "state": _host_state()}
 
 
 def _undo_redo(which: str):
-    svc = services()
-    try:
-        expected = optional_int(body(), "expected_version")
-    except BadRequest as exc:
-        return error(str(exc), 400)
-    if svc.session.game is None:
-        return error("no game is running", 409, "setup")
-    update, err = call(getattr(svc.session, which), expected_version=expected)
-    if err:
-        return err
+    expected = optional_int(body(), "expected_version")
+    need_game()
+    update = getattr(services().session, which)(expected_version=expected)
     return {"ok": True, "update": update, "state": _host_state()}
 
 
@@ -210,16 +224,10 @@ def redo():
 @auth.host_required
 def start_race():
     """Start the announced race the game asks for: ``{"countdown_ms": 3000}``."""
-    svc = services()
-    try:
-        countdown = optional_int(body(), "countdown_ms")
-        if countdown is not None and not 0 <= countdown <= 30_000:
-            raise BadRequest("'countdown_ms' must be between 0 and 30000")
-    except BadRequest as exc:
-        return error(str(exc), 400)
-    race, err = call(svc.session.start_race, countdown)
-    if err:
-        return err
+    countdown = optional_int(body(), "countdown_ms")
+    if countdown is not None and not 0 <= countdown <= 30_000:
+        raise BadRequest("'countdown_ms' must be between 0 and 30000", "countdown_ms")
+    race = services().session.start_race(countdown)
     return {"ok": True, "race": race, "state": _host_state()}
 
 
@@ -227,9 +235,7 @@ def start_race():
 @auth.host_required
 def cancel_race():
     """Stop the live race without logging it (re-run it or log it by hand)."""
-    _, err = call(services().session.cancel_race)
-    if err:
-        return err
+    services().session.cancel_race()
     return {"ok": True, "state": _host_state()}
 
 
@@ -250,16 +256,13 @@ def join():
 @bp.get("/api/host/stats")
 @auth.host_required
 def stats():
-    result, err = call(services().session.stats)
-    return err or result
+    return services().session.stats()
 
 
 @bp.get("/api/host/export/<int:game_id>")
 @auth.host_required
 def export_game(game_id: int):
-    text, err = call(services().session.export_game, game_id)
-    if err:
-        return err
+    text = services().session.export_game(game_id)
     return Response(text, mimetype="application/x-ndjson", headers={
         "Content-Disposition": f'attachment; filename="game-{game_id}.jsonl"'})
 
@@ -267,10 +270,7 @@ def export_game(game_id: int):
 @bp.get("/api/host/export.csv")
 @auth.host_required
 def export_csv():
-    text, err = call(services().session.export_csv)
-    if err:
-        return err
-    return Response(text, mimetype="text/csv", headers={
+    return Response(services().session.export_csv(), mimetype="text/csv", headers={
         "Content-Disposition": 'attachment; filename="games.csv"'})
 
 
@@ -279,8 +279,5 @@ def export_csv():
 def import_game():
     text = request.get_data(as_text=True)
     if not text.strip():
-        return error("send a game file (JSON lines) as the body", 400)
-    game_id, err = call(services().session.import_game, text)
-    if err:
-        return err
-    return {"ok": True, "game_id": game_id}
+        raise BadRequest("send a game file (JSON lines) as the body")
+    return {"ok": True, "game_id": services().session.import_game(text)}

@@ -43,6 +43,12 @@ import threading
 import time
 from typing import Callable, Iterator
 
+#: An idle stream wakes only for its heartbeat and, this often, to ask
+#: waitress whether the phone went away (it cannot tell us by itself): a
+#: page that says nothing costs the server a wake-up every few seconds, not
+#: a poll loop, and a phone that left frees its worker thread within this.
+CHECK_S = 5.0
+
 #: Markers a client's queue may hold besides encoded frames.
 _CLOSE = object()     # the server is shutting down: end the stream
 _DROP = object()      # drop this connection (tests; the page reconnects)
@@ -137,7 +143,7 @@ class Broker:
 
     def __init__(self, session, queue_size: int = 256, max_clients: int = 200,
                  heartbeat_s: float = 15.0, clock: Callable[[], int] | None = None,
-                 max_per_remote: int = 6):
+                 max_per_remote: int = 6, check_s: float = CHECK_S):
         self.session = session
         self.queue_size = queue_size
         self.max_clients = max_clients
@@ -145,6 +151,9 @@ class Broker:
         #: device cannot take every stream slot; the Pi itself is exempt
         self.max_per_remote = max_per_remote
         self.heartbeat_s = heartbeat_s
+        #: how often an idle stream asks waitress whether its phone is still
+        #: there (between heartbeats; a write finds a gone phone anyway)
+        self.check_s = check_s
         self.clock = clock or getattr(session, "clock", None) or time.monotonic_ns
         self._clients: set[Client] = set()
         self._lock = threading.Lock()
@@ -227,8 +236,11 @@ class Broker:
             sent, frames = self.replay_frames(last_id)
             yield b"retry: 2000\n\n" + b"".join(frames)
             next_beat = time.monotonic() + beat
+            check = max(self.check_s, 1.0) if disconnected is not None else beat
             while True:
-                wait = max(0.0, min(1.0, next_beat - time.monotonic()))
+                # block on the queue until the next heartbeat or disconnect
+                # check, whichever is first: no wake-ups in between
+                wait = max(0.0, min(check, next_beat - time.monotonic()))
                 try:
                     item = client.queue.get(timeout=wait)
                 except queue.Empty:

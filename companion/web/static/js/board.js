@@ -1,5 +1,5 @@
 /* The scoreboard: draw the snapshot, keep it live, and in demo mode offer
- * on-screen virtual buzzers. */
+ * on-screen virtual buzzers. Game-specific drawing is in static/games/. */
 (function () {
   'use strict';
   const TC = window.TC;
@@ -7,10 +7,13 @@
   const body = document.body;
   let snap = JSON.parse($('initial-state').textContent);
   const raceEls = TC.raceEls(document);
+  TC.seedGameInfo($('game-info'));
 
   function render() {
-    document.title = snap.title || 'Tabletop Companion';
-    $('title').textContent = snap.title || 'Tabletop Companion';
+    const title = snap.game_title || snap.title || 'Tabletop Companion';
+    document.title = title;
+    $('title').textContent = title;
+    TC.renderBuzzerStatus(snap, $('buzzer-status'));
     TC.renderBanner(snap, $('banner'));
     TC.renderPlayers(snap, $('players'));
     TC.renderRace(snap, snap.race, raceEls);
@@ -22,6 +25,7 @@
     if (body.dataset.demo === '1') renderBuzzers();
     body.dataset.version = String(snap.version ?? 0);
   }
+  TC.onGameReady(render);
 
   let refetching = null;
   async function refetch() {

@@ -1,7 +1,9 @@
 /* The host console: the table as the scoreboard shows it, plus big buttons
  * for the legal next events only, undo/redo, races, virtual buzzers and a
- * new-game form. Every change goes through /api/host/... with the CSRF token;
- * the rules' refusals are shown as they come back. */
+ * new-game form built from the game's declared settings. Every change goes
+ * through /api/host/... with the CSRF token; the rules' refusals are shown
+ * as they come back (beside the form control that caused them). It knows
+ * no game by name: game-specific drawing is in static/games/<name>.js. */
 (function () {
   'use strict';
   const TC = window.TC;
@@ -9,8 +11,8 @@
   const $ = (id) => document.getElementById(id);
   const cfg = JSON.parse($('host-config').textContent);
   const raceEls = TC.raceEls(document);
+  TC.seedGameInfo($('game-info'));
   let hs = null;            // the host snapshot
-  let games = null;         // /api/host/games
 
   /* --- talking to the server ------------------------------------------- */
   let toastTimer = null;
@@ -22,12 +24,15 @@
     toastTimer = setTimeout(() => { t.hidden = true; }, ok ? 2000 : 6000);
   }
 
-  async function act(url, body) {
+  /* POST; on success take the new state; on a refusal call onError(data)
+   * if given (the form shows it in place), else toast it. */
+  async function act(url, body, onError) {
     const res = await TC.post(url, body);
     if (res.status === 401) { location.reload(); return null; }
     if (!res.ok) {
       const d = res.data || {};
-      toast((d.error || `error ${res.status}`) + (d.rule ? ` [${d.rule}]` : ''));
+      if (onError) onError(d, res.status);
+      else toast((d.error || `error ${res.status}`) + (d.rule ? ` [${d.rule}]` : ''));
       if (res.status === 409) refresh();
       return null;
     }
@@ -52,27 +57,22 @@
     return pending;
   }
 
-  /* --- labels for events ------------------------------------------------ */
-  function cap(s) { return s.charAt(0).toUpperCase() + s.slice(1); }
-  function label(e, fallback) {
-    if (e.type === 'race') {
-      const r = TC.reasonName(e.reason);
-      if (e.winner) return `${r} ${e.winner} wins`;
-      if (e.loser) return `${r} ${e.loser} loses`;
-      if (e.tied && e.tied.length) return `${r} tie: ${e.tied.join(', ')}`;
-      return `${r} nobody`;
-    }
-    if (typeof e.card === 'string') {      // under a heading that names the type
-      return `${e.player ? `${e.player}: ` : ''}${TC.cardName(hs, e.card)}`;
-    }
-    return fallback || e.type;
+  /* --- labels for events: the game's own words (legal_labels) ------------ */
+  const cap = TC.cap;
+  function label(e, words) {
+    if (!words) return e.type;
+    /* under a heading that names the type already: "flip Laksa" -> "Laksa" */
+    const t = String(e.type).replace(/[-_]/g, ' ');
+    const rest = words.toLowerCase().startsWith(t.toLowerCase() + ' ') ? words.slice(t.length + 1) : words;
+    return cap(rest.replace(/^:\s*/, ''));
   }
   function colourOf(e) {
     const col = TC.colours(hs);
-    if (e.player && col[e.player]) return col[e.player];
-    if (e.winner && col[e.winner]) return col[e.winner];
-    if (e.loser && col[e.loser]) return col[e.loser];
-    if (typeof e.card === 'string' && e.card.startsWith('table:')) return e.card.slice(6);
+    for (const k of ['player', 'winner', 'loser']) if (e[k] && col[e[k]]) return col[e[k]];
+    const panel = TC.panelOf(hs);
+    if (panel.eventColour) {
+      try { return panel.eventColour(e, hs) || null; } catch (err) { console.error(err); }
+    }
     return null;
   }
 
@@ -98,13 +98,13 @@
     });
     const out = [];
     for (const [type, items] of groups) {
-      out.push(el('h3', { class: 'group', text: cap(type) }));
+      out.push(el('h3', { class: 'group', text: cap(String(type).replace(/[-_]/g, ' ')) }));
       if (items.length <= MAX_BUTTONS) {
         const texts = items.map(([e, l]) => label(e, l));
         const dup = (t) => texts.filter((x) => x === t).length > 1;
         out.push(el('div', { class: 'grid-buttons' }, items.map(([e], i) => {
           /* two buttons saying the same: add what tells them apart */
-          const extra = dup(texts[i]) ? Object.entries(e).filter(([k, v]) => k !== 'type' && typeof v !== 'object'
+          const extra = dup(texts[i]) ? Object.entries(e).filter(([k, v]) => k !== 'type' && v != null && typeof v !== 'object'
             && !texts[i].includes(String(v))).map(([, v]) => TC.cardName(hs, v)).join(' · ') : '';
           return TC.paint(el('button', {
             type: 'button', class: 'event', 'data-event': JSON.stringify(e), onclick: () => logEvent(e),
@@ -117,8 +117,8 @@
     box.replaceChildren(...out);
   }
 
-  /* Too many combinations for buttons (e.g. a Chomp! reveal: one card per
-   * player): a select per field, offering only values some legal event has. */
+  /* Too many combinations for buttons (e.g. one card per player): a select
+   * per field, offering only values some legal event has. */
   function builder(type, events) {
     const fields = new Map();     // "key" or "key.sub" -> Set of JSON values
     const add = (k, v) => { if (!fields.has(k)) fields.set(k, new Set()); fields.get(k).add(JSON.stringify(v)); };
@@ -177,12 +177,17 @@
     if (key === buzzersFor) return;
     buzzersFor = key;
     $('buzzers').replaceChildren(...TC.buzzers(hs.players, TC.colours(hs), '/api/host/press'));
+    $('buzzers-card').hidden = !(hs.players && hs.players.length);
   }
 
   function render() {
     if (!hs) return;
     document.body.dataset.version = String(hs.version ?? 0);
-    $('title').textContent = hs.title ? `Host · ${hs.title}` : 'Host console';
+    document.body.dataset.game = hs.game || '';
+    const title = hs.game_title || hs.title;
+    $('title').textContent = title || 'Host console';
+    document.title = title ? `Host: ${title}` : 'Host console';
+    TC.renderBuzzerStatus(hs, $('buzzer-status'));
     TC.renderBanner(hs, $('banner'));
     TC.renderRace(hs, hs.race, raceEls);
     raceEls.section.hidden = !hs.race && !hs.race_request;
@@ -197,86 +202,285 @@
     redo.textContent = hs.redo ? `Redo: ${hs.redo}` : 'Redo';
     TC.renderPlayers(hs, $('players'));
     renderBuzzers();
-    TC.renderPanel(hs, $('panel'));
+    TC.renderPanel(hs, $('panel'), hs.host_view || hs.view);
     $('log').replaceChildren(...(hs.log || []).slice(-15).reverse().map((l) => el('li', { text: l.line })));
     TC.renderKV(hs.host_view || hs.view, $('kv'));
     $('export-game').href = hs.game_id ? `/api/host/export/${hs.game_id}` : '#';
+    const example = (hs.legal_events || [])[0];
+    $('custom-event').placeholder = example ? JSON.stringify(example) : '{"type": "..."}';
+    newGame.onState();
   }
+  TC.onGameReady(render);
 
-  /* --- new game --------------------------------------------------------- */
-  const PALETTE = ['#e53935', '#1e88e5', '#43a047', '#fdd835', '#8e24aa', '#fb8c00'];
-  function playerRow(i, name, colour, buzzer) {
-    const buzzers = cfg.buzzers || [];
-    const sel = el('select', { 'aria-label': `buzzer of player ${i + 1}`, class: 'ng-buzzer' },
-      el('option', { value: '', text: 'no buzzer' }),
-      buzzers.map((b) => el('option', { value: b, text: `buzzer ${b}`, selected: b === buzzer })));
-    return el('div', { class: 'player-row' },
-      el('input', { class: 'ng-name', 'aria-label': `player ${i + 1}`, value: name || '', maxlength: 40, required: true }),
-      el('input', { class: 'ng-colour', type: 'color', 'aria-label': `colour of player ${i + 1}`, value: colour || PALETTE[i % PALETTE.length] }),
-      sel);
-  }
-  function setupNewGame() {
+  /* --- new game: a form built from the game's declared settings ---------- */
+  const newGame = (function () {
+    const form = $('new-game');
     const rows = $('ng-players');
-    const names = cfg.players && cfg.players.length ? cfg.players : ['Ana', 'Bo', 'Cy'];
-    names.forEach((n, i) => rows.append(playerRow(i, n, null, (cfg.buzzers || [])[i])));
-    $('ng-add').onclick = () => {
-      const i = rows.children.length;
-      rows.append(playerRow(i, '', null, (cfg.buzzers || [])[i]));
-    };
-    $('ng-remove').onclick = () => { if (rows.lastElementChild) rows.lastElementChild.remove(); };
-    fetch('/api/host/games', { credentials: 'same-origin' }).then((r) => r.json()).then((g) => {
-      games = g;
-      $('ng-game').replaceChildren(...Object.entries(g).map(([name, info]) =>
-        el('option', { value: name, text: info.title, selected: hs && hs.game === name })));
-      renderOptions();
-    });
-    $('ng-game').onchange = renderOptions;
-    $('new-game').addEventListener('submit', async (ev) => {
-      ev.preventDefault();
-      const players = [...rows.children].map((r) => ({
-        name: r.querySelector('.ng-name').value.trim(),
-        colour: r.querySelector('.ng-colour').value,
-        buzzer: r.querySelector('.ng-buzzer').value || null,
-      }));
-      const options = {};
-      for (const inp of $('ng-options').querySelectorAll('[data-option]')) {
-        const k = inp.dataset.option;
-        if (inp.type === 'checkbox') options[k] = inp.checked;
-        else if (inp.dataset.kind === 'number') options[k] = inp.value === '' ? null : Number(inp.value);
-        else options[k] = inp.value === '' ? null : inp.value;
+    const gameSel = $('ng-game');
+    /* colour words the form offers (the page paints them; a game that uses
+     * colours gets them in its `colours` option) */
+    const COLOURS = ['red', 'blue', 'green', 'yellow', 'purple', 'orange', 'pink', 'teal', 'brown', 'grey'];
+    let games = {};           // name -> description (GET /api/games)
+    let confirming = false;
+
+    const info = () => games[gameSel.value] || null;
+    const colourChoices = () => (info() && info().player_colours) || COLOURS;
+
+    /* -- errors beside their control ---------------------------------- */
+    function clearErrors() {
+      for (const n of form.querySelectorAll('.field-error')) n.remove();
+      for (const n of form.querySelectorAll('[aria-invalid]')) n.removeAttribute('aria-invalid');
+    }
+    /* the control a server `field` names, e.g. players.1.name, options.tables */
+    function controlFor(field) {
+      if (!field) return null;
+      let f = field;
+      while (f) {
+        const node = form.querySelector(`[data-field="${CSS.escape(f)}"]`);
+        if (node) return node;
+        if (f === 'players.colour') return form.querySelector('.ng-colour');
+        f = f.includes('.') ? f.slice(0, f.lastIndexOf('.')) : '';
       }
-      const raw = $('ng-json').value.trim();
-      if (raw) {
-        try { Object.assign(options, JSON.parse(raw)); } catch (e) { toast('Advanced options: not JSON'); return; }
-      }
-      const res = await act('/api/host/new-game', { game: $('ng-game').value, players, options });
-      if (res) toast('New game started', true);
-    });
-  }
-  function renderOptions() {
-    const info = games && games[$('ng-game').value];
-    const box = $('ng-options');
-    if (!info) { box.replaceChildren(); return; }
-    $('ng-players-hint').textContent = `${info.min_players} to ${info.max_players} players, in seating order`;
-    const out = [];
-    for (const [k, v] of Object.entries(info.options)) {
-      if (v !== null && typeof v === 'object') continue;          // JSON box
-      const id = `opt-${k}`;
-      const nice = k.replace(/_/g, ' ');
-      if (typeof v === 'boolean') {
-        out.push(el('label', { for: id }, el('input', { id, type: 'checkbox', 'data-option': k, checked: v }), ' ', nice));
+      return null;
+    }
+    function showError(message, field) {
+      const control = controlFor(field);
+      const note = el('p', { class: 'field-error', role: 'alert', text: message });
+      if (control) {
+        control.setAttribute('aria-invalid', 'true');
+        const details = control.closest('details');
+        if (details) details.open = true;
+        const anchor = control.closest('.opt, .player-row, fieldset') || control;
+        anchor.after(note);
       } else {
-        out.push(el('label', { for: id, text: nice }), el('input', {
-          id, 'data-option': k, 'data-kind': typeof v === 'number' ? 'number' : 'text',
-          type: typeof v === 'number' ? 'number' : 'text', value: v == null ? '' : String(v),
-          placeholder: v == null ? 'default' : null,
-        }));
+        $('ng-submit-row').before(note);
+      }
+      note.scrollIntoView({ block: 'center' });
+      if (control && control.focus) control.focus({ preventScroll: true });
+    }
+
+    /* -- players -------------------------------------------------------- */
+    function playerRow(name, colour, buzzer) {
+      const buzzers = cfg.buzzers || [];
+      const colourSel = el('select', { class: 'ng-colour' }, colourChoices().map((c) =>
+        el('option', { value: c, text: c, selected: c === colour })));
+      const paintSel = () => TC.paint(colourSel, colourSel.value);
+      colourSel.addEventListener('change', paintSel);
+      paintSel();
+      const row = el('div', { class: 'player-row' },
+        el('div', { class: 'pr-name' },
+          el('input', { class: 'ng-name', value: name || '', maxlength: 40, autocomplete: 'off', placeholder: 'name' }),
+          el('button', { type: 'button', class: 'ng-remove', text: '✕', onclick: () => { row.remove(); renumber(); } })),
+        el('div', { class: 'pr-pick' }, colourSel,
+          el('select', { class: 'ng-buzzer' },
+            el('option', { value: '', text: 'no buzzer' }),
+            buzzers.map((b) => el('option', { value: b, text: `buzzer ${b}`, selected: b === buzzer })))));
+      row.querySelector('.ng-name').addEventListener('input', () => { renumber(); });
+      return row;
+    }
+    /* labels and data-field names follow the seating order */
+    function renumber() {
+      [...rows.children].forEach((row, i) => {
+        const n = i + 1;
+        const set = (sel, field, aria) => {
+          const c = row.querySelector(sel);
+          c.dataset.field = `players.${i}${field}`;
+          c.setAttribute('aria-label', aria);
+        };
+        set('.ng-name', '.name', `player ${n}`);
+        set('.ng-colour', '.colour', `colour of player ${n}`);
+        set('.ng-buzzer', '.buzzer', `buzzer of player ${n}`);
+        set('.ng-remove', '', `remove player ${n}`);
+      });
+      const g = info();
+      const count = rows.children.length;
+      if (g) {
+        const hint = `${g.min_players} to ${g.max_players} players, in seating order`;
+        $('ng-players-hint').textContent = count < g.min_players || count > g.max_players ? `${hint} (now ${count})` : hint;
+        $('ng-add').disabled = count >= g.max_players;
+      }
+      refreshPlayerPickers();
+    }
+    function names() {
+      return [...rows.children].map((r) => r.querySelector('.ng-name').value.trim()).filter(Boolean);
+    }
+    function fillPlayers() {
+      rows.replaceChildren();
+      const current = hs && hs.players && hs.players.length ? hs.players : null;
+      const list = current || (cfg.players && cfg.players.length ? cfg.players : ['Ana', 'Bo', 'Cy']).map((n) => ({ name: n }));
+      const choices = colourChoices();
+      const taken = new Set();
+      list.forEach((p, i) => {
+        let colour = p.colour && choices.includes(p.colour) ? p.colour : null;
+        if (!colour || taken.has(colour)) colour = choices.find((c) => !taken.has(c)) || choices[i % choices.length];
+        taken.add(colour);
+        rows.append(playerRow(p.name, colour, p.buzzer || (cfg.buzzers || [])[i]));
+      });
+      renumber();
+    }
+
+    /* -- options, one control per declared setting ---------------------- */
+    function help(s) {
+      const bits = [];
+      if (s.help) bits.push(el('span', { text: s.help }));
+      if (s.rule) bits.push(el('q', { text: s.rule }));
+      if (s.assumed) bits.push(el('span', { class: 'assumed', text: 'assumed: the rulebook does not say' }));
+      return bits.length ? el('p', { class: 'help' }, bits) : null;
+    }
+    function control(s) {
+      const id = `opt-${s.name}`;
+      const field = `options.${s.name}`;
+      const common = { id, 'data-option': s.name, 'data-kind': s.kind, 'data-field': field };
+      if (s.kind === 'bool') {
+        return el('div', { class: 'opt opt-bool' },
+          el('label', { for: id, class: 'check' }, el('input', Object.assign({ type: 'checkbox', checked: !!s.default }, common)), s.label),
+          help(s));
+      }
+      let input;
+      if (s.kind === 'choice') {
+        input = el('select', common, (s.choices || []).map((c, i) => el('option', {
+          value: String(i), text: c.label, selected: JSON.stringify(c.value) === JSON.stringify(s.default) })));
+      } else if (s.kind === 'int') {
+        input = el('input', Object.assign({ type: 'number', inputmode: 'numeric', step: 1,
+          min: s.minimum ?? null, max: s.maximum ?? null, value: s.default ?? '' }, common));
+      } else if (s.kind === 'player') {
+        input = el('select', common);
+        input.dataset.default = JSON.stringify(s.default);
+      } else {
+        input = el('textarea', Object.assign({ spellcheck: 'false', rows: 6 }, common));
+        input.value = JSON.stringify(s.default, null, 1);
+      }
+      return el('div', { class: 'opt' }, el('label', { for: id, text: s.label }), input, help(s));
+    }
+    function refreshPlayerPickers() {
+      const who = names();
+      for (const sel of form.querySelectorAll('select[data-kind=player]')) {
+        const was = sel.value || JSON.parse(sel.dataset.default || 'null') || '';
+        sel.replaceChildren(el('option', { value: '', text: '— (the rules decide)' }),
+          who.map((n) => el('option', { value: n, text: n, selected: n === was })));
       }
     }
-    box.replaceChildren(...out);
-    const complex = Object.fromEntries(Object.entries(info.options).filter(([, v]) => v !== null && typeof v === 'object'));
-    $('ng-json').placeholder = JSON.stringify(complex, null, 1).slice(0, 2000);
-  }
+    function renderOptions() {
+      const g = info();
+      const box = $('ng-options');
+      clearErrors();
+      if (!g) { box.replaceChildren(); return; }
+      $('ng-about').textContent = g.hides_scores ? 'Scores stay hidden until the end.' : '';
+      const settings = (g.settings || []).filter((s) => !(g.colours_option && s.name === 'colours'));
+      const plain = settings.filter((s) => s.kind !== 'data');
+      const data = settings.filter((s) => s.kind === 'data');
+      const out = plain.map(control);
+      if (data.length) {
+        out.push(el('details', { class: 'components' },
+          el('summary', { text: 'Components (JSON: change only if your box differs)' }), data.map(control)));
+      }
+      if (!out.length) out.push(el('p', { class: 'muted small', text: 'No options.' }));
+      box.replaceChildren(...out);
+      /* colour choices may differ between games */
+      for (const row of rows.children) {
+        const sel = row.querySelector('.ng-colour');
+        const was = sel.value;
+        const choices = colourChoices();
+        sel.replaceChildren(...choices.map((c) => el('option', { value: c, text: c, selected: c === was })));
+        if (!choices.includes(was)) sel.value = choices[[...rows.children].indexOf(row) % choices.length];
+        TC.paint(sel, sel.value);
+      }
+      renumber();
+    }
+
+    /* -- reading the form ------------------------------------------------ */
+    function read() {
+      const g = info();
+      const players = [...rows.children].map((r) => ({
+        name: r.querySelector('.ng-name').value.trim(),
+        colour: r.querySelector('.ng-colour').value || null,
+        buzzer: r.querySelector('.ng-buzzer').value || null,
+      }));
+      const empty = players.findIndex((p) => !p.name);
+      if (empty >= 0) return { error: `player ${empty + 1} needs a name`, field: `players.${empty}.name` };
+      if (players.length < g.min_players || players.length > g.max_players) {
+        return { error: `${g.title} is for ${g.min_players} to ${g.max_players} players, not ${players.length}`, field: 'players' };
+      }
+      const options = {};
+      const byName = Object.fromEntries((g.settings || []).map((s) => [s.name, s]));
+      for (const c of $('ng-options').querySelectorAll('[data-option]')) {
+        const s = byName[c.dataset.option];
+        const field = c.dataset.field;
+        if (s.kind === 'bool') options[s.name] = c.checked;
+        else if (s.kind === 'choice') options[s.name] = s.choices[Number(c.value)].value;
+        else if (s.kind === 'player') options[s.name] = c.value || null;
+        else if (s.kind === 'int') {
+          if (c.value === '' || !Number.isInteger(Number(c.value))) return { error: `${s.label}: a whole number, please`, field };
+          options[s.name] = Number(c.value);
+        } else {
+          try { options[s.name] = JSON.parse(c.value); } catch (e) { return { error: `${s.label}: not valid JSON (${e.message})`, field }; }
+        }
+      }
+      return { body: { game: g.name, players, options } };
+    }
+
+    async function start() {
+      clearErrors();
+      const got = read();
+      if (got.error) { showError(got.error, got.field); return; }
+      const res = await act('/api/host/new-game', got.body, (d) => showError(d.error || 'refused', d.field));
+      if (res) {
+        toast('New game started', true);
+        $('ng-details').open = false;
+        window.scrollTo({ top: 0 });
+      }
+    }
+
+    function askOrStart() {
+      if (hs && hs.game && !hs.finished && !confirming) {
+        confirming = true;
+        const running = hs.game_title || hs.title || hs.game;
+        $('ng-confirm-text').textContent = `A game of ${running} is still running. Start a new one? ` +
+          'The running game stays in the history.';
+        $('ng-confirm').hidden = false;
+        $('ng-start').hidden = true;
+        $('ng-confirm').scrollIntoView({ block: 'center' });
+        return;
+      }
+      endConfirm();
+      start();
+    }
+    function endConfirm() {
+      confirming = false;
+      $('ng-confirm').hidden = true;
+      $('ng-start').hidden = false;
+    }
+
+    function setup() {
+      fillPlayers();
+      $('ng-add').onclick = () => {
+        const taken = new Set([...rows.querySelectorAll('.ng-colour')].map((s) => s.value));
+        const colour = colourChoices().find((c) => !taken.has(c));
+        rows.append(playerRow('', colour, (cfg.buzzers || [])[rows.children.length]));
+        renumber();
+        rows.lastElementChild.querySelector('.ng-name').focus();
+      };
+      fetch('/api/games', { credentials: 'same-origin' }).then((r) => r.json()).then((list) => {
+        for (const g of list) { games[g.name] = g; TC.games[g.name] = TC.games[g.name] || g; }
+        gameSel.replaceChildren(...list.map((g) => el('option', { value: g.name, text: g.title, selected: hs && hs.game === g.name })));
+        renderOptions();
+      });
+      gameSel.onchange = () => { endConfirm(); renderOptions(); };
+      form.addEventListener('submit', (ev) => { ev.preventDefault(); askOrStart(); });
+      $('ng-confirm-yes').onclick = () => { endConfirm(); start(); };
+      $('ng-confirm-no').onclick = endConfirm;
+      form.addEventListener('input', (ev) => {
+        const t = ev.target;
+        if (t.getAttribute && t.getAttribute('aria-invalid')) {
+          t.removeAttribute('aria-invalid');
+          const anchor = t.closest('.opt, .player-row, fieldset');
+          const note = anchor && anchor.nextElementSibling;
+          if (note && note.classList.contains('field-error')) note.remove();
+        }
+      });
+    }
+    return { setup, onState() { if (confirming && (!hs.game || hs.finished)) endConfirm(); } };
+  }());
 
   /* --- wiring ------------------------------------------------------------ */
   $('undo').onclick = () => act('/api/host/undo', { expected_version: hs.version });
@@ -301,5 +505,5 @@
     },
   });
   setInterval(() => { if (hs && hs.presses && hs.presses.length) TC.renderBurst(hs, $('burst-card'), $('burst')); }, 1000);
-  refresh().then(setupNewGame);
+  refresh().then(newGame.setup);
 }());

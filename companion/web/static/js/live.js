@@ -5,7 +5,7 @@
 (function () {
   'use strict';
   const TC = window.TC = window.TC || {};
-  const TYPES = ['snapshot', 'state', 'race', 'press', 'fault', 'heartbeat'];
+  const TYPES = ['snapshot', 'state', 'race', 'press', 'fault', 'buzzers', 'heartbeat'];
 
   /* opts: {heartbeatS, badge, onMessage(type, msg)} */
   TC.live = function (opts) {

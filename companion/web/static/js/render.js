@@ -1,9 +1,60 @@
-/* Drawing the table from a snapshot (shared by the scoreboard and the host
- * console). Data only ever goes into the page as text (textContent / text
- * nodes), never as HTML: a player called "<b>x</b>" is shown as typed. */
+/* Tabletop Companion page kit: draws the table from a snapshot, for the
+ * scoreboard and the host console alike. It knows no game by name: what a
+ * game says about itself comes as data (GET /api/games/<name>: title, score
+ * unit, race reasons and their wording, settings), and each game's own panel
+ * is one small script, static/games/<name>.js, loaded by the game's name.
+ *
+ * Data only ever goes into the page as text (textContent / text nodes),
+ * never as HTML: a player called "<b>x</b>" is shown as typed.
+ *
+ * ---------------------------------------------------------------------
+ * THE PANEL API (a new game's page is one file: static/games/<name>.js)
+ * ---------------------------------------------------------------------
+ *
+ *   (function () {
+ *     'use strict';
+ *     const TC = window.TC, el = TC.el;
+ *     TC.panels.coin = {
+ *       // required: fill `container` (an empty <section class="card">) with
+ *       // the game's own panel, from `view` (the game's public_view, or its
+ *       // host_view on the host console) and the whole `snapshot`
+ *       render(container, view, snapshot) {
+ *         container.append(el('h2', { text: 'The coin' }),
+ *           TC.stats([[view.heads, 'heads'], [view.tails, 'tails']]));
+ *       },
+ *       // optional: short facts under a player's name in the score list
+ *       extras(vp, snapshot) { return [TC.plural(vp.wins, 'win')]; },
+ *       // optional: the colour of a host console button for `event`
+ *       eventColour(event, snapshot) { return null; },
+ *       // optional (games that hide scores): what the big number shows
+ *       count(vp, snapshot) { return [vp.hand, 'cards']; },
+ *     };
+ *   }());
+ *
+ * The page loads the script when the game starts (the server checks that
+ * the file exists; a game without one gets the generic panel: the simple
+ * fields of its public view as a key/value list) and redraws. `vp` is the
+ * player's entry in `view.players` (an object with `name`), or {}.
+ *
+ * Helpers a panel may use (all return DOM nodes or strings):
+ *   TC.el(tag, props, ...children)  a node; props: class, text, style {}, on<event>, attributes
+ *   TC.paint(node, colour)          sets --pc / --pc-fg (colour words or #rrggbb)
+ *   TC.colours(snapshot)            {player: colour}, the game's colours first
+ *   TC.cardName(snapshot, id)       view.cards[id].name, else the id made readable
+ *   TC.stat(value, label, extra)    one big number with its label;  TC.stats([[v, label], ...])
+ *   TC.chips(texts)                 a row of rounded chips
+ *   TC.meter(fraction)              a 0..1 bar
+ *   TC.plural(n, 'card', 'cards')   "1 card", "3 cards"
+ *   TC.pct(p)                       0.123 -> "12%", 0.0123 -> "1.2%"
+ *   TC.ms(us)                       microseconds as a readable "12.3 ms"
+ *   TC.viewPlayer(snapshot, name)   the player's entry in view.players or null
+ * CSS classes ready for panels: stats/stat, chips/chip, meter, status,
+ * reveal/slot (who/what/piles), muted, small (see static/css/app.css).
+ */
 (function () {
   'use strict';
   const TC = window.TC = window.TC || {};
+  TC.panels = TC.panels || {};
 
   /* el('li', {class: 'x', text: 'hi', style: {'--pc': 'red'}}, child, 'text') */
   function el(tag, props, ...kids) {
@@ -44,14 +95,17 @@
     fgCache.set(colour, fg);
     return fg;
   }
-  /* Colour words (Chope!'s table colours) as softer shades that read on a phone. */
+  /* Colour words as softer shades that read on a phone (the new-game form
+   * offers these words; a game's own colours are words too). */
   const SHADES = {
     red: '#e53935', orange: '#fb8c00', yellow: '#fdd835', green: '#43a047', blue: '#1e88e5',
     purple: '#8e24aa', pink: '#d81b60', teal: '#00897b', cyan: '#00acc1', brown: '#6d4c41',
     grey: '#757575', gray: '#757575', black: '#212121', white: '#fafafa',
   };
+  TC.SHADES = SHADES;
+  TC.shade = (colour) => (colour ? SHADES[String(colour).toLowerCase()] || colour : null);
   function paint(node, colour) {
-    if (colour) colour = SHADES[String(colour).toLowerCase()] || colour;
+    colour = TC.shade(colour);
     if (colour) {
       node.style.setProperty('--pc', colour);
       const fg = textOn(colour);
@@ -64,8 +118,14 @@
   }
   TC.paint = paint;
 
-  /* Each player's colour: the one the game itself gives (a Chope! player's
-   * table colour matters for scoring), else the one chosen at setup. */
+  function viewPlayer(s, name) {
+    const ps = s.view && Array.isArray(s.view.players) ? s.view.players : [];
+    return ps.find((p) => p && p.name === name) || null;
+  }
+  TC.viewPlayer = viewPlayer;
+
+  /* Each player's colour: the one the game itself gives (when its rules use
+   * colours), else the one chosen at setup. */
   function colours(s) {
     const out = {};
     for (const p of s.players || []) out[p.name] = p.colour;
@@ -74,6 +134,35 @@
     return out;
   }
   TC.colours = colours;
+
+  /* --- small helpers for panels ---------------------------------------- */
+  const cap = (t) => (t ? t.charAt(0).toUpperCase() + t.slice(1) : t);
+  TC.cap = cap;
+  TC.plural = (n, one, many) => `${n} ${n === 1 ? one : (many || one + 's')}`;
+  TC.pct = (p) => {
+    if (typeof p !== 'number') return '–';
+    const v = p * 100;
+    return (v > 0 && v < 10 ? v.toFixed(1) : v.toFixed(0)) + '%';
+  };
+  TC.stat = (value, label, extra) => el('div', { class: 'stat' },
+    el('div', { class: 'v', text: value == null ? '–' : String(value) }),
+    el('div', { class: 'k', text: label }), extra || null);
+  TC.stats = (pairs) => el('div', { class: 'stats' }, pairs.map(([v, k, x]) => TC.stat(v, k, x)));
+  TC.chips = (texts, cls) => el('ul', { class: 'chips' }, texts.map((t) => el('li', { class: 'chip' + (cls ? ' ' + cls : ''), text: t })));
+  TC.meter = (fraction) => el('div', { class: 'meter' },
+    el('span', { style: { width: Math.max(0, Math.min(100, (fraction || 0) * 100)) + '%' } }));
+
+  /* A card id as people say it: the game's own table of names (view.cards),
+   * else the id made readable ("food:chicken-rice" -> "Chicken rice"). */
+  function cardName(s, id) {
+    if (id == null) return 'face-down';
+    for (const v of [s.view, s.host_view]) {
+      const cards = v && v.cards;
+      if (cards && cards[id] && cards[id].name) return cards[id].name;
+    }
+    return cap(String(id).replace(/^[a-z]+:/i, '').replace(/[-_]/g, ' '));
+  }
+  TC.cardName = cardName;
 
   /* The server's clock (for countdowns to a race's go_ns). */
   const clock = { offsetMs: null };
@@ -85,28 +174,62 @@
     return clock.offsetMs == null ? null : performance.now() + clock.offsetMs;
   };
 
-  /* Card names: Chope! gives its own table of names; others are ids. */
-  function cardName(s, id) {
-    if (id == null) return 'face-down';
-    const cards = s.view && s.view.cards;
-    if (cards && cards[id] && cards[id].name) return cards[id].name;
-    const base = String(id).replace(/^food:/, '').replace(/^table:(.*)$/, '$1 table');
-    const named = base.replace(/[-_]/g, ' ');
-    if (named === 'eel') return 'Electric Eel';
-    return named.charAt(0).toUpperCase() + named.slice(1);
+  /* --- what each game says about itself (GET /api/games/<name>) --------- */
+  TC.games = TC.games || {};
+  let redraw = () => {};
+  /* The page's redraw, called when a game's description or panel arrives. */
+  TC.onGameReady = (fn) => { redraw = fn; };
+  const asked = new Set();
+  function loadScript(name, url) {
+    if (TC.panels[name] || asked.has('js:' + name)) return;
+    asked.add('js:' + name);
+    const tag = el('script', { src: url });
+    tag.addEventListener('load', () => redraw());
+    document.head.append(tag);
   }
-  TC.cardName = cardName;
-
-  const REASONS = {
-    chope: 'Chope!', siam: 'Siam!', chomp: 'Chomp!', 'feeding-frenzy': 'Feeding Frenzy!',
-    'ink-out': 'Ink Out!', 'food-poisoning': 'Food Poisoning!', free: 'Buzzers', burst: 'Buzzers',
+  /* The description of the snapshot's game, or null while it is fetched. */
+  TC.gameInfo = function (s) {
+    const name = s && s.game;
+    if (!name) return null;
+    const info = TC.games[name];
+    if (info) {
+      if (info.script) loadScript(name, info.script);
+      return info;
+    }
+    if (!asked.has(name)) {
+      asked.add(name);
+      fetch('/api/games/' + encodeURIComponent(name), { credentials: 'same-origin' })
+        .then((r) => (r.ok ? r.json() : null)).then((g) => {
+          if (!g) return;
+          TC.games[name] = g;
+          if (g.script) loadScript(name, g.script);
+          redraw();
+        }).catch(() => { asked.delete(name); });
+    }
+    return null;
   };
-  TC.reasonName = (r) => REASONS[r] || (r ? String(r) : 'Race');
+  /* The game's description shipped inside the page (no round trip). */
+  TC.seedGameInfo = function (node) {
+    if (!node) return;
+    try {
+      const g = JSON.parse(node.textContent);
+      if (g && g.name) TC.games[g.name] = g;
+    } catch (e) { /* a bad seed: the page fetches it */ }
+  };
+  const panelOf = (s) => (s && s.game && TC.panels[s.game]) || {};
+  TC.panelOf = panelOf;
 
-  function viewPlayer(s, name) {
-    const ps = s.view && Array.isArray(s.view.players) ? s.view.players : [];
-    return ps.find((p) => p && p.name === name) || null;
-  }
+  /* --- the header: the buzzer box's state --------------------------------- */
+  TC.renderBuzzerStatus = function (s, node) {
+    if (!node) return;
+    const b = s.buzzers;
+    const down = !!(b && b.connected === false);
+    node.hidden = !down;
+    if (down) {
+      node.textContent = 'buzzer box disconnected';
+      node.title = b.detail || '';
+    }
+  };
 
   /* --- whose turn ------------------------------------------------------ */
   TC.renderBanner = function (s, banner) {
@@ -132,29 +255,29 @@
   };
 
   /* --- players and scores ---------------------------------------------- */
+  /* What a score counts ("points", "cards"): the snapshot's, else the game's. */
+  TC.scoreUnit = function (s) {
+    const info = TC.gameInfo(s);
+    return s.score_unit || (info && info.score_unit) || 'points';
+  };
+
   function extras(s, name) {
     const vp = viewPlayer(s, name);
     if (!vp) return [];
-    if (s.game === 'chope') {
-      const out = [`${vp.table_count} table${vp.table_count === 1 ? '' : 's'}`,
-        `${vp.food_count} food (${vp.mains} main, ${vp.sides} side)`];
-      if (vp.mynah_debt) out.push(`owes ${vp.mynah_debt}`);
-      if (vp.favourite_dealt) out.push('★ favourite dealt');
-      if (vp.favourite) out.push(`★ ${cardName(s, 'food:' + vp.favourite)}`);
-      return out;
+    const panel = panelOf(s);
+    if (panel.extras) {
+      try { return panel.extras(vp, s) || []; } catch (e) { console.error(e); return []; }
     }
-    if (s.game === 'chomp') {
-      const out = [`pile ${vp.pile}`, `discard ${vp.discard}`];
-      if (vp.card) out.push(`shows ${cardName(s, vp.card)}`);
-      if (vp.eliminated) out.push('washed up');
-      return out;
-    }
-    return Object.entries(vp).filter(([k, v]) => k !== 'name' && typeof v === 'number').slice(0, 3)
+    return Object.entries(vp).filter(([k, v]) => k !== 'name' && k !== 'score' && typeof v === 'number').slice(0, 3)
       .map(([k, v]) => `${k.replace(/_/g, ' ')} ${v}`);
   }
 
   function count(s, name) {
     const vp = viewPlayer(s, name) || {};
+    const panel = panelOf(s);
+    if (panel.count) {
+      try { return panel.count(vp, s); } catch (e) { console.error(e); }
+    }
     for (const k of ['count', 'cards', 'hand', 'hand_size', 'card_count']) {
       if (typeof vp[k] === 'number') return [vp[k], k === 'count' ? 'count' : 'cards'];
     }
@@ -163,12 +286,13 @@
 
   TC.renderPlayers = function (s, ul) {
     const col = colours(s);
+    const unit = TC.scoreUnit(s);
     const items = (s.players || []).map((p) => {
       const vp = viewPlayer(s, p.name) || {};
       const turn = s.current_player === p.name;
       let score, label;
       if (s.hides_scores) [score, label] = count(s, p.name);
-      else { score = (s.scores || {})[p.name]; label = s.game === 'chomp' ? 'cards' : 'points'; }
+      else { score = (s.scores || {})[p.name]; label = unit; }
       const li = el('li', { class: 'player' + (turn ? ' turn' : '') + (vp.eliminated ? ' out' : ''), 'data-player': p.name },
         el('span', { class: 'swatch' }),
         el('div', {},
@@ -187,28 +311,52 @@
   }
   TC.ms = ms;
 
-  function verdictLine(race, v) {
-    const r = race.reason;
-    if (v.winner) {
-      if (r === 'chope') return [`${v.winner} chopes it!`, 'win'];
-      if (r === 'chomp' || r === 'feeding-frenzy') return [`${v.winner} chomps!`, 'win'];
-      return [`${v.winner} wins`, 'win'];
-    }
-    if (v.loser) {
-      if (r === 'siam') return [`${v.loser} was last: Siam!`, 'lose'];
-      if (r === 'food-poisoning') return [`${v.loser} let go first`, 'lose'];
-      return [`${v.loser} loses`, 'lose'];
-    }
+  /* The game's declared race reason (title, wording), or null. */
+  function reasonInfo(s, reason) {
+    const info = TC.gameInfo(s);
+    return (info && info.race_reasons && info.race_reasons[reason]) || null;
+  }
+  TC.reasonInfo = reasonInfo;
+  TC.reasonTitle = function (s, reason) {
+    const r = reasonInfo(s, reason);
+    if (r && r.title) return r.title;
+    return reason ? cap(String(reason).replace(/[-_]/g, ' ')) : 'Race';
+  };
+
+  /* A wording template ("{winner} chopes it!") filled in; null if it asks
+   * for something the page does not know (the server's `text` has it). */
+  function fill(template, fields) {
+    if (typeof template !== 'string') return null;
+    let ok = true;
+    const out = template.replace(/\{(\w+)\}/g, (m, k) => {
+      if (fields[k] == null || fields[k] === '') { ok = false; return ''; }
+      return fields[k];
+    });
+    return ok ? out : null;
+  }
+  TC.fillWording = fill;
+
+  function verdictLine(s, race, v) {
+    const cls = v.winner ? 'win' : v.loser ? 'lose' : '';
+    if (race.text) return [race.text, cls];
+    const r = reasonInfo(s, race.reason) || {};
+    const fields = { winner: v.winner, loser: v.loser, tied: (v.tied || []).join(' and ') };
+    const tpl = v.winner ? r.winner : v.loser ? r.loser : (v.tied && v.tied.length) ? r.tie : r.nobody;
+    const worded = fill(tpl, fields);
+    if (worded) return [worded, cls];
+    if (v.winner) return [`${v.winner} wins`, cls];
+    if (v.loser) return [`${v.loser} loses`, cls];
     if (v.tied && v.tied.length) return [`Tie: ${v.tied.join(', ')}`, ''];
     return ['Nobody', ''];
   }
+  TC.verdictLine = verdictLine;
 
   /* els: {section, reason, phase, countdown, presses, verdict, notes, stripWrap, strip, stripMax, accuracy} */
   TC.renderRace = function (s, race, els) {
-    if (!race) { els.section.hidden = true; return; }
+    if (!race) { els.section.hidden = true; TC.countdown(null, els.countdown); return; }
     els.section.hidden = false;
     const col = colours(s);
-    els.reason.textContent = TC.reasonName(race.reason);
+    els.reason.textContent = race.title || TC.reasonTitle(s, race.reason);
     const phase = race.phase || (race.verdict ? 'decided' : 'live');
     els.phase.textContent = {
       countdown: 'get ready', live: race.announced ? 'go!' : 'live', decided: 'verdict',
@@ -227,13 +375,14 @@
       el('span', { class: 'off', text: i === 0 ? 'first' : '+' + ms(o.offset_us) })), col[o.player])));
 
     if (v) {
-      const [line, cls] = verdictLine(race, v);
+      const [line, cls] = verdictLine(s, race, v);
       els.verdict.textContent = line;
       els.verdict.className = 'verdict ' + cls;
+      const r = reasonInfo(s, race.reason) || {};
       const notes = [];
       if (order.length > 1) notes.push(`margin ${ms(order[1].offset_us - order[0].offset_us)}`);
-      if (v.false_starts && v.false_starts.length) notes.push(`false start: ${v.false_starts.join(', ')}`);
-      if (v.ineligible && v.ineligible.length) notes.push(`not eligible: ${v.ineligible.join(', ')}`);
+      if (v.false_starts && v.false_starts.length) notes.push(`${r.false_start || 'false start'}: ${v.false_starts.join(', ')}`);
+      if (v.ineligible && v.ineligible.length) notes.push(`${r.ineligible || 'not eligible'}: ${v.ineligible.join(', ')}`);
       if (v.no_edge && v.no_edge.length && race.kind !== 'first-press') notes.push(`no press: ${v.no_edge.join(', ')}`);
       if (race.error) notes.push(`not logged: ${race.error}`);
       els.notes.textContent = notes.join(' · ');
@@ -276,68 +425,51 @@
     cdTimer = setInterval(tick, 50);
   };
 
-  /* --- each game's own panel ------------------------------------------- */
-  function stat(value, label, extra) {
-    return el('div', { class: 'stat' }, el('div', { class: 'v', text: String(value) }),
-      el('div', { class: 'k', text: label }), extra || null);
+  /* --- the game's own panel (static/games/<name>.js), or the generic one --- */
+  function readable(v) {
+    if (v == null) return null;
+    if (typeof v === 'boolean') return v ? 'yes' : 'no';
+    if (typeof v === 'number' || typeof v === 'string') return String(v);
+    if (Array.isArray(v) && v.length <= 12 && v.every((x) => x == null || typeof x !== 'object')) {
+      return v.length ? v.map((x) => String(x)).join(', ') : 'none';
+    }
+    return null;
   }
-
-  const PANELS = {
-    chope(s, v) {
-      const out = [el('h2', { text: 'Hawker centre' })];
-      const left = v.deck_left ? v.deck_left.count : null;
-      const odds = v.bust_odds;
-      const pct = odds ? (odds.probability * 100) : null;
-      out.push(el('div', { class: 'stats' },
-        stat(left ?? '–', 'cards left in the deck'),
-        stat(pct == null ? '–' : (pct < 10 ? pct.toFixed(1) : pct.toFixed(0)) + '%', 'odds the next flip busts',
-          odds ? el('div', { class: 'meter' }, el('span', { style: { width: Math.min(100, pct) + '%' } })) : null),
-        stat(v.flips_this_turn ?? 0, 'flips this turn')));
-      if (odds) out.push(el('p', { class: 'muted small', text: `${odds.cards} of the ${odds.of} cards left would bust` }));
-      const faceUp = v.face_up || [];
-      out.push(el('h2', { text: 'Face up' }),
-        faceUp.length ? el('ul', { class: 'chips' }, faceUp.map((c) => el('li', { class: 'chip', text: cardName(s, c) })))
-          : el('p', { class: 'muted', text: 'nothing face up' }));
-      if (v.contested) out.push(el('p', { class: 'status', text: `Up for grabs: ${cardName(s, v.contested)}` }));
-      const pend = v.pending;
-      if (pend && pend.kind !== 'race') {
-        const who = pend.player ? `${pend.player}: ` : '';
-        out.push(el('p', { class: 'status', text: who + (pend.why || pend.kind) }));
-      }
-      if (v.discard) out.push(el('p', { class: 'muted small', text: `discarded: ${v.discard.count}` }));
-      return out;
-    },
-    chomp(s, v) {
-      const col = colours(s);
-      const out = [el('h2', { text: v.round ? `Round ${v.round}` : 'Chomp!' })];
-      const may = new Set(v.may_chomp || []);   /* (the banner shows v.status) */
-      const revealed = v.revealed || {};
-      const last = !Object.keys(revealed).length && v.last_round && v.last_round.cards ? v.last_round : null;
-      const shown = last ? last.cards : revealed;
-      if (last) {
-        const bad = (last.bad_chomps || []).length ? ` · Bad Chomp: ${last.bad_chomps.join(', ')}` : '';
-        const how = last.winner ? `${last.winner} took ${last.took || 'the'} card${last.took === 1 ? '' : 's'}`
-          : (last.tied || []).length ? `tie: ${last.tied.join(', ')}` : String(last.result || '').replace(/-/g, ' ');
-        out.push(el('p', { class: 'muted small', text: `Last round (${last.round}): ${how}${bad}` }));
-      }
-      out.push(el('div', { class: 'reveal' + (last ? ' last' : '') }, (v.players || []).map((p) => paint(el('div', {
-        class: 'slot' + (may.has(p.name) || (last && last.winner === p.name) ? ' may' : ''), 'data-player': p.name,
-      }, el('div', { class: 'who', text: p.name }),
-        el('div', { class: 'what', text: shown[p.name] ? cardName(s, shown[p.name]) : (p.eliminated ? 'washed up' : '—') }),
-        el('div', { class: 'piles', text: `pile ${p.pile} · discard ${p.discard}` })), col[p.name]))));
-      if (v.set_aside_count) out.push(el('p', { class: 'muted small', text: `set aside: ${v.set_aside_count} card${v.set_aside_count === 1 ? '' : 's'}` }));
-      return out;
-    },
+  /* The generic panel: the view's simple fields, readable. */
+  TC.genericPanel = function (container, view, s) {
+    const info = TC.gameInfo(s);
+    const rows = [];
+    for (const [k, v] of Object.entries(view || {})) {
+      const text = readable(v);
+      if (text == null || k === 'game') continue;
+      rows.push(el('dt', { text: cap(k.replace(/_/g, ' ')) }), el('dd', { text }));
+    }
+    container.append(el('h2', { text: (info && info.title) || s.title || 'The game' }));
+    if (view && typeof view.status === 'string') container.append(el('p', { class: 'status', text: view.status }));
+    container.append(rows.length ? el('dl', { class: 'kv facts' }, rows) : el('p', { class: 'muted', text: 'Nothing to show yet.' }));
   };
 
-  TC.renderPanel = function (s, section) {
-    const fn = s.game && PANELS[s.game];
-    if (!fn || !s.view) { section.hidden = true; section.replaceChildren(); return; }
+  /* view: the public view (scoreboard) or the host view (console). */
+  TC.renderPanel = function (s, section, view) {
+    view = view || s.view;
+    if (!s.game || !view) { section.hidden = true; section.replaceChildren(); return; }
     section.hidden = false;
-    section.replaceChildren(...fn(s, s.view));
+    section.replaceChildren();
+    const panel = TC.panels[s.game];
+    const info = TC.gameInfo(s);
+    const waiting = !panel && info && info.script;       /* its script is on its way */
+    try {
+      if (panel && panel.render) panel.render(section, view, s);
+      else if (!waiting) TC.genericPanel(section, view, s);
+    } catch (e) {
+      console.error(e);
+      section.replaceChildren();
+      TC.genericPanel(section, view, s);
+    }
+    section.hidden = !section.childNodes.length;
   };
 
-  /* --- every key of the game's view, generically ----------------------- */
+  /* --- every key of the game's view, generically (the details) --------- */
   function short(v) {
     if (v == null) return '–';
     if (typeof v !== 'object') return String(v);
@@ -375,11 +507,12 @@
         s.presses = list.slice(-12);
       }
     } else if (type === 'fault') s.faults = (current.faults || []).concat([data]).slice(-20);
+    else if (type === 'buzzers') s.buzzers = data || null;
     return s;
   };
 
   /* Presses as they arrive, outside a running race (e.g. the burst before
-   * the host logs a Chope! card): shown for a while after the last one. */
+   * the host logs a card): shown for a while after the last one. */
   TC.renderBurst = function (s, section, list) {
     /* presses the race already shows are not shown twice */
     const order = (s.race && ((s.race.verdict && s.race.verdict.order) || s.race.order)) || [];
