@@ -152,7 +152,7 @@ class Table:
             threads=self.threads, connection_limit=max(100, self.threads * 4),
             channel_request_lookahead=1, asyncore_use_poll=True, ident="tabletop-companion",
             clear_untrusted_proxy_headers=True)
-        self.port = self.server.effective_port
+        self.port = int(self.server.effective_port)
         self.urls = join_urls(self.host, self.port)
         self.services.join_urls = list(self.urls)
 

@@ -1,0 +1,275 @@
+"""The one pipeline and the application assembly.
+
+The same :class:`~companion.buzzers.pipeline.Pipeline` judges mock pin
+presses for a bare referee (``companion buzz``, the harness) and for the table
+session (``companion serve``); when nothing is due it sleeps until woken
+instead of waking on a fixed period; :class:`companion.app.Table` builds,
+serves and closes the whole table."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import threading
+import time
+
+import pytest
+
+from companion.buzzers.feedback import Feedback, FeedbackSettings
+from companion.buzzers.mock import ClockedMockFactory, MockSource
+from companion.buzzers.pipeline import Pipeline, RefereeConsumer
+from companion.referee import FIRST_PRESS, MS, RaceSpec, Referee
+from helpers import wait_for
+
+BUZZERS = ["1", "2", "3"]
+SEATS = [{"name": "Ana", "buzzer": "1"}, {"name": "Bo", "buzzer": "2"},
+         {"name": "Cy", "buzzer": "3"}]
+
+
+@pytest.fixture
+def pins():
+    f = ClockedMockFactory()            # follows the real monotonic clock
+    yield f
+    f.close()
+    f.reset()
+
+
+@pytest.fixture
+def store(tmp_path):
+    from companion.store import Store
+
+    s = Store(tmp_path / "table.db")
+    yield s
+    s.close()
+
+
+class Counting:
+    """A consumer wrapper that counts ticks (and passes everything on)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.clock = inner.clock
+        self.ticks = 0
+
+    def feed_edge(self, edge):
+        self.inner.feed_edge(edge)
+
+    def tick(self, *now):
+        self.ticks += 1
+        self.inner.tick(*now)
+
+    def next_deadline(self):
+        return self.inner.next_deadline()
+
+    def subscribe(self, fn):
+        sub = getattr(self.inner, "subscribe", None)
+        return sub(fn) if sub else (lambda: None)
+
+    @property
+    def referee(self):
+        return self.inner.referee
+
+    @property
+    def players(self):
+        return self.inner.players
+
+
+# ---------------------------------------------------------------------------
+# One pipeline, two consumers
+
+
+def test_one_pipeline_judges_for_a_bare_referee(pins):
+    src = MockSource(BUZZERS, pin_factory=pins)
+    ref = Referee(BUZZERS, hold_ns=10 * MS)
+    judge = RefereeConsumer(ref, clock=src.now_ns)
+    pipe = Pipeline(src, judge).start()
+    try:
+        race = pipe.call(judge.start_race, RaceSpec(FIRST_PRESS, BUZZERS, arm_ns=src.now_ns()))
+        src.press("3")
+        time.sleep(0.002)
+        src.press("1")
+        assert wait_for(lambda: race.verdict is not None, 2)
+        assert race.verdict.winner == "3"
+        assert pipe.edges_fed == 2 and not pipe.errors
+    finally:
+        pipe.close()
+        src.close()
+
+
+def test_the_same_pipeline_judges_for_the_table_session(pins, store):
+    from companion.session import TableSession
+
+    session = TableSession(store)
+    session.new_game("chope", SEATS)
+    src = MockSource(BUZZERS, pin_factory=pins)
+    pipe = Pipeline(src, session).start()
+    try:
+        session.log({"type": "flip", "card": "table:red"})   # Ana flips a Table: Bo and Cy race
+        src.press("3")                                        # buzzer 3 is Cy's
+        assert wait_for(lambda: (session.snapshot()["race"] or {}).get("phase") == "decided", 3)
+        assert session.snapshot()["race"]["verdict"]["winner"] == "Cy"
+        assert not pipe.errors
+    finally:
+        pipe.close()
+        src.close()
+
+
+def test_the_box_lights_the_winner_under_either_consumer(pins, store):
+    from companion.session import TableSession
+
+    fast = FeedbackSettings(win_ns=10_000 * MS)
+    for make in ("referee", "session"):
+        src = MockSource(BUZZERS, pin_factory=pins)
+        fb = Feedback.from_pinmap(BUZZERS, pin_factory=pins, settings=fast, clock=src.now_ns)
+        if make == "referee":
+            consumer = RefereeConsumer(Referee(BUZZERS, hold_ns=10 * MS), clock=src.now_ns)
+        else:
+            consumer = TableSession(store)
+            consumer.new_game("chope", SEATS)
+        pipe = Pipeline(src, consumer, feedback=fb).start()
+        try:
+            if make == "referee":
+                pipe.call(consumer.start_race, RaceSpec(FIRST_PRESS, BUZZERS,
+                                                        arm_ns=src.now_ns()))
+            else:
+                consumer.log({"type": "flip", "card": "table:red"})
+            src.press("2")
+            assert wait_for(lambda: bool(fb.leds["2"].pin.state), 3), make
+            assert not fb.leds["3"].pin.state
+        finally:
+            pipe.close()                # closes the box with it
+            src.close()
+
+
+# ---------------------------------------------------------------------------
+# Sleeping until something is due
+
+
+def _ticks_over(pipe, consumer, seconds=1.0) -> int:
+    time.sleep(0.1)                    # let start-up settle
+    before = consumer.ticks
+    time.sleep(seconds)
+    return consumer.ticks - before
+
+
+def test_an_idle_session_pipeline_sleeps_instead_of_polling(pins, store):
+    from companion.session import TableSession
+
+    session = TableSession(store)
+    session.new_game("chope", SEATS)
+    consumer = Counting(session)
+    src = MockSource(BUZZERS, pin_factory=pins)
+    pipe = Pipeline(src, consumer).start()
+    try:
+        assert _ticks_over(pipe, consumer) <= 3
+    finally:
+        pipe.close()
+        src.close()
+
+
+def test_an_idle_referee_pipeline_sleeps_too(pins):
+    src = MockSource(BUZZERS, pin_factory=pins)
+    consumer = Counting(RefereeConsumer(Referee(BUZZERS), clock=src.now_ns))
+    pipe = Pipeline(src, consumer).start()
+    try:
+        assert _ticks_over(pipe, consumer) <= 3
+    finally:
+        pipe.close()
+        src.close()
+
+
+def test_a_race_started_from_another_thread_wakes_the_sleeping_pipeline(pins, store):
+    """The host's request thread starts the race: the pipeline, asleep with
+    no deadline, must still decide it on time."""
+    from companion.session import TableSession
+
+    session = TableSession(store)
+    session.new_game("chope", SEATS)
+    consumer = Counting(session)
+    src = MockSource(BUZZERS, pin_factory=pins)
+    pipe = Pipeline(src, consumer).start()
+    try:
+        time.sleep(0.2)
+        t = threading.Thread(target=session.log, args=({"type": "flip", "card": "table:red"},))
+        t.start()
+        t.join()
+        src.press("2")
+        t0 = time.monotonic()
+        assert wait_for(lambda: (session.snapshot()["race"] or {}).get("phase") == "decided", 3)
+        assert time.monotonic() - t0 < 1.0
+        assert session.snapshot()["race"]["verdict"]["winner"] == "Bo"
+    finally:
+        pipe.close()
+        src.close()
+
+
+# ---------------------------------------------------------------------------
+# The application
+
+
+def _get_json(port: int, path: str):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        return resp.status, json.loads(resp.read())
+    finally:
+        conn.close()
+
+
+def test_the_table_opens_serves_and_closes(tmp_path):
+    from companion.app import Table
+
+    table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
+                  players=["Ana", "Bo"], source="mock", demo=True, threads=8)
+    table.open()
+    try:
+        assert table.port != 0 and table.source.name == "mock"
+        assert table.pipeline.consumer is table.session and table.feedback is not None
+        table.start()
+        status, state = _get_json(table.port, "/api/state")
+        assert status == 200
+        assert [p["name"] for p in state["players"]] == ["Ana", "Bo"]
+        assert wait_for(lambda: table.pipeline.running, 2)
+    finally:
+        table.close()
+    assert table.pipeline is None and table.server is None and table.store is None
+    with socket.socket() as s:                      # the port is free again
+        s.bind(("127.0.0.1", table.port))
+    assert not [t for t in threading.enumerate() if t.name in ("companion-web",
+                                                                "companion-pipeline")]
+
+
+def test_a_table_opened_but_never_run_releases_its_port(tmp_path):
+    from companion.app import Table
+
+    table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
+                  source="none", demo=False, threads=4)
+    table.open()
+    port = table.port
+    assert table.source.name == "none" and table.feedback is None
+    table.close()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))
+
+
+def test_a_table_stops_with_live_pages_open(tmp_path):
+    from companion.app import Table
+
+    table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
+                  source="mock", threads=16).open().start()
+    conns = []
+    try:
+        for _ in range(3):
+            c = http.client.HTTPConnection("127.0.0.1", table.port, timeout=5)
+            c.request("GET", "/events")
+            assert c.getresponse().status == 200
+            conns.append(c)
+        t0 = time.monotonic()
+        table.close()
+        assert time.monotonic() - t0 < 5
+    finally:
+        for c in conns:
+            c.close()
+        table.close()
