@@ -1,0 +1,12 @@
+"""The Raspberry Pi Pico buzzer box, the Pi's side of its USB serial link.
+
+* :mod:`~companion.pico.protocol`: the wire format, a pure codec (bytes in,
+  frames and link faults out);
+* :mod:`~companion.pico.clocksync`: the box's ticks on the Pi's monotonic
+  clock, with an error bound;
+* :mod:`~companion.pico.transport`: pyserial only: finding the Pico by USB
+  VID, a reader thread, reconnecting after an unplug.
+
+The edge source built on them is :class:`companion.buzzers.pico.PicoSource`.
+The firmware on the other end is in ``firmware/`` (``docs/pico.md``).
+"""
