@@ -1,4 +1,4 @@
-"""The table session: one running game, its races, its log and its subscribers.
+"""The table session: one running game; it commits, persists and publishes.
 
 The log in the :class:`~companion.store.Store` is the only source of truth:
 the state is what replaying it gives (:class:`companion.gamefile.Replay`,
@@ -9,47 +9,52 @@ appended durably, then the in-memory state moves on (and is rolled back if
 the append fails). A refused event (:class:`RulesError`) or a stale one
 (:class:`StaleVersion`) changes nothing and is not logged.
 
-Races (DESIGN.md, "Arming"):
+The session is thin on purpose; the rest lives in pure modules:
 
-* unannounced races (the game asks for one with ``announced=False`` after the
-  host logs a card, e.g. a Chope! table card or Mynah): every accepted press
-  is recorded as it happens; presses separated by less than ``quiet_gap_ms``
-  form a burst. When the host logs the card, the earliest burst that began
-  at most ``claim_window_ms`` before and after the last race's presses
-  becomes the card's race (armed at the burst's first press, so no false
-  starts); with no such burst the race waits for presses from now on. Either
-  way the race's deadline is its arm time + ``wait_ms``.
-* announced races (``announced=True``, e.g. a Chomp! reveal): the host (or
-  ``auto_start``) calls :meth:`TableSession.start_race`; GO is now +
-  countdown; presses before GO are false starts.
+* :mod:`companion.arming`: bursts, which burst a logged card claims, the
+  announced countdown and GO, race windows (DESIGN.md, "Arming");
+* :mod:`companion.views`: the snapshots and race views the pages see;
+* :mod:`companion.history`: statistics, CSV, game-file export and import.
 
 A decided race is logged by the session itself as a ``race`` event carrying
 its spec, edges and verdict, so replay re-judges it
 (:func:`companion.gamefile.check_race`). If the tracker refuses the verdict,
 it becomes a fault on the page; the session never crashes on it.
 
+Persistence of the race that is running (docs/store.md, "Resume"): its
+record is written durably once when it is armed (never on the edge path);
+each press it takes is handed to the store's background writer
+(:meth:`Store.save_live_race_soon`), which writes it a moment later off the
+session lock. A power cut resumes the race as ``interrupted`` with the
+presses written before the cut.
+
 Time comes from the injected ``clock`` (integer nanoseconds, default
 ``time.monotonic_ns``), never from floats.
+
+>>> from companion.store import Store
+>>> table = TableSession(Store(":memory:"), clock=lambda: 0)
+>>> table.new_game("chope", ["ana", "bo", "cy"]) > 0
+True
+>>> table.snapshot()["score_unit"]
+'points'
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import logging
-import statistics
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
+from . import arming, views
 from .edges import Edge
-from .gamefile import Replay, check_race, header, parse_header, replay_lines, summary
+from .gamefile import Replay, check_race, summary
 from .games import Game, RaceRequest, RulesError, get_game
-from .referee import (DEFAULT_HOLD_NS, FIRST_PRESS, LAST_PRESS, LiveRace, RaceError, RaceSpec,
-                      Referee, earliest, judge)
+from .history import (CSV_COLUMNS, PALETTE, effective_events, export_csv, export_game,
+                      import_game, jsonable, normalise_players, player_stats)
+from .referee import DEFAULT_HOLD_NS, LiveRace, RaceError, Referee, earliest
 from .store import StaleVersion, Store, StoreError
 
 log = logging.getLogger(__name__)
@@ -72,8 +77,13 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "recent_faults": 20,        # faults kept for the page
 }
 
-PALETTE = ["#e53935", "#1e88e5", "#43a047", "#fdd835", "#8e24aa", "#fb8c00", "#00acc1",
-           "#6d4c41"]
+#: When a deadline :meth:`TableSession.tick` already passed is still due (a
+#: tracker or store failure left it undone), the next try is this much later:
+#: the clock thread retries, it never spins.
+RETRY_NS = 10 * MS
+
+# kept for the callers of the old single-module session
+_jsonable = jsonable
 
 
 class ResumeError(StoreError):
@@ -82,97 +92,28 @@ class ResumeError(StoreError):
 
 @dataclass
 class _Race:
-    """The session's live race: what the game asked for and the referee's LiveRace."""
+    """The session's live race: what the game asked for, how it was armed,
+    the referee's LiveRace, and what of it was persisted and published."""
 
     request: RaceRequest
     live: LiveRace
-    announced: bool             # started with a countdown and a GO
-    go_ns: int                  # GO (announced) or the arm time (unannounced)
+    armed: arming.Arming
     version: int                # game version when the race began
-    burst_start: int | None = None
+    record: dict                # the live-race row without its edges (written at arming)
     phase_sent: str = ""
-    persisted: int = -1         # number of edges last written to the live_race row
+    persisted: int = 0          # edges of live.edges already in edges_json
+    edges_json: list = field(default_factory=list)
     seen: int = 0               # number of edges checked for virtual presses
     error: str | None = None    # the tracker refused the verdict
     virtual: set = field(default_factory=set)
 
+    @property
+    def announced(self) -> bool:
+        return self.armed.announced
 
-def effective_events(events: Iterable[dict]) -> list[dict]:
-    """The events a log's undo/redo leave in effect (no tracker needed).
-
-    >>> effective_events([{"type": "a"}, {"type": "b"}, {"type": "undo"}, {"type": "c"}])
-    [{'type': 'a'}, {'type': 'c'}]
-    """
-    eff: list[dict] = []
-    undone: list[dict] = []
-    for ev in events:
-        kind = ev.get("type")
-        if kind == "undo":
-            if eff:
-                undone.append(eff.pop())
-        elif kind == "redo":
-            if undone:
-                eff.append(undone.pop())
-        else:
-            eff.append(ev)
-            undone.clear()
-    return eff
-
-
-def normalise_players(players: list) -> list[dict]:
-    """Player dicts ``{"name","colour","buzzer"}`` from names or partial dicts."""
-    if not isinstance(players, (list, tuple)):
-        raise RulesError("players must be a list", "setup")
-    out = []
-    for i, p in enumerate(players):
-        if isinstance(p, str):
-            p = {"name": p}
-        if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not p["name"].strip():
-            raise RulesError(f"player {i + 1} needs a name", "setup")
-        unknown = set(p) - {"name", "colour", "buzzer"}
-        if unknown:
-            raise RulesError(f"unknown player field(s) {sorted(unknown)}", "setup")
-        colour = p.get("colour") or PALETTE[i % len(PALETTE)]
-        buzzer = p.get("buzzer")
-        if not isinstance(colour, str) or (buzzer is not None and not isinstance(buzzer, str)):
-            raise RulesError(f"player {p['name']!r}: colour and buzzer must be strings", "setup")
-        out.append({"name": p["name"], "colour": colour, "buzzer": buzzer or None})
-    buzzers = [p["buzzer"] for p in out if p["buzzer"]]
-    if len(set(buzzers)) != len(buzzers):
-        raise RulesError("two players have the same buzzer", "setup")
-    return out
-
-
-def _jsonable(event: Any, what: str = "event") -> Any:
-    try:
-        return json.loads(json.dumps(event, allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise RulesError(f"the {what} is not JSON: {exc}", "format") from None
-
-
-VERDICT_KEYS = ("kind", "winner", "loser", "tied", "order", "false_starts", "ineligible",
-                "no_edge")
-
-
-def _race_view(reason, kind, phase, *, announced=False, go_ns=None, go_in_ms=None,
-               deadline_ns=None, eligible=(), order=(), verdict=None, virtual=False,
-               error=None) -> dict:
-    """A race as the page sees it (docs/session-api.md): every key, always."""
-    return {"reason": reason, "kind": kind, "phase": phase, "announced": announced,
-            "go_ns": go_ns, "go_in_ms": go_in_ms, "deadline_ns": deadline_ns,
-            "eligible": list(eligible), "order": list(order), "verdict": verdict,
-            "virtual": virtual, "error": error}
-
-
-def _order_json(order: list[tuple[str, int]], go_ns: int | None = None) -> list[dict]:
-    t0 = order[0][1] if order else 0
-    out = []
-    for p, t in order:
-        item = {"player": p, "t_ns": t, "offset_us": (t - t0) / US}
-        if go_ns is not None:
-            item["reaction_us"] = (t - go_ns) // US
-        out.append(item)
-    return out
+    @property
+    def go_ns(self) -> int:
+        return self.armed.go_ns
 
 
 class TableSession:
@@ -188,6 +129,7 @@ class TableSession:
             raise ValueError(f"unknown session setting(s) {sorted(unknown)}; known: "
                              f"{', '.join(DEFAULT_SETTINGS)}")
         self.settings = {**DEFAULT_SETTINGS, **(settings or {})}
+        self.arming = arming.ArmingSettings.from_settings(self.settings)
         self._given_referee = referee
         self._lock = threading.RLock()
         self._subs: list[Callable[[dict], None]] = []
@@ -195,6 +137,7 @@ class TableSession:
         self._dispatch_lock = threading.RLock()
         self._tls = threading.local()
         self.faults: deque = deque(maxlen=int(self.settings["recent_faults"]))
+        self._source_status = None
         self._clear()
 
     def _clear(self) -> None:
@@ -216,6 +159,7 @@ class TableSession:
         self._finished = False
         self._race_dirty = False
         self._decided: LiveRace | None = None
+        self._polled_at: int | None = None
         self.unknown_edges = 0
 
     # ------------------------------------------------------------------
@@ -239,7 +183,7 @@ class TableSession:
         """Start a new game at the table (the previous one stays in the
         history); its id. Raises RulesError for bad players or options."""
         players = normalise_players(players)
-        options = _jsonable(dict(options or {}), "options")
+        options = jsonable(dict(options or {}), "options")
         try:
             tracker = get_game(game)
         except KeyError as exc:
@@ -303,6 +247,7 @@ class TableSession:
 
     def _install(self, gid: int, tracker: Game, rep: Replay, players: list[dict],
                  log_rows: list[tuple[int, dict]]) -> None:
+        self._drop_race(clear=False)
         self._clear()
         self.game, self.game_id, self.replay = tracker, gid, rep
         self.faults.clear()
@@ -359,7 +304,7 @@ class TableSession:
             raise RulesError("no game at the table: start one first", "session")
 
     # ------------------------------------------------------------------
-    # the host's events
+    # the host's and the players' events
 
     def log(self, event: dict, expected_version: int | None = None) -> dict:
         """Log one event the host made against ``expected_version`` (None:
@@ -369,7 +314,7 @@ class TableSession:
             raise RulesError("an event must be a JSON object with a 'type'", "format")
         with self._lock:
             self._need_game()
-            event = _jsonable(event)
+            event = jsonable(event)
             eid = self._commit(event, expected_version)
             update = self._publish_state(eid, event)
             kind = event["type"]
@@ -385,10 +330,47 @@ class TableSession:
         """Put back the last undone event (logged as ``{"type": "redo"}``)."""
         return self.log({"type": "redo"}, expected_version)
 
+    def private_snapshot(self, player: str) -> dict:
+        """What ``player``'s private page shows: ``{"player", "view",
+        "events", "version"}`` (their hidden cards, and the events they may
+        log themselves). RulesError for an unknown player or no game."""
+        with self._lock:
+            self._need_game()
+            self._need_player(player, "private")
+            return views.private_snapshot(self.game, self.state, player, self.version)
+
+    def log_private(self, player: str, event: dict, expected_version: int | None = None) -> dict:
+        """Log an event from ``player``'s private page: only one of
+        ``game.private_events(state, player)`` (RulesError otherwise). The
+        public streams get only ``game.public_event(event)``; the answer is
+        the public update plus ``"private"``, the player's new private
+        snapshot (for that page only)."""
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            raise RulesError("an event must be a JSON object with a 'type'", "format")
+        with self._lock:
+            self._need_game()
+            self._need_player(player, "private")
+            event = jsonable(event)
+            if self.game.finished(self.state) or event not in jsonable(
+                    self.game.private_events(self.state, player), "private events"):
+                raise RulesError(f"{player} cannot log that from their own page now: it is "
+                                 f"not one of their events", "private")
+            eid = self._commit(event, expected_version)
+            update = self._publish_state(eid, event)
+            self._sync_race("host")
+            answer = {**update, "private": views.private_snapshot(
+                self.game, self.state, player, self.version)}
+        self._dispatch()
+        return answer
+
+    def _need_player(self, player: Any, rule: str) -> None:
+        if not isinstance(player, str) or player not in self.names:
+            raise RulesError(f"no player called {player!r}", rule)
+
     def _commit(self, event: dict, expected_version: int | None) -> int:
         """Apply on the replay, append durably, keep (or roll back). Lock held."""
         if expected_version is not None and expected_version != self.version:
-            last = self._line(self._log[-1][1]) if self._log else "nothing yet"
+            last = self._public_line(self._log[-1][1]) if self._log else "nothing yet"
             raise StaleVersion(
                 f"the table changed since this console loaded it (it saw version "
                 f"{expected_version}, the table is at {self.version}; last: {last}); nothing "
@@ -417,7 +399,7 @@ class TableSession:
             self._fault("store", f"could not record the end of the game: {exc}")
 
     def _summary(self) -> dict:
-        return _jsonable(summary(self.game, self.names, self.state), "summary")
+        return jsonable(summary(self.game, self.names, self.state), "summary")
 
     def legal_events(self) -> list[dict]:
         with self._lock:
@@ -426,37 +408,56 @@ class TableSession:
             return self.game.legal_events(self.state)
 
     def _line(self, event: dict) -> str:
-        kind = event.get("type")
-        if kind in ("undo", "redo"):
-            return kind
-        if kind == "race" and self.game is not None:
-            who = event.get("winner") or event.get("loser")
-            what = "won by" if event.get("winner") else "lost by" if event.get("loser") else ""
-            if who:
-                return f"race ({event.get('reason')}) {what} {who}"
-            if event.get("tied"):
-                return f"race ({event.get('reason')}) tied: {', '.join(event['tied'])}"
-            return f"race ({event.get('reason')}): nobody"
-        try:
-            return self.game.describe(event) if self.game else str(event)
-        except Exception:  # a tracker's describe must never break the log
-            return json.dumps(event)[:200]
+        return views.line(self.game, event)
+
+    def _public_line(self, event: dict) -> str:
+        return views.public_line(self.game, event)
 
     # ------------------------------------------------------------------
-    # buzzers and races
+    # buzzers: edges, faults and the source's status
 
-    def feed_edge(self, edge: Edge) -> None:
-        """The sink for edge sources: ``edge.player`` is a buzzer id (or the
-        name of a player who has no buzzer id). Unknown buzzers are counted
-        in ``unknown_edges`` and ignored."""
+    def feed_edge(self, edge) -> None:
+        """The sink for edge sources: a :class:`companion.edges.ButtonEdge`
+        (``edge.buzzer`` is a buzzer id), or the older :class:`Edge` whose
+        ``player`` is a buzzer id (or the name of a player who has no buzzer
+        id). Unknown buzzers, and values that are not edges, are counted in
+        ``unknown_edges`` and ignored."""
+        buzzer = getattr(edge, "buzzer", None)
+        if buzzer is None:
+            buzzer = getattr(edge, "player", None)
+        t_ns = getattr(edge, "t_ns", None)
         with self._lock:
             if self.referee is None:
                 return
-            name = self._buzzers.get(edge.player)
-            if name is None:
+            name = self._buzzers.get(buzzer) if isinstance(buzzer, str) else None
+            if name is None or isinstance(t_ns, bool) or not isinstance(t_ns, int):
                 self.unknown_edges += 1
                 return
-            self._feed(Edge(name, edge.pressed, edge.t_ns))
+            self._feed(Edge(name, bool(edge.pressed), t_ns))
+        self._dispatch()
+
+    def source_fault(self, fault) -> None:
+        """A fault the buzzer source reports (``.kind``, ``.message``,
+        ``.buzzer``, ``.t_ns``): recorded like a stuck buzzer (in the store,
+        shown again after a restart) and published."""
+        kind = str(getattr(fault, "kind", None) or "source")
+        message = getattr(fault, "message", None)
+        buzzer = getattr(fault, "buzzer", None)
+        t_ns = getattr(fault, "t_ns", None)
+        with self._lock:
+            player = self._buzzers.get(buzzer) if isinstance(buzzer, str) else None
+            self._fault(kind, None if message is None else str(message), player,
+                        t_ns if isinstance(t_ns, int) and not isinstance(t_ns, bool) else None,
+                        buzzer=buzzer if isinstance(buzzer, str) else None, source=True)
+        self._dispatch()
+
+    def source_status(self, status) -> None:
+        """The buzzer source's latest status (``.source``, ``.connected``,
+        ``.precision_ns``, ``.error_bound_ns``, ``.detail``): kept for the
+        snapshot's ``buzzers`` and published as a ``buzzers`` update."""
+        with self._lock:
+            self._source_status = status
+            self._transient("buzzers", views.buzzers_view(status))
         self._dispatch()
 
     def virtual_press(self, player: str, pressed: bool | None = None) -> None:
@@ -465,8 +466,7 @@ class TableSession:
         a tap (press and release); True holds the button down, False lets go."""
         with self._lock:
             self._need_game()
-            if player not in self.names:
-                raise RulesError(f"no player called {player!r}", "buzzer")
+            self._need_player(player, "buzzer")
             now = self.clock()
             edges = ([Edge(player, True, now), Edge(player, False, now + 1)] if pressed is None
                      else [Edge(player, bool(pressed), now)])
@@ -482,6 +482,9 @@ class TableSession:
     def _feed(self, e: Edge) -> None:
         self.referee.feed(e)
         self._after_referee(e.t_ns)
+
+    # ------------------------------------------------------------------
+    # the clock
 
     def tick(self) -> None:
         """Poll the referee on the clock: settle bursts, find stuck buttons,
@@ -499,6 +502,7 @@ class TableSession:
                          and now >= race.go_ns)
             if (at is None or now < at) and not phase_due:
                 return
+            self._polled_at = now
             ref.poll(now)
             decided = self._after_referee(now, log_decided=False)
         # the verdict reaches the pages first (a transient race update);
@@ -511,8 +515,12 @@ class TableSession:
             self._dispatch()
 
     def next_deadline(self) -> int | None:
-        """The earliest clock time at which :meth:`tick` has work to do
-        (a burst to settle, a countdown reaching GO, a verdict to decide)."""
+        """The earliest clock time at which :meth:`tick` has work to do (a
+        debounce to settle, a buzzer that may be stuck, a countdown reaching
+        GO, a verdict to decide), or None when nothing is due: the clock
+        thread may sleep until it is woken. A deadline that a tick already
+        passed without doing its work (a failure) comes back
+        :data:`RETRY_NS` after that tick, never in the past again."""
         ref = self.referee
         if ref is None:
             return None
@@ -521,16 +529,21 @@ class TableSession:
             race = self._race
             if race is not None and race.phase_sent == "countdown":
                 times.append(race.go_ns)
-        return earliest(times)
+            at = earliest(times)
+            polled = self._polled_at
+        if at is not None and polled is not None and at <= polled:
+            return polled + RETRY_NS
+        return at
+
+    # ------------------------------------------------------------------
+    # races
 
     def _on_referee(self, kind: str, payload) -> None:
         """Referee listener (called with the session lock held)."""
         if kind == "edge":
             e: Edge = payload
             self._edges.append(e)
-            horizon = self._ms("claim_window_ms") + 2 * self._ms("quiet_gap_ms") + self._ms(
-                "wait_ms")
-            while self._edges and self._edges[0].t_ns < e.t_ns - horizon:
+            for _ in range(arming.forget_before(self._edges, e.t_ns, self.arming)):
                 self._edges.popleft()
             virtual = (e.player, e.t_ns, e.pressed) in self._virtual
             self._transient("press", {"player": e.player, "pressed": e.pressed,
@@ -543,15 +556,16 @@ class TableSession:
             self._fault(payload.kind, None, payload.player, payload.t_ns)
 
     def _after_referee(self, now: int, log_decided: bool = True) -> "_Race | None":
-        """Publish the live race's progress; a race the referee decided is
-        logged now, or (``log_decided=False``) returned for the caller to
-        log once the verdict has gone out."""
+        """Publish the live race's progress (and hand its new presses to the
+        background writer); a race the referee decided is logged now, or
+        (``log_decided=False``) returned for the caller to log once the
+        verdict has gone out."""
         race = self._race
         if race is not None:
             self._note_virtual(race)
             if len(race.live.edges) != race.persisted:
-                self._persist_race(race)
-            phase = self._phase(race, now)
+                self._persist_race(race, durable=False)
+            phase = arming.phase(race.live.verdict is not None, race.announced, race.go_ns, now)
             if self._race_dirty or phase != race.phase_sent:
                 race.phase_sent = phase
                 self._transient("race", self._race_view(now))
@@ -570,26 +584,10 @@ class TableSession:
                 race.virtual.add(e.player)
         race.seen = len(edges)
 
-    def _phase(self, race: _Race, now: int) -> str:
-        if race.live.verdict is not None:
-            return "decided"
-        if race.announced and now < race.go_ns:
-            return "countdown"
-        return "live"
-
     def _request(self) -> RaceRequest | None:
         if self.replay is None or self.game.finished(self.state):
             return None
         return self.game.race_request(self.state)
-
-    def _spec(self, req: RaceRequest, arm: int, deadline: int) -> RaceSpec:
-        tie = req.info.get("tie_window_us", self.settings["tie_window_us"]) if isinstance(
-            req.info, dict) else self.settings["tie_window_us"]
-        lockout = self.settings["lockout_ms"]
-        return RaceSpec(req.kind, players=tuple(req.players) or tuple(self.names),
-                        eligible=tuple(req.eligible), arm_ns=arm, deadline_ns=deadline,
-                        tie_window_ns=int(tie) * US, debounce_ns=self.referee.debounce_ns,
-                        lockout_ns=None if lockout is None else int(lockout) * MS)
 
     def start_race(self, countdown_ms: int | None = None) -> dict:
         """Start the race the game asks for with a countdown: GO at now +
@@ -605,21 +603,19 @@ class TableSession:
             if isinstance(countdown_ms, bool) or not isinstance(countdown_ms, int) \
                     or countdown_ms < 0:
                 raise RulesError("countdown_ms must be a non-negative integer", "race")
-            view = self._start_announced(req, countdown_ms)
+            view = self._start_announced(req, countdown_ms * MS)
         self._dispatch()
         return view
 
-    def _start_announced(self, req: RaceRequest, countdown_ms: int) -> dict:
+    def _start_announced(self, req: RaceRequest, countdown_ns: int | None) -> dict:
         now = self.clock()
-        go = now + countdown_ms * MS
-        wait = req.info.get("wait_ms") if isinstance(req.info, dict) else None
-        deadline = go + (int(wait) * MS if wait is not None else self._ms("announced_wait_ms"))
         try:
-            spec = self._spec(req, go, deadline)
-        except RaceError as exc:
+            armed = arming.arm_announced(now, self.arming, countdown_ns,
+                                         arming.request_wait_ns(req.info))
+            self._begin(req, armed, now)
+        except (RaceError, ValueError) as exc:
             raise RulesError(f"the game asked for a race the referee cannot run: {exc}",
                              "race") from None
-        self._begin(req, spec, announced=True, go=go, burst=None, now=now)
         return self._race_view(now)
 
     def cancel_race(self) -> None:
@@ -632,44 +628,59 @@ class TableSession:
                 self._transient("race", self._race_view(self.clock()))
         self._dispatch()
 
-    def _drop_race(self) -> None:
+    def _drop_race(self, clear: bool = True) -> None:
         if self._race is not None and self.referee is not None:
             if self.referee.race is self._race.live:
                 self.referee.race = None
         if self._race is not None or self._interrupted is not None:
             self._race = None
-            try:
-                self.store.clear_live_race(self.game_id)
-            except StoreError as exc:
-                self._fault("store", f"could not clear the live race: {exc}")
+            if clear:
+                try:
+                    self.store.clear_live_race(self.game_id)
+                except StoreError as exc:
+                    self._fault("store", f"could not clear the live race: {exc}")
 
-    def _begin(self, req: RaceRequest, spec: RaceSpec, announced: bool, go: int,
-               burst: list[Edge] | None, now: int) -> None:
+    def _begin(self, req: RaceRequest, armed: arming.Arming, now: int) -> None:
+        """Run ``req`` as the live race, armed as ``armed``; its record is
+        written durably now, once (a power cut resumes it as interrupted)."""
+        spec = arming.race_spec(req, armed, self.arming, self.names, self.referee.debounce_ns)
         self._drop_race()
         self._interrupted = None
         live = self.referee.start(spec)
-        race = _Race(req, live, announced, go, self.version,
-                     burst_start=burst[0].t_ns if burst else None)
+        record = {"reason": req.reason, "kind": live.spec.kind, "announced": armed.announced,
+                  "go_ns": armed.go_ns, "request": jsonable(req.to_json(), "race request"),
+                  "spec": live.spec.to_json()}
+        race = _Race(req, live, armed, self.version, record)
         self._race = race
-        for e in burst or ():
+        for e in armed.burst:
             live.feed(e)
         self._note_virtual(race)
-        self._persist_race(race)
-        race.phase_sent = self._phase(race, now)
+        self._persist_race(race, durable=True)
+        race.phase_sent = arming.phase(live.verdict is not None, armed.announced, armed.go_ns,
+                                       now)
         self._transient("race", self._race_view(now))
 
-    def _persist_race(self, race: _Race) -> None:
-        body = {"reason": race.request.reason, "kind": race.live.spec.kind,
-                "announced": race.announced, "go_ns": race.go_ns,
-                "request": _jsonable(race.request.to_json(), "race request"),
-                "spec": race.live.spec.to_json(),
-                "edges": [e.to_json() for e in race.live.edges],
-                "virtual": sorted(race.virtual)}
+    def _persist_race(self, race: _Race, durable: bool) -> None:
+        """Save the live race row: durably now (at arming), or handed to the
+        store's background writer (a press: no disk write under the lock)."""
+        new = race.live.edges[race.persisted:]
+        race.edges_json.extend(e.to_json() for e in new)
+        race.persisted = len(race.live.edges)
+        body = {**race.record, "edges": list(race.edges_json), "virtual": sorted(race.virtual)}
         try:
-            self.store.save_live_race(self.game_id, race.version, body)
-            race.persisted = len(race.live.edges)
+            if durable:
+                self.store.save_live_race(self.game_id, race.version, body)
+            else:
+                self.store.save_live_race_soon(self.game_id, race.version, body,
+                                               on_error=self._live_race_not_saved)
         except StoreError as exc:
             self._fault("store", f"could not save the live race: {exc}")
+
+    def _live_race_not_saved(self, exc: StoreError) -> None:
+        """The background writer could not save the live race (its thread)."""
+        with self._lock:
+            self._fault("store", f"could not save the live race: {exc}")
+        self._dispatch()
 
     def _sync_race(self, trigger: str) -> None:
         """After the state changed: drop a race the game no longer asks for;
@@ -693,61 +704,19 @@ class TableSession:
             return
         try:
             if not req.announced and trigger == "host":
-                self._start_unannounced(req, now)
+                armed = arming.arm_unannounced(self._edges, self.replay.events, now,
+                                               self.arming)
+                self._begin(req, armed, now)
             elif req.announced and self.settings["auto_start"] and trigger in ("host", "race"):
-                self._start_announced(req, int(self.settings["countdown_ms"]))
-        except (RaceError, RulesError) as exc:
+                self._start_announced(req, None)
+        except (RaceError, RulesError, ValueError) as exc:
             self._fault("race", f"cannot run the race the game asked for: {exc}")
-
-    def _claimed_floor(self, now: int) -> int | None:
-        """The latest press or arm time of the recent races (effective race
-        events and the live race): a burst must begin after it."""
-        horizon = now - self._ms("claim_window_ms") - self._ms("wait_ms")
-        floor = None
-        for ev in self.replay.events[-30:]:
-            if ev.get("type") != "race" or not isinstance(ev.get("spec"), dict):
-                continue
-            times = [ev["spec"].get("arm_ns")] + [e.get("t_ns") for e in ev.get("edges", ())
-                                                  if isinstance(e, dict)]
-            for t in times:
-                if isinstance(t, int) and horizon <= t <= now and (floor is None or t > floor):
-                    floor = t
-        return floor
 
     def bursts(self) -> list[list[Edge]]:
         """The recent bursts of accepted edges, oldest first (a burst starts
         at a press after ``quiet_gap_ms`` without presses)."""
         with self._lock:
-            return self._bursts()
-
-    def _bursts(self) -> list[list[Edge]]:
-        edges = sorted(self._edges, key=lambda e: e.t_ns)
-        gap = self._ms("quiet_gap_ms")
-        out: list[list[Edge]] = []
-        last_press = None
-        for e in edges:
-            if e.pressed and (last_press is None or e.t_ns - last_press > gap):
-                out.append([])
-            if e.pressed:
-                last_press = e.t_ns
-            if out:
-                out[-1].append(e)
-        return out
-
-    def _start_unannounced(self, req: RaceRequest, now: int) -> None:
-        window = self._ms("claim_window_ms")
-        floor = self._claimed_floor(now)
-        burst = None
-        all_bursts = self._bursts()
-        for i, b in enumerate(all_bursts):
-            start = b[0].t_ns
-            if now - start <= window and start <= now and (floor is None or start > floor):
-                # the race takes every edge from the burst's start on
-                burst = [e for later in all_bursts[i:] for e in later]
-                break
-        arm = burst[0].t_ns if burst else now
-        spec = self._spec(req, arm, arm + self._ms("wait_ms"))
-        self._begin(req, spec, announced=False, go=arm, burst=burst, now=now)
+            return arming.bursts(self._edges, self.arming.quiet_gap_ns)
 
     def _finish_race(self, race: _Race, now: int) -> None:
         """Log a decided race as an event (the tracker may refuse it: a fault)."""
@@ -756,7 +725,7 @@ class TableSession:
                  "announced": race.announced, "virtual": bool(race.virtual)}
         if race.virtual:
             event["virtual_players"] = sorted(race.virtual)
-        event = _jsonable(event)
+        event = jsonable(event)
         req = self._request()
         if req is None or req.reason != race.request.reason:
             self._fault("race", "the decided race no longer matches the game; not logged")
@@ -780,8 +749,8 @@ class TableSession:
             self._fault("tracker", f"logging the race failed: {exc}")
             return
         self._race = None
-        try:
-            self.store.clear_live_race(self.game_id)
+        try:   # stale now (the version moved on): the background writer deletes it
+            self.store.clear_live_race(self.game_id, wait=False)
         except StoreError as exc:
             self._fault("store", f"could not clear the live race: {exc}")
         self._publish_state(eid, event)
@@ -791,50 +760,28 @@ class TableSession:
     # views
 
     def _race_view(self, now: int) -> dict | None:
-        race = self._race
+        game, race = self.game, self._race
         if race is not None:
-            live = race.live
-            v = live.verdict
-            order = v.order if v is not None else live.order()
-            go = race.go_ns if race.announced else None
-            return _race_view(reason=race.request.reason, kind=live.spec.kind,
-                              phase=self._phase(race, now), announced=race.announced,
-                              go_ns=race.go_ns, go_in_ms=max(0, (race.go_ns - now) // MS),
-                              deadline_ns=live.spec.deadline_ns,
-                              eligible=list(live.spec.eligible), order=_order_json(order, go),
-                              verdict=None if v is None else v.to_json(),
-                              virtual=bool(race.virtual), error=race.error)
+            return views.live_race_view(game, race.request, race.live,
+                                        announced=race.announced, go_ns=race.go_ns,
+                                        now_ns=now, virtual=bool(race.virtual),
+                                        error=race.error)
         if self._interrupted is not None:
-            body = self._interrupted
-            try:
-                spec = RaceSpec.from_json(body["spec"])
-                edges = [Edge.from_json(e) for e in body["edges"]]
-                order = judge(spec, edges).order
-            except (RaceError, ValueError, KeyError, TypeError):
-                spec, order = None, []
-            return _race_view(reason=body.get("reason"), kind=body.get("kind"),
-                              phase="interrupted", announced=body.get("announced", False),
-                              go_ns=body.get("go_ns"), go_in_ms=0,
-                              deadline_ns=spec.deadline_ns if spec else None,
-                              eligible=list(spec.eligible) if spec else [],
-                              order=_order_json(order), virtual=bool(body.get("virtual")))
+            return views.interrupted_race_view(game, self._interrupted)
         if self.replay is None:
             return None
         req = self._request()
         if req is not None:
-            return _race_view(reason=req.reason, kind=req.kind, phase="pending",
-                              announced=req.announced, eligible=list(req.eligible))
-        events = self.replay.events
-        if events and events[-1].get("type") == "race":
-            ev = events[-1]
-            spec = ev.get("spec") if isinstance(ev.get("spec"), dict) else {}
-            order = ev.get("order") if isinstance(ev.get("order"), list) else []
-            return _race_view(reason=ev.get("reason"), kind=ev.get("kind", spec.get("kind")),
-                              phase="decided", announced=bool(ev.get("announced")),
-                              go_ns=spec.get("arm_ns"), deadline_ns=spec.get("deadline_ns"),
-                              eligible=spec.get("eligible", []), order=order,
-                              verdict={k: ev.get(k) for k in VERDICT_KEYS if k in ev},
-                              virtual=bool(ev.get("virtual")))
+            return views.pending_race_view(game, req)
+        rep = self.replay
+        if rep.events and rep.events[-1].get("type") == "race":
+            info = None
+            try:   # the request the race answered, for the verdict's wording
+                before = game.race_request(rep.states[-2]) if len(rep.states) > 1 else None
+                info = before.info if before is not None else None
+            except Exception:  # noqa: BLE001 - wording only
+                info = None
+            return views.decided_race_view(game, rep.events[-1], info)
         return None
 
     def snapshot(self) -> dict:
@@ -843,47 +790,36 @@ class TableSession:
             return self._snapshot()
 
     def _snapshot(self) -> dict:
-        now = self.clock()
+        buzzers = views.buzzers_view(self._source_status)
         if self.replay is None:
-            return {"game": None, "title": None, "game_id": None, "version": 0, "players": [],
-                    "scores": {}, "hides_scores": False, "current_player": None,
-                    "finished": False, "ranking": [], "view": None, "race": None,
-                    "faults": list(self.faults), "last_event": None,
-                    "can_undo": False, "can_redo": False}
-        g, st = self.game, self.state
-        return {"game": g.name, "title": g.title, "game_id": self.game_id,
-                "version": self.version, "players": [dict(p) for p in self.players],
-                "scores": g.scores(st), "hides_scores": g.hides_scores,
-                "current_player": g.current_player(st), "finished": g.finished(st),
-                "ranking": g.ranking(st), "view": g.public_view(st),
-                "race": self._race_view(now), "faults": list(self.faults),
-                "last_event": self._line(self._log[-1][1]) if self._log else None,
-                "can_undo": bool(self.replay.events), "can_redo": bool(self.replay.undone)}
+            return views.empty_snapshot(self.faults, buzzers)
+        now = self.clock()
+        return views.snapshot(self.game, self.replay, game_id=self.game_id,
+                              version=self.version, players=self.players,
+                              race=self._race_view(now), faults=self.faults,
+                              last_event=self._log[-1][1] if self._log else None,
+                              buzzers=buzzers)
 
     def host_snapshot(self) -> dict:
         """The snapshot plus what the host console needs: legal events,
         undo/redo availability and what they would change, the pending race
-        request, the tracker's host view and the recent log."""
+        request, the tracker's host view, the recent log, the settings and
+        the bursts a card logged now could still claim (``windows``)."""
         with self._lock:
             snap = self._snapshot()
-            if self.replay is None:
-                snap.update({"legal_events": [], "undo": None, "redo": None,
-                             "race_request": None, "host_view": None, "log": [],
-                             "settings": dict(self.settings)})
-                return snap
-            rep = self.replay
-            req = self._request()
-            snap.update({
-                "legal_events": [] if self.game.finished(self.state)
-                else self.game.legal_events(self.state),
-                "undo": self._line(rep.events[-1]) if rep.events else None,
-                "redo": self._line(rep.undone[-1][0]) if rep.undone else None,
-                "race_request": None if req is None else _jsonable(req.to_json()),
-                "host_view": self.game.host_view(self.state),
-                "log": [{"id": i, "type": e.get("type"), "line": self._line(e)}
-                        for i, e in self._log[-50:]],
-                "settings": dict(self.settings),
-            })
+            req = None if self.replay is None else self._request()
+            windows = []
+            if self.replay is not None and self._race is None:
+                now = self.clock()
+                floor = arming.claimed_floor(self.replay.events, now,
+                                             self.arming.claim_window_ns + self.arming.wait_ns)
+                windows = arming.claim_windows(self._edges, now, self.arming, floor)
+            extras = views.host_extras(self.game, self.replay, request=req,
+                                       log_rows=self._log, settings=self.settings,
+                                       windows=windows)
+            if extras["race_request"] is not None:
+                extras["race_request"] = jsonable(extras["race_request"], "race request")
+            snap.update(extras)
             return snap
 
     # ------------------------------------------------------------------
@@ -903,33 +839,26 @@ class TableSession:
 
     def _publish_state(self, eid: int | None, event: dict | None) -> dict:
         data = self._snapshot()
-        data["event"] = self._public_event(event)
-        data["line"] = None if event is None else self._line(event)
+        data["event"] = views.public_event(self.game, event)
+        data["line"] = None if event is None else self._public_line(event)
         update = {"id": eid, "type": "state", "version": self.version, "data": data}
         self._outbox.append(update)
         return update
-
-    def _public_event(self, event: dict | None) -> dict | None:
-        """The logged event as every phone may see it (no secret cards)."""
-        if event is None or self.game is None or event.get("type") in ("undo", "redo"):
-            return event
-        try:
-            return self.game.public_event(event)
-        except Exception:  # a tracker bug must not leak or crash: show nothing
-            log.exception("public_event failed")
-            return {"type": event.get("type")}
 
     def _transient(self, kind: str, data: Any) -> None:
         self._outbox.append({"id": None, "type": kind, "version": self.version, "data": data})
 
     def _fault(self, kind: str, message: str | None, player: str | None = None,
-               t_ns: int | None = None) -> None:
+               t_ns: int | None = None, buzzer: str | None = None,
+               source: bool = False) -> None:
         f = {"player": player, "fault": kind, "t_ns": self.clock() if t_ns is None else t_ns}
+        if buzzer is not None:
+            f["buzzer"] = buzzer
         if message:
             f["message"] = message
             log.warning("table fault: %s", message)
         self.faults.append(f)
-        if kind != "store":     # a store that just failed cannot take the record
+        if kind != "store" or source:   # a store that just failed cannot take the record
             try:
                 self.store.record_fault(self.game_id, f)
             except StoreError as exc:
@@ -975,14 +904,14 @@ class TableSession:
                 return []
             data = self._snapshot()
             eid, event = missed[-1]
-            data["event"] = self._public_event(event)
-            data["line"] = self._line(event)
-            data["missed"] = [{"id": i, "type": e.get("type"), "line": self._line(e)}
+            data["event"] = views.public_event(self.game, event)
+            data["line"] = self._public_line(event)
+            data["missed"] = [{"id": i, "type": e.get("type"), "line": self._public_line(e)}
                               for i, e in missed]
             return [{"id": eid, "type": "state", "version": self.version, "data": data}]
 
     # ------------------------------------------------------------------
-    # history
+    # history (companion.history, on this session's store)
 
     def history(self) -> list[dict]:
         """Every game in the store, newest first (:meth:`Store.list_games`)."""
@@ -990,7 +919,7 @@ class TableSession:
 
     def stats(self) -> dict:
         """Per-player statistics across every game in the store (see
-        :func:`player_stats`)."""
+        :func:`companion.history.player_stats`)."""
         return player_stats(self.store)
 
     def export_game(self, game_id: int | None = None) -> str:
@@ -1011,150 +940,6 @@ class TableSession:
         return import_game(self.store, text)
 
 
-# ---------------------------------------------------------------------------
-# History, statistics, export and import (pure functions of the store)
-
-
-def export_game(store: Store, game_id: int) -> str:
-    info = store.game_info(game_id)
-    head = header(info["game"], [p["name"] for p in info["players"]], info["options"])
-    head["table"] = {"id": info["id"], "players": info["players"], "created": info["created"],
-                     "finished_at": info["finished_at"], "source": info["source"]}
-    lines = [json.dumps(head, ensure_ascii=False)]
-    lines += [json.dumps(ev, ensure_ascii=False) for _, ev in store.events(game_id)]
-    return "\n".join(lines) + "\n"
-
-
-def import_game(store: Store, text: str) -> int:
-    lines = text.splitlines()
-    rep = replay_lines(lines)   # GameFileError names the line
-    objs = [json.loads(s) for s in (ln.strip() for ln in lines) if s and not s.startswith("#")]
-    head, events = objs[0], objs[1:]
-    game, names, options = parse_header(head)
-    table = head.get("table") if isinstance(head.get("table"), dict) else {}
-    players = table.get("players")
-    try:
-        players = normalise_players(players if isinstance(players, list) else names)
-    except RulesError:
-        players = normalise_players(names)
-    if [p["name"] for p in players] != names:
-        players = normalise_players(names)
-    done = rep.game.finished(rep.state)
-    return store.create_game(game, players, options, source="import", events=events,
-                             summary=_jsonable(rep.summary()) if done else None,
-                             make_current=False)
-
-
-def _race_stats(events: list[dict]) -> list[dict]:
-    return [e for e in effective_events(events) if e.get("type") == "race"]
-
-
-def player_stats(store: Store) -> dict:
-    """``{"games": n, "finished": n, "players": {name: {...}}}`` where each
-    player has ``games`` (played), ``finished`` (finished games played),
-    ``wins`` (finished games where they ranked first, shared or not),
-    ``points`` (sum of final scores), ``races`` (races they were eligible in),
-    ``races_won`` (the race's winner), ``races_lost`` (its loser) and
-    ``reaction_us``: ``{"count","mean","median","best"}`` over announced
-    press races, the time from GO to their counted press (integers, µs).
-    Only effective events count (undone ones do not)."""
-    per: dict[str, dict] = {}
-    reactions: dict[str, list[int]] = {}
-
-    def p(name: str) -> dict:
-        if name not in per:
-            per[name] = {"games": 0, "finished": 0, "wins": 0, "points": 0, "races": 0,
-                         "races_won": 0, "races_lost": 0}
-            reactions[name] = []
-        return per[name]
-
-    games = store.list_games()
-    for info in games:
-        names = [q["name"] for q in info["players"]]
-        for n in names:
-            p(n)["games"] += 1
-        summ = info["summary"] if info["finished"] else None
-        if summ:
-            scores = summ.get("scores") or {}
-            ranking = summ.get("ranking") or []
-            for n in names:
-                s = p(n)
-                s["finished"] += 1
-                if isinstance(scores.get(n), int):
-                    s["points"] += scores[n]
-                if ranking and n in ranking[0]:
-                    s["wins"] += 1
-        for race in _race_stats([e for _, e in store.events(info["id"])]):
-            spec = race.get("spec") if isinstance(race.get("spec"), dict) else {}
-            for n in spec.get("eligible") or []:
-                if isinstance(n, str):
-                    p(n)["races"] += 1
-            if isinstance(race.get("winner"), str):
-                p(race["winner"])["races_won"] += 1
-            if isinstance(race.get("loser"), str):
-                p(race["loser"])["races_lost"] += 1
-            arm = spec.get("arm_ns")
-            if (race.get("announced") and spec.get("kind") in (FIRST_PRESS, LAST_PRESS)
-                    and isinstance(arm, int)):
-                for o in race.get("order") or []:
-                    t = o.get("t_ns") if isinstance(o, dict) else None
-                    if isinstance(t, int) and isinstance(o.get("player"), str):
-                        p(o["player"])
-                        reactions[o["player"]].append((t - arm) // US)
-    for name, s in per.items():
-        r = reactions[name]
-        s["reaction_us"] = {"count": len(r),
-                            "mean": sum(r) // len(r) if r else None,
-                            "median": int(statistics.median_low(r)) if r else None,
-                            "best": min(r) if r else None}
-    return {"games": len(games), "finished": sum(1 for g in games if g["finished"]),
-            "players": per}
-
-
-CSV_COLUMNS = ["game_id", "game", "created", "finished_at", "status", "source", "player",
-               "seat", "colour", "score", "rank", "won", "races", "races_won", "races_lost",
-               "reactions", "mean_reaction_us", "best_reaction_us"]
-
-
-def export_csv(store: Store) -> str:
-    """The history as CSV: one row per player per game, oldest game first."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    games = sorted(store.list_games(), key=lambda g: g["id"])
-    current = store.current_game()
-    for info in games:
-        summ = info["summary"] if info["finished"] else None
-        status = ("finished" if info["finished"]
-                  else "playing" if info["id"] == current else "unfinished")
-        races = _race_stats([e for _, e in store.events(info["id"])])
-        scores = (summ or {}).get("scores") or {}
-        ranking = (summ or {}).get("ranking") or []
-        for seat, pl in enumerate(info["players"], start=1):
-            n = pl["name"]
-            rank = next((i + 1 for i, grp in enumerate(ranking) if n in grp), None)
-            entered = won = lost = 0
-            react: list[int] = []
-            for race in races:
-                spec = race.get("spec") if isinstance(race.get("spec"), dict) else {}
-                entered += n in (spec.get("eligible") or [])
-                won += race.get("winner") == n
-                lost += race.get("loser") == n
-                arm = spec.get("arm_ns")
-                if (race.get("announced") and spec.get("kind") in (FIRST_PRESS, LAST_PRESS)
-                        and isinstance(arm, int)):
-                    react += [(o["t_ns"] - arm) // US for o in race.get("order") or []
-                              if isinstance(o, dict) and o.get("player") == n
-                              and isinstance(o.get("t_ns"), int)]
-            w.writerow([info["id"], info["game"], info["created"], info["finished_at"] or "",
-                        status, info["source"], n, seat, pl.get("colour") or "",
-                        scores.get(n, "") if summ else "", rank or "",
-                        "" if not summ else int(rank == 1), entered, won, lost, len(react),
-                        sum(react) // len(react) if react else "",
-                        min(react) if react else ""])
-    return buf.getvalue()
-
-
-__all__ = ["DEFAULT_SETTINGS", "ResumeError", "TableSession", "effective_events",
-           "export_csv", "export_game", "import_game", "normalise_players", "player_stats",
-           "StaleVersion", "StoreError"]
+__all__ = ["CSV_COLUMNS", "DEFAULT_SETTINGS", "PALETTE", "ResumeError", "TableSession",
+           "effective_events", "export_csv", "export_game", "import_game",
+           "normalise_players", "player_stats", "StaleVersion", "StoreError"]

@@ -30,6 +30,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -185,6 +186,14 @@ class Store:
         self.wall_clock = wall_clock
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        # the background writer of the live race row (save_live_race_soon)
+        self._pending_lock = threading.Lock()
+        self._idle = threading.Condition(self._pending_lock)
+        self._pending: dict[int, tuple[int, dict, Callable | None] | None] = {}   # None: delete
+        self._writing = False
+        self._closed = self._stopping = False
+        self._wake = threading.Event()
+        self._writer: threading.Thread | None = None
         self.migrated_from: int | None = None
         self.backup_path: Path | None = None
         if not self.memory:
@@ -285,6 +294,18 @@ class Store:
 
     # -- plumbing ----------------------------------------------------------
     def close(self) -> None:
+        """Write what the background writer still holds, then close the file."""
+        if getattr(self, "_pending_lock", None) is not None:
+            try:
+                self.flush(timeout_s=10.0)
+            except Exception:  # noqa: BLE001 - closing must not fail on a bad row
+                pass
+            with self._pending_lock:
+                self._closed = self._stopping = True
+                writer = self._writer
+            self._wake.set()
+            if writer is not None and writer is not threading.current_thread():
+                writer.join(2)
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
@@ -504,18 +525,137 @@ class Store:
 
     # -- the live race scratch row (see docs/store.md, "Resume") ---------------
     def save_live_race(self, game_id: int, version: int, body: dict) -> None:
+        """Write the live race row now, durably (it replaces any pending
+        :meth:`save_live_race_soon` of the same game)."""
         text = _dumps(body, "live race")
         now = self.wall_clock()
-        self._write(lambda c: c.execute(
-            "INSERT OR REPLACE INTO live_race (game_id, version, body, updated)"
-            " VALUES (?, ?, ?, ?)", (game_id, version, text, now)))
+        with self._lock:
+            with self._pending_lock:
+                self._pending.pop(game_id, None)
+            self._write(lambda c: c.execute(
+                "INSERT OR REPLACE INTO live_race (game_id, version, body, updated)"
+                " VALUES (?, ?, ?, ?)", (game_id, version, text, now)))
+
+    def save_live_race_soon(self, game_id: int, version: int, body: dict,
+                            on_error: Callable[[StoreError], None] | None = None) -> None:
+        """Hand the live race row to the background writer and return at once.
+
+        The edge path (a press taken by the live race) calls this under the
+        session's lock: it only swaps the pending row and wakes the writer,
+        which writes it durably a moment later, off the lock. Rows of the
+        same game coalesce (only the newest is written); ``body`` must not be
+        changed afterwards. A failed write calls ``on_error`` from the
+        writer thread. :meth:`flush` waits for the write; :meth:`close`
+        flushes first."""
+        self._queue(game_id, (version, body, on_error))
+
+    def _queue(self, game_id: int, item: tuple | None) -> None:
+        """Make ``item`` (a row, or None: delete) the game's pending write."""
+        with self._pending_lock:
+            if self._closed:
+                raise StoreError("the store is closed")
+            self._pending[game_id] = item
+            if self._writer is None or not self._writer.is_alive():
+                self._writer = threading.Thread(target=_live_race_writer,
+                                                args=(weakref.ref(self), self._wake),
+                                                name="store-live-race", daemon=True)
+                self._writer.start()
+        self._wake.set()
+
+    def flush(self, timeout_s: float | None = None) -> bool:
+        """Wait until every pending :meth:`save_live_race_soon` row is written
+        (or failed); False if ``timeout_s`` passed first."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        with self._pending_lock:
+            while self._pending or self._writing:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                if self._writer is None or not self._writer.is_alive():
+                    self._drain()       # no writer (closing, or it died): write here
+                    continue
+                self._idle.wait(left)
+        return True
+
+    def _drain(self) -> None:
+        """Write the pending live-race rows (the writer thread, or a flush);
+        called with ``_pending_lock`` held, which it releases around each
+        write. ``_lock`` is taken first, so a :meth:`clear_live_race` or
+        :meth:`save_live_race` in between always wins over an older row."""
+        while self._pending:
+            game_id = next(iter(self._pending))
+            self._writing = True
+            self._pending_lock.release()
+            failure = None
+            on_error = None
+            try:
+                with self._lock:
+                    with self._pending_lock:
+                        present = game_id in self._pending
+                        item = self._pending.pop(game_id, None)
+                    try:
+                        if item is not None:
+                            version, body, on_error = item
+                            text = _dumps(body, "live race")
+                            now = self.wall_clock()
+                            self._write(lambda c: c.execute(
+                                "INSERT OR REPLACE INTO live_race (game_id, version, body, "
+                                "updated) VALUES (?, ?, ?, ?)", (game_id, version, text, now)))
+                        elif present:
+                            self._write(lambda c: c.execute(
+                                "DELETE FROM live_race WHERE game_id = ?", (game_id,)))
+                    except StoreError as exc:
+                        failure = exc
+                if failure is not None and on_error is not None:
+                    try:
+                        on_error(failure)
+                    except Exception:  # noqa: BLE001 - a callback must not kill the writer
+                        pass
+            finally:
+                self._pending_lock.acquire()
+                self._writing = False
+        self._idle.notify_all()
 
     def load_live_race(self, game_id: int) -> tuple[int, dict] | None:
         rows = self._read("SELECT version, body FROM live_race WHERE game_id = ?", (game_id,))
         return (rows[0][0], json.loads(rows[0][1])) if rows else None
 
-    def clear_live_race(self, game_id: int) -> None:
-        self._write(lambda c: c.execute("DELETE FROM live_race WHERE game_id = ?", (game_id,)))
+    def clear_live_race(self, game_id: int, wait: bool = True) -> None:
+        """Delete the live race row (and drop a pending one not yet written).
+
+        ``wait=False`` hands the deletion to the background writer (the
+        session, once the race's event is logged: the row is stale anyway,
+        as the game's version has moved on)."""
+        if not wait:
+            self._queue(game_id, None)
+            return
+        with self._lock:
+            with self._pending_lock:
+                self._pending.pop(game_id, None)
+            self._write(lambda c: c.execute("DELETE FROM live_race WHERE game_id = ?",
+                                            (game_id,)))
+
+
+def _live_race_writer(ref: "weakref.ref[Store]", wake: threading.Event) -> None:
+    """The store's background writer: wait for pending live-race rows and
+    write them. Holds the store only while writing, so an unreferenced store
+    is still collected (and closed)."""
+    while True:
+        wake.wait()
+        wake.clear()
+        store = ref()
+        if store is None:
+            return
+        try:
+            with store._pending_lock:
+                if store._stopping and not store._pending:
+                    store._idle.notify_all()
+                    return
+                store._drain()
+        except Exception:  # noqa: BLE001 - a closed connection: the pending rows stay
+            with store._pending_lock:
+                store._idle.notify_all()
+        del store
 
 
 def _kind(event: dict) -> str:

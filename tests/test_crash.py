@@ -123,9 +123,12 @@ def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path):
     started = time.monotonic()
     killed_before_ready = 0
     for run in range(KILLS):
+        # bufsize=0: readline() takes exactly one line from the pipe; a buffered
+        # reader would read ahead, and communicate() (which reads the pipe's
+        # file descriptor) would never see the lines it had read ahead
         proc = subprocess.Popen([sys.executable, __file__, str(db), str(run)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                cwd=str(ROOT))
+                                cwd=str(ROOT), bufsize=0)
         head = b""
         if rng.random() < 0.2:           # sometimes during start-up and resume
             time.sleep(rng.uniform(0.0, 0.3))

@@ -1,0 +1,283 @@
+"""Race arming, pure: when a race starts, which presses belong to it, when it ends.
+
+DESIGN.md, "Arming": the host logs a card seconds after it was flipped, so
+the log cannot be the start signal of a race that is already over.
+
+* **Unannounced races** (a Chope! table card or Mynah): every accepted edge
+  is recorded as it happens; presses closer together than the quiet gap form
+  a *burst*. When the host logs the card, the earliest burst that began
+  within the claim window before now, and after the presses of the races
+  already decided, becomes the card's race: armed at the burst's first
+  press (so nobody false-starts), with every edge from there on. With no
+  such burst the race is armed now and waits for presses.
+* **Announced races** (a Chomp! reveal, Food Poisoning): the companion calls
+  the start: GO comes after a countdown; presses before GO are false starts.
+
+Each race has a *window* from its arm time to its deadline: a press decides
+only a race whose window it fell in; a burst is claimable while its claim
+window drains. Presses outside every window are strays, kept in the log of
+edges but never used by a later card.
+
+Nothing here reads a clock, takes a lock or touches the store: time comes in
+as integer nanoseconds (``now_ns``) and the session supplies the recorded
+edges and the log's race events.
+
+>>> s = ArmingSettings.from_settings({"quiet_gap_ms": 1500, "claim_window_ms": 10000,
+...     "wait_ms": 5000, "countdown_ms": 3000, "announced_wait_ms": 5000,
+...     "tie_window_us": 0, "lockout_ms": None})
+>>> edges = [Edge("bo", True, 2 * S), Edge("bo", False, 2 * S + 60 * MS)]
+>>> arm_unannounced(edges, [], now_ns=4 * S, settings=s).arm_ns == 2 * S
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from .edges import Edge
+from .referee import RaceSpec
+
+MS = 1_000_000
+US = 1_000
+S = 1_000 * MS
+
+#: How many of the log's latest effective events are searched for the
+#: presses of the races already decided (a burst must begin after them).
+RECENT_RACE_EVENTS = 30
+
+
+@dataclass(frozen=True)
+class ArmingSettings:
+    """The session's timing settings, as integer nanoseconds."""
+
+    quiet_gap_ns: int           # a burst ends after this long without a press
+    claim_window_ns: int        # a logged card takes a burst that began at most this long ago
+    wait_ns: int                # unannounced race: deadline after the arm time
+    countdown_ns: int           # announced race: default countdown before GO
+    announced_wait_ns: int      # announced race: deadline after GO
+    tie_window_ns: int = 0      # presses this close to the first are a tie
+    lockout_ns: int | None = None   # a false starter may come back after this
+
+    @classmethod
+    def from_settings(cls, settings: dict) -> "ArmingSettings":
+        """From the session's settings dict (``*_ms``, ``tie_window_us``)."""
+        lockout = settings.get("lockout_ms")
+        return cls(quiet_gap_ns=int(settings["quiet_gap_ms"]) * MS,
+                   claim_window_ns=int(settings["claim_window_ms"]) * MS,
+                   wait_ns=int(settings["wait_ms"]) * MS,
+                   countdown_ns=int(settings["countdown_ms"]) * MS,
+                   announced_wait_ns=int(settings["announced_wait_ms"]) * MS,
+                   tie_window_ns=int(settings["tie_window_us"]) * US,
+                   lockout_ns=None if lockout is None else int(lockout) * MS)
+
+    @property
+    def horizon_ns(self) -> int:
+        """How long a recorded edge can still matter to a card logged later:
+        a burst that began a claim window ago, its quiet gaps, and the race it
+        may become. Older edges may be forgotten."""
+        return self.claim_window_ns + 2 * self.quiet_gap_ns + self.wait_ns
+
+
+@dataclass(frozen=True)
+class Arming:
+    """How a race is armed: its window, its GO, and the burst it takes.
+
+    ``arm_ns`` is when presses start to count (GO for an announced race, the
+    first press of the claimed burst or now for an unannounced one);
+    ``deadline_ns`` ends the race's window; ``burst`` holds the recorded
+    edges the race takes (empty for an announced race or no claimed burst).
+    """
+
+    announced: bool
+    arm_ns: int
+    deadline_ns: int
+    burst: tuple[Edge, ...] = ()
+
+    @property
+    def go_ns(self) -> int:
+        return self.arm_ns
+
+    @property
+    def window(self) -> "RaceWindow":
+        return RaceWindow(self.arm_ns, self.deadline_ns)
+
+
+@dataclass(frozen=True)
+class RaceWindow:
+    """The span of time in which a press can decide a race (both ends included)."""
+
+    start_ns: int
+    end_ns: int
+
+    def __contains__(self, t_ns: int) -> bool:
+        return self.start_ns <= t_ns <= self.end_ns
+
+    def remaining_ns(self, now_ns: int) -> int:
+        """How much of the window is left at ``now_ns`` (0 once it closed)."""
+        return max(0, self.end_ns - max(now_ns, self.start_ns))
+
+
+# ---------------------------------------------------------------------------
+# bursts and claiming
+
+
+def bursts(edges: Iterable[Edge], quiet_gap_ns: int) -> list[list[Edge]]:
+    """The recorded edges grouped into bursts, oldest first.
+
+    A burst starts at a press that comes more than ``quiet_gap_ns`` after the
+    previous press; releases belong to the burst they fall in; edges before
+    the first press belong to no burst.
+
+    >>> [len(b) for b in bursts([Edge("a", True, 0), Edge("b", True, 2 * S)], S)]
+    [1, 1]
+    """
+    out: list[list[Edge]] = []
+    last_press: int | None = None
+    for e in sorted(edges, key=lambda e: e.t_ns):
+        if e.pressed and (last_press is None or e.t_ns - last_press > quiet_gap_ns):
+            out.append([])
+        if e.pressed:
+            last_press = e.t_ns
+        if out:
+            out[-1].append(e)
+    return out
+
+
+def claimed_floor(events: Sequence[dict], now_ns: int, horizon_ns: int) -> int | None:
+    """The latest press or arm time of the races in ``events`` (the log's
+    effective events) within ``horizon_ns`` before ``now_ns``: a burst a new
+    card claims must begin after it, so one burst never decides two cards."""
+    low = now_ns - horizon_ns
+    floor = None
+    for ev in events[-RECENT_RACE_EVENTS:]:
+        if not isinstance(ev, dict) or ev.get("type") != "race" \
+                or not isinstance(ev.get("spec"), dict):
+            continue
+        times = [ev["spec"].get("arm_ns")] + [e.get("t_ns") for e in ev.get("edges") or ()
+                                              if isinstance(e, dict)]
+        for t in times:
+            if isinstance(t, int) and not isinstance(t, bool) and low <= t <= now_ns \
+                    and (floor is None or t > floor):
+                floor = t
+    return floor
+
+
+def claim(edges: Iterable[Edge], now_ns: int, settings: ArmingSettings,
+          floor_ns: int | None = None) -> tuple[Edge, ...]:
+    """Which recorded edges a card logged at ``now_ns`` claims: those of the
+    earliest burst that began within the claim window (not in the future)
+    and after ``floor_ns``, and every edge after it; () when none."""
+    all_bursts = bursts(edges, settings.quiet_gap_ns)
+    for i, b in enumerate(all_bursts):
+        start = b[0].t_ns
+        if start <= now_ns and now_ns - start <= settings.claim_window_ns \
+                and (floor_ns is None or start > floor_ns):
+            return tuple(e for later in all_bursts[i:] for e in later)
+    return ()
+
+
+def claim_windows(edges: Iterable[Edge], now_ns: int, settings: ArmingSettings,
+                  floor_ns: int | None = None) -> list[dict]:
+    """The bursts a card logged now could still claim, oldest first, each
+    ``{"start_ns", "closes_ns", "closes_in_ms", "players"}`` (the players who
+    pressed in it): what the host console shows draining."""
+    out = []
+    for b in bursts(edges, settings.quiet_gap_ns):
+        start = b[0].t_ns
+        closes = start + settings.claim_window_ns
+        if start <= now_ns <= closes and (floor_ns is None or start > floor_ns):
+            players = list(dict.fromkeys(e.player for e in b if e.pressed))
+            out.append({"start_ns": start, "closes_ns": closes,
+                        "closes_in_ms": (closes - now_ns) // MS, "players": players})
+    return out
+
+
+def forget_before(edges: Sequence[Edge], newest_ns: int, settings: ArmingSettings) -> int:
+    """How many of the oldest recorded ``edges`` (in arrival order) are past
+    the horizon once an edge at ``newest_ns`` came: they can be dropped."""
+    cut = newest_ns - settings.horizon_ns
+    n = 0
+    for e in edges:
+        if e.t_ns >= cut:
+            break
+        n += 1
+    return n
+
+
+# ---------------------------------------------------------------------------
+# arming
+
+
+def arm_unannounced(edges: Iterable[Edge], race_events: Sequence[dict], now_ns: int,
+                    settings: ArmingSettings) -> Arming:
+    """Arm an unannounced race for a card logged at ``now_ns``: at the first
+    press of the burst it claims (see :func:`claim`), else at ``now_ns``;
+    its deadline is the arm time + ``wait_ns``."""
+    floor = claimed_floor(race_events, now_ns, settings.claim_window_ns + settings.wait_ns)
+    burst = claim(edges, now_ns, settings, floor)
+    arm = burst[0].t_ns if burst else now_ns
+    return Arming(False, arm, arm + settings.wait_ns, burst)
+
+
+def arm_announced(now_ns: int, settings: ArmingSettings, countdown_ns: int | None = None,
+                  wait_ns: int | None = None) -> Arming:
+    """Arm an announced race started at ``now_ns``: GO after the countdown
+    (``countdown_ns``, default the setting), deadline GO + ``wait_ns``
+    (a race request's own wait, default ``announced_wait_ns``)."""
+    countdown = settings.countdown_ns if countdown_ns is None else countdown_ns
+    if countdown < 0:
+        raise ValueError("a countdown cannot be negative")
+    go = now_ns + countdown
+    wait = settings.announced_wait_ns if wait_ns is None else wait_ns
+    return Arming(True, go, go + wait)
+
+
+def request_wait_ns(info: Any) -> int | None:
+    """A race request's own ``info["wait_ms"]`` as ns (None: the setting)."""
+    wait = info.get("wait_ms") if isinstance(info, dict) else None
+    if wait is None:
+        return None
+    if isinstance(wait, bool) or not isinstance(wait, int) or wait < 0:
+        raise ValueError(f"the race request's wait_ms must be a non-negative integer, "
+                         f"not {wait!r}")
+    return wait * MS
+
+
+def race_spec(request, arming: Arming, settings: ArmingSettings, players: Sequence[str],
+              debounce_ns: int) -> RaceSpec:
+    """The referee's :class:`RaceSpec` for a game's race request armed as
+    ``arming``; a request's ``info["tie_window_us"]`` overrides the setting.
+    Raises :class:`companion.referee.RaceError` for a race the referee
+    cannot run."""
+    tie = settings.tie_window_ns
+    if isinstance(request.info, dict) and "tie_window_us" in request.info:
+        tie = int(request.info["tie_window_us"]) * US
+    return RaceSpec(request.kind, players=tuple(request.players) or tuple(players),
+                    eligible=tuple(request.eligible), arm_ns=arming.arm_ns,
+                    deadline_ns=arming.deadline_ns, tie_window_ns=tie,
+                    debounce_ns=debounce_ns, lockout_ns=settings.lockout_ns)
+
+
+# ---------------------------------------------------------------------------
+# countdown -> GO
+
+
+def phase(decided: bool, announced: bool, go_ns: int, now_ns: int) -> str:
+    """The live race's phase at ``now_ns``: ``countdown`` before an announced
+    GO, ``decided`` once it has a verdict, else ``live``."""
+    if decided:
+        return "decided"
+    if announced and now_ns < go_ns:
+        return "countdown"
+    return "live"
+
+
+def go_in_ms(go_ns: int, now_ns: int) -> int:
+    """Whole milliseconds left to GO (0 once it has passed)."""
+    return max(0, (go_ns - now_ns) // MS)
+
+
+__all__ = ["Arming", "ArmingSettings", "RaceWindow", "arm_announced", "arm_unannounced",
+           "bursts", "claim", "claim_windows", "claimed_floor", "forget_before", "go_in_ms",
+           "phase", "race_spec", "request_wait_ns"]

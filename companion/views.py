@@ -1,0 +1,241 @@
+"""What the pages see: the snapshots and race views, as pure functions.
+
+The session owns the state; this module only turns a game, its replay and
+the live race into the JSON the web and the terminal show
+(docs/session-api.md): the public snapshot (every phone), the host's
+snapshot (the console), a player's private page, the race view in every
+phase, and the logged event as the public may see it. Nothing here reads a
+clock (``now_ns`` comes in), takes a lock or touches the store, and no
+function here knows a game by name: titles, verdict wording and the score
+unit come from the game's own description (:class:`companion.games.RaceReason`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Iterable
+
+from .arming import go_in_ms, phase
+from .edges import Edge
+from .games import Game
+from .referee import RaceError, RaceSpec, judge
+
+log = logging.getLogger(__name__)
+
+US = 1_000
+
+VERDICT_KEYS = ("kind", "winner", "loser", "tied", "order", "false_starts", "ineligible",
+                "no_edge")
+
+RACE_VIEW_KEYS = ("reason", "title", "kind", "phase", "announced", "go_ns", "go_in_ms",
+                  "deadline_ns", "eligible", "order", "verdict", "text", "virtual", "error")
+
+
+def race_view(game: Game | None, reason, kind, phase, *, announced=False, go_ns=None,
+              go_in_ms=None, deadline_ns=None, eligible=(), order=(), verdict=None,
+              info=None, virtual=False, error=None) -> dict:
+    """A race as the page sees it: every key of :data:`RACE_VIEW_KEYS`,
+    always. ``title`` is the game's name for the race and ``text`` the
+    verdict in the game's words (null until decided), so the page needs no
+    per-game wording."""
+    title, text = reason, None
+    if game is not None and isinstance(reason, str):
+        try:
+            rr = game.race_reason(reason)
+            title = rr.title
+            if verdict is not None:
+                text = rr.word(verdict, info if isinstance(info, dict) else None)
+        except Exception:  # a tracker's wording must never break the page
+            log.exception("race wording failed")
+    return {"reason": reason, "title": title, "kind": kind, "phase": phase,
+            "announced": announced, "go_ns": go_ns, "go_in_ms": go_in_ms,
+            "deadline_ns": deadline_ns, "eligible": list(eligible), "order": list(order),
+            "verdict": verdict, "text": text, "virtual": virtual, "error": error}
+
+
+def order_json(order: Iterable[tuple[str, int]], go_ns: int | None = None) -> list[dict]:
+    """A race's order ``[(player, t_ns)]`` for the page: offsets from the
+    first counted edge (µs, float like the verdict's) and, when ``go_ns`` is
+    given (announced races), the reaction from GO (whole µs)."""
+    order = list(order)
+    t0 = order[0][1] if order else 0
+    out = []
+    for p, t in order:
+        item = {"player": p, "t_ns": t, "offset_us": (t - t0) / US}
+        if go_ns is not None:
+            item["reaction_us"] = (t - go_ns) // US
+        out.append(item)
+    return out
+
+
+def live_race_view(game: Game, request, live, *, announced: bool, go_ns: int, now_ns: int,
+                   virtual: bool = False, error: str | None = None) -> dict:
+    """The race that is running (countdown, live, or decided and not yet
+    logged): ``live`` is the referee's :class:`~companion.referee.LiveRace`."""
+    v = live.verdict
+    order = v.order if v is not None else live.order()
+    return race_view(game, request.reason, live.spec.kind,
+                     phase(v is not None, announced, go_ns, now_ns), announced=announced,
+                     go_ns=go_ns, go_in_ms=go_in_ms(go_ns, now_ns),
+                     deadline_ns=live.spec.deadline_ns, eligible=live.spec.eligible,
+                     order=order_json(order, go_ns if announced else None),
+                     verdict=None if v is None else v.to_json(), info=request.info,
+                     virtual=virtual, error=error)
+
+
+def interrupted_race_view(game: Game, body: dict) -> dict:
+    """The race that was running when the table lost power (the saved
+    live-race row), with the presses recorded before the cut; never decided."""
+    try:
+        spec = RaceSpec.from_json(body["spec"])
+        edges = [Edge.from_json(e) for e in body["edges"]]
+        order = judge(spec, edges).order
+    except (RaceError, ValueError, KeyError, TypeError):
+        spec, order = None, []
+    request = body.get("request") if isinstance(body.get("request"), dict) else {}
+    return race_view(game, body.get("reason"), body.get("kind"), "interrupted",
+                     announced=bool(body.get("announced", False)), go_ns=body.get("go_ns"),
+                     go_in_ms=0, deadline_ns=spec.deadline_ns if spec else None,
+                     eligible=spec.eligible if spec else (), order=order_json(order),
+                     info=request.get("info"), virtual=bool(body.get("virtual")))
+
+
+def pending_race_view(game: Game, request) -> dict:
+    """A race the game waits for that is not running (before Start, after an
+    undo or a restart)."""
+    return race_view(game, request.reason, request.kind, "pending",
+                     announced=request.announced, eligible=request.eligible,
+                     info=request.info)
+
+
+def decided_race_view(game: Game, event: dict, info: dict | None = None) -> dict:
+    """The last logged race (shown until the next event); ``info`` is the
+    race request's info at the time, for the verdict's wording."""
+    spec = event.get("spec") if isinstance(event.get("spec"), dict) else {}
+    order = event.get("order") if isinstance(event.get("order"), list) else []
+    return race_view(game, event.get("reason"), event.get("kind", spec.get("kind")), "decided",
+                     announced=bool(event.get("announced")), go_ns=spec.get("arm_ns"),
+                     deadline_ns=spec.get("deadline_ns"), eligible=spec.get("eligible") or (),
+                     order=order, verdict={k: event.get(k) for k in VERDICT_KEYS if k in event},
+                     info=info, virtual=bool(event.get("virtual")))
+
+
+# ---------------------------------------------------------------------------
+# events and lines
+
+
+def public_event(game: Game | None, event: dict | None) -> dict | None:
+    """The logged event as every phone may see it (no secret cards)."""
+    if event is None or game is None or event.get("type") in ("undo", "redo"):
+        return event
+    try:
+        return game.public_event(event)
+    except Exception:  # a tracker bug must not leak or crash: show nothing
+        log.exception("public_event failed")
+        return {"type": event.get("type")}
+
+
+def line(game: Game | None, event: dict) -> str:
+    """A short human line for a logged event, in the game's words."""
+    kind = event.get("type")
+    if kind in ("undo", "redo"):
+        return kind
+    if kind == "race" and game is not None:
+        who = event.get("winner") or event.get("loser")
+        what = "won by" if event.get("winner") else "lost by" if event.get("loser") else ""
+        if who:
+            return f"race ({event.get('reason')}) {what} {who}"
+        if event.get("tied"):
+            return f"race ({event.get('reason')}) tied: {', '.join(event['tied'])}"
+        return f"race ({event.get('reason')}): nobody"
+    try:
+        return game.describe(event) if game else str(event)
+    except Exception:  # a tracker's describe must never break the log
+        return json.dumps(event)[:200]
+
+
+def public_line(game: Game | None, event: dict) -> str:
+    """The line of :func:`public_event`: what a public page may read."""
+    return line(game, public_event(game, event) or {})
+
+
+# ---------------------------------------------------------------------------
+# snapshots
+
+
+def buzzers_view(status) -> dict | None:
+    """The latest status the buzzer source reported (null when never):
+    ``{"source","connected","precision_us","error_bound_us","detail"}``."""
+    if status is None:
+        return None
+
+    def us(ns):
+        return None if ns is None else round(ns / US, 3)
+    return {"source": getattr(status, "source", None),
+            "connected": bool(getattr(status, "connected", False)),
+            "precision_us": us(getattr(status, "precision_ns", None)),
+            "error_bound_us": us(getattr(status, "error_bound_ns", None)),
+            "detail": getattr(status, "detail", None)}
+
+
+def empty_snapshot(faults: Iterable[dict] = (), buzzers: dict | None = None) -> dict:
+    """The snapshot with no game at the table: every key, ``game`` null."""
+    return {"game": None, "title": None, "game_title": None, "score_unit": None,
+            "game_id": None, "version": 0, "players": [], "scores": {},
+            "hides_scores": False, "current_player": None, "finished": False, "ranking": [],
+            "view": None, "race": None, "faults": list(faults), "last_event": None,
+            "can_undo": False, "can_redo": False, "buzzers": buzzers}
+
+
+def snapshot(game: Game, replay, *, game_id: int, version: int, players: list[dict],
+             race: dict | None, faults: Iterable[dict], last_event: dict | None,
+             buzzers: dict | None = None) -> dict:
+    """The public view (GET /api/state): scores, turn, the tracker's public
+    view, the race, recent faults, the last event's public line."""
+    st = replay.state
+    return {"game": game.name, "title": game.title, "game_title": game.title,
+            "score_unit": game.score_unit, "game_id": game_id, "version": version,
+            "players": [dict(p) for p in players], "scores": game.scores(st),
+            "hides_scores": game.hides_scores, "current_player": game.current_player(st),
+            "finished": game.finished(st), "ranking": game.ranking(st),
+            "view": game.public_view(st), "race": race, "faults": list(faults),
+            "last_event": None if last_event is None else public_line(game, last_event),
+            "can_undo": bool(replay.events), "can_redo": bool(replay.undone),
+            "buzzers": buzzers}
+
+
+def host_extras(game: Game | None, replay, *, request, log_rows: list[tuple[int, dict]],
+                settings: dict, windows: list[dict] | None = None) -> dict:
+    """What the host console adds to the snapshot: the legal events, what
+    undo and redo would change, the pending race request, the tracker's host
+    view, the recent log, the settings and the bursts a card could claim."""
+    if game is None or replay is None:
+        return {"legal_events": [], "undo": None, "redo": None, "race_request": None,
+                "host_view": None, "log": [], "settings": dict(settings), "windows": []}
+    st = replay.state
+    return {
+        "legal_events": [] if game.finished(st) else game.legal_events(st),
+        "undo": line(game, replay.events[-1]) if replay.events else None,
+        "redo": line(game, replay.undone[-1][0]) if replay.undone else None,
+        "race_request": None if request is None else request.to_json(),
+        "host_view": game.host_view(st),
+        "log": [{"id": i, "type": e.get("type"), "line": line(game, e)}
+                for i, e in log_rows[-50:]],
+        "settings": dict(settings),
+        "windows": list(windows or []),
+    }
+
+
+def private_snapshot(game: Game, state: Any, player: str, version: int) -> dict:
+    """What ``player``'s private page shows: their private view and the
+    events they may log themselves."""
+    return {"player": player, "view": game.private_view(state, player),
+            "events": [] if game.finished(state) else game.private_events(state, player),
+            "version": version}
+
+
+__all__ = ["RACE_VIEW_KEYS", "VERDICT_KEYS", "buzzers_view", "decided_race_view",
+           "empty_snapshot", "host_extras", "interrupted_race_view", "line",
+           "live_race_view", "order_json", "pending_race_view", "private_snapshot",
+           "public_event", "public_line", "race_view", "snapshot"]
