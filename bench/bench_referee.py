@@ -1,4 +1,12 @@
-"""Referee throughput in a bounce storm, and verdict latency after the hold."""
+"""Referee throughput in a bounce storm, and verdict latency after the hold.
+
+Every latency runs the one :class:`~companion.buzzers.pipeline.Pipeline`:
+``verdict_latency_us_*`` (the headline) the path ``companion serve`` takes,
+a mock pin press through the pipeline and the table session to a
+subscriber; ``session_verdict_latency_us_*`` the same with the edge handed to
+the pipeline directly; ``referee_verdict_latency_us_*`` a bare referee on the
+pipeline (``companion buzz``, the harness).
+"""
 
 from __future__ import annotations
 
@@ -59,10 +67,11 @@ def referee_edges_per_s(races: int = 400, seed: int = 1) -> float:
     return n / (elapsed / 1e9)
 
 
-def verdict_latency_us(samples: int = 300) -> list[float]:
+def referee_verdict_latency_us(samples: int = 300) -> list[float]:
     """From the end of the decision hold (on the monotonic clock) to the
-    verdict in a subscriber's hands, through the real path: a gpiozero mock
-    pin press, the :class:`BuzzerRunner` thread that sleeps until the
+    verdict in a listener's hands, for a bare referee (what ``companion
+    buzz`` and the harness run): a gpiozero mock pin press, the one
+    :class:`~companion.buzzers.pipeline.Pipeline` sleeping until the
     referee's next deadline, the live race, the listener."""
     from companion.buzzers.mock import MockSource
     from companion.buzzers.runner import BuzzerRunner
@@ -72,7 +81,6 @@ def verdict_latency_us(samples: int = 300) -> list[float]:
     runner = BuzzerRunner(src, ref)
     got = threading.Event()
     latencies: list[float] = []
-    races = []
 
     def on(kind, payload):
         if kind == "verdict":
@@ -84,8 +92,7 @@ def verdict_latency_us(samples: int = 300) -> list[float]:
     try:
         for i in range(samples):
             got.clear()
-            races.append(runner.start_race(RaceSpec(FIRST_PRESS, PLAYERS,
-                                                    arm_ns=time.monotonic_ns())))
+            runner.start_race(RaceSpec(FIRST_PRESS, PLAYERS, arm_ns=time.monotonic_ns()))
             p = PLAYERS[i % len(PLAYERS)]
             src.press(p)
             got.wait(1)
@@ -97,21 +104,30 @@ def verdict_latency_us(samples: int = 300) -> list[float]:
         src.close()
 
 
-def session_verdict_latency_us(samples: int = 150) -> list[float]:
-    """The same through what ``companion serve`` runs: a Chomp! round on a
-    :class:`TableSession` (SQLite in a temporary folder), the server's
-    ticker thread, the verdict logged as a race event and published to a
-    session subscriber (what the SSE broker is)."""
+def _session_latency_us(samples: int, through_pins: bool) -> list[float]:
+    """The path ``companion serve`` takes: a Chomp! round on a
+    :class:`TableSession` (SQLite in a temporary folder), fed by the same
+    :class:`~companion.buzzers.pipeline.Pipeline` that ``serve`` runs; the
+    verdict decided after the hold, logged as a race event and published to
+    a session subscriber (what the SSE broker is). ``through_pins``: the
+    edge is a gpiozero mock pin press on the mock source (the whole path);
+    else it is handed to the pipeline's sink directly. Measured from the end
+    of the hold after the press (stamped just before it: a little early,
+    so the figure errs high) to the subscriber."""
     import tempfile
 
+    from companion.buzzers.mock import MockSource
+    from companion.buzzers.pipeline import Pipeline
+    from companion.edges import ButtonEdge
     from companion.session import TableSession
     from companion.store import Store
-    from companion.web.server import Ticker
 
     names = ["ana", "bo", "cy"]
+    hold_ms = 5
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(f"{tmp}/bench.db")
-        session = TableSession(store, settings={"hold_ms": 5, "countdown_ms": 0})
+        session = TableSession(store, settings={"hold_ms": hold_ms, "countdown_ms": 0})
+        src = MockSource(names)          # real-time mock pins, buzzer ids = names
         got = threading.Event()
         latencies: list[float] = []
         box: list[int] = []
@@ -127,24 +143,43 @@ def session_verdict_latency_us(samples: int = 150) -> list[float]:
                 got.set()
 
         session.subscribe(on)
-        ticker = Ticker(session).start()
+        pipe = Pipeline(src, session).start()
         try:
-            for i in range(samples):
+            for _ in range(samples):
                 got.clear()
-                session.new_game("chomp", [{"name": n} for n in names])
+                session.new_game("chomp", [{"name": n, "buzzer": n} for n in names])
                 session.log({"type": "reveal", "cards": {"ana": "seal", "bo": "shrimp",
                                                          "cy": "shrimp"}})
                 session.start_race(countdown_ms=0)
+                time.sleep(0.002)
                 t = time.monotonic_ns()
-                box[:] = [t + 5 * MS]            # the press decides; the hold is 5 ms
-                ticker.put(Edge("ana", True, t))
+                box[:] = [t + hold_ms * MS]      # the press decides; then the hold
+                if through_pins:
+                    src.press("ana")
+                else:
+                    pipe.edge(ButtonEdge("ana", True, t))
                 got.wait(2)
-                ticker.put(Edge("ana", False, t + 40 * MS))
+                if through_pins:
+                    src.release("ana")
+                else:
+                    pipe.edge(ButtonEdge("ana", False, t + 40 * MS))
                 time.sleep(0.03)
         finally:
-            ticker.stop()
+            pipe.close()
+            src.close()
             store.close()
     return latencies
+
+
+def verdict_latency_us(samples: int = 200) -> list[float]:
+    """The headline: a mock pin press to the verdict at a session subscriber,
+    through the pipeline and session that ``companion serve`` runs."""
+    return _session_latency_us(samples, through_pins=True)
+
+
+def session_verdict_latency_us(samples: int = 150) -> list[float]:
+    """The same, the edge handed straight to the pipeline's sink."""
+    return _session_latency_us(samples, through_pins=False)
 
 
 def p99(values: list[float]) -> float:
@@ -156,11 +191,14 @@ def run():
     eps = max(referee_edges_per_s(seed=s) for s in (1, 2, 3))
     lat = verdict_latency_us()
     slat = session_verdict_latency_us()
+    rlat = referee_verdict_latency_us()
     return [("referee_edges_per_s", eps, "edges/s"),
             ("verdict_latency_us_p99", p99(lat), "us"),
             ("verdict_latency_us_median", statistics.median(lat), "us"),
             ("session_verdict_latency_us_p99", p99(slat), "us"),
-            ("session_verdict_latency_us_median", statistics.median(slat), "us")]
+            ("session_verdict_latency_us_median", statistics.median(slat), "us"),
+            ("referee_verdict_latency_us_p99", p99(rlat), "us"),
+            ("referee_verdict_latency_us_median", statistics.median(rlat), "us")]
 
 
 if __name__ == "__main__":

@@ -11,12 +11,23 @@
 * ``serve_rss_mb``: the resident memory (``VmRSS``) of the server process
   with the 50 clients connected, the largest value seen during the run.
   Goal: at most 120 MB (room on a 512 MB Pi Zero 2 W).
+* ``serve_idle_cpu_pct``: the CPU time of an idle server (10 live pages
+  connected, no race), in percent of one core, from ``/proc/<pid>/stat``
+  over ``IDLE_S`` seconds. Goal: at most 0.3 (the table's clock thread
+  sleeps until something is due).
+* ``press_to_page_ms_p95``: from a mock buzzer pin press in the server
+  process to the verdict arriving at the last of 50 live pages, decision
+  hold included (the hold is printed in a ``#`` comment line), over
+  ``RACES`` Chope! Table races. The server is ``companion.app.Table`` with a
+  reader on its standard input that presses the mock pins
+  (``python -m bench.bench_web --pressable-server``).
 
 The server is the real one (``python -m companion.web.server``, what
-``companion serve`` runs: waitress, the ticker, mock buzzers) in a
+``companion serve`` runs: waitress, the buzzer pipeline, mock buzzers) in a
 subprocess on 127.0.0.1; the clients are plain sockets in one thread with a
 selector. Loopback only; every loop has a deadline; the server is stopped
-with SIGTERM at the end.
+with SIGTERM at the end. ``serve_idle_cpu(root)`` measures the server of
+another checkout (``python -m bench.bench_web --idle-only ROOT``).
 
 Run it alone with ``python -m bench.bench_web``.
 """
@@ -40,6 +51,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CLIENTS = 50
 RACES = 40
+IDLE_CLIENTS = 10
+IDLE_S = 10.0
 PIN = "246810"
 PLAYERS = ["Ana", "Bo", "Cy", "Dee"]
 TABLES = ["red", "orange", "yellow", "green", "blue", "purple"]
@@ -171,14 +184,19 @@ class Clients:
         self.sel.close()
 
 
-def _start_server(port: int, db: str) -> subprocess.Popen:
+def _start_server(port: int, db: str, root: Path = ROOT,
+                  pressable: bool = False) -> subprocess.Popen:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("COMPANION_SOURCE", None)
+    env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
+    args = ["--host", "127.0.0.1", "--port", str(port), "--db", db, "--pin", PIN,
+            "--source", "mock", "--demo", "--players", ",".join(PLAYERS), "--threads", "64"]
+    module = ["-m", "bench.bench_web", "--pressable-server"] if pressable else \
+        ["-m", "companion.web.server"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "companion.web.server", "--host", "127.0.0.1",
-         "--port", str(port), "--db", db, "--pin", PIN, "--source", "mock", "--demo",
-         "--players", ",".join(PLAYERS), "--threads", "64"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        [sys.executable, *module, *args], cwd=root, env=env,
+        stdin=subprocess.PIPE if pressable else subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -193,6 +211,11 @@ def _start_server(port: int, db: str) -> subprocess.Popen:
 
 
 def _stop_server(proc: subprocess.Popen) -> None:
+    if proc.stdin is not None:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -222,6 +245,131 @@ def _one_race(api: Api, clients: Clients, seen: set, table_no: int) -> float | N
         raise RuntimeError("a verdict did not reach every client within 10 s")
     pub, last = got
     return (last - pub) / 1e6
+
+
+def _cpu_s(pid: int) -> float:
+    """User plus system CPU time of every thread of ``pid``, in seconds."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def serve_idle_cpu(root: Path = ROOT, seconds: float = IDLE_S,
+                   clients: int = IDLE_CLIENTS) -> float:
+    """Percent of one core an idle server uses with ``clients`` live pages
+    open and no race (the server of the checkout at ``root``)."""
+    with tempfile.TemporaryDirectory(prefix="bench-idle-") as tmp:
+        port = _free_port()
+        proc = _start_server(port, str(Path(tmp) / "idle.db"), root=root)
+        pages = None
+        try:
+            pages = Clients(port, clients)
+            pages.wait_snapshots(clients, timeout=20)
+            time.sleep(2.0)                       # start-up work done
+            cpu0, t0 = _cpu_s(proc.pid), time.monotonic()
+            time.sleep(seconds)
+            cpu1, t1 = _cpu_s(proc.pid), time.monotonic()
+            if proc.poll() is not None:
+                raise RuntimeError("the server exited while idle")
+        finally:
+            if pages is not None:
+                pages.close()
+            _stop_server(proc)
+    return 100.0 * (cpu1 - cpu0) / (t1 - t0)
+
+
+def _hold_ms(api: Api) -> object:
+    """The decision hold the server's session uses (its race settings)."""
+    state = api.call("GET", "/api/host/state")
+    for where in (state.get("settings"), (state.get("session") or {}).get("settings")):
+        if isinstance(where, dict) and "hold_ms" in where:
+            return where["hold_ms"]
+    from companion.session import DEFAULT_SETTINGS
+    return DEFAULT_SETTINGS["hold_ms"]
+
+
+def press_to_page() -> tuple[list[float], object]:
+    """Mock pin presses in the server to verdicts at all 50 pages (ms each),
+    and the decision hold in force."""
+    with tempfile.TemporaryDirectory(prefix="bench-press-") as tmp:
+        port = _free_port()
+        proc = _start_server(port, str(Path(tmp) / "press.db"), pressable=True)
+        api = clients = None
+        latencies: list[float] = []
+        try:
+            api = Api(port)
+            api.call("POST", "/api/host/new-game", {"game": "chope", "players": [
+                {"name": n, "buzzer": n} for n in PLAYERS]})
+            hold = _hold_ms(api)
+            clients = Clients(port, CLIENTS)
+            clients.wait_snapshots(CLIENTS, timeout=20)
+            seen: set = set()
+            n = 0
+            while len(latencies) < RACES and n < RACES * 3:
+                n += 1
+                state = api.call("GET", "/api/host/state")
+                flips = [e for e in state["legal_events"] if e["type"] == "flip"
+                         and e["card"].startswith("table:")]
+                if not flips:
+                    api.call("POST", "/api/host/new-game", {"game": "chope", "players": [
+                        {"name": p, "buzzer": p} for p in PLAYERS]})
+                    continue
+                api.call("POST", "/api/host/event", {"event": flips[n % len(flips)],
+                                                     "expected_version": state["version"]})
+                presser = api.call("GET", "/api/host/state")["race"]["eligible"][0]
+                time.sleep(0.01)
+                t0 = time.monotonic_ns()           # the press (the pipe's delay counts too)
+                proc.stdin.write(f"press {presser}\n".encode())
+                proc.stdin.flush()
+                got = clients.wait_verdict(seen, CLIENTS, timeout=10)
+                if got is None:
+                    raise RuntimeError("a verdict did not reach every page within 10 s")
+                latencies.append((got[1] - t0) / 1e6)
+                proc.stdin.write(f"release {presser}\n".encode())
+                proc.stdin.flush()
+                time.sleep(0.05)
+        finally:
+            if clients is not None:
+                clients.close()
+            if api is not None:
+                api.close()
+            _stop_server(proc)
+    return latencies, hold
+
+
+def pressable_server(argv: list[str]) -> int:
+    """``companion serve`` (:class:`companion.app.Table`) whose mock pins
+    are pressed by lines on standard input: ``press NAME``, ``release NAME``."""
+    import argparse
+    import signal as _signal
+
+    from companion.app import Table
+
+    p = argparse.ArgumentParser()
+    for flag in ("--host", "--db", "--pin", "--players", "--source"):
+        p.add_argument(flag)
+    p.add_argument("--port", type=int)
+    p.add_argument("--threads", type=int, default=64)
+    p.add_argument("--demo", action="store_true")
+    a = p.parse_args(argv)
+    table = Table(a.host, a.port, a.db, a.pin, a.players.split(","), a.source, a.demo,
+                  threads=a.threads).open()
+
+    def presses() -> None:
+        for line in sys.stdin:
+            what, _, who = line.strip().partition(" ")
+            if what == "press":
+                table.source.press(who)
+            elif what == "release":
+                table.source.release(who)
+
+    threading.Thread(target=presses, daemon=True).start()
+    _signal.signal(_signal.SIGTERM, lambda *_: threading.Thread(target=table.stop).start())
+    try:
+        table.run()
+    finally:
+        table.close()
+    return 0
 
 
 def run() -> list[tuple[str, float, str]]:
@@ -257,9 +405,21 @@ def run() -> list[tuple[str, float, str]]:
                 api.close()
             _stop_server(proc)
     p95 = statistics.quantiles(latencies, n=20, method="inclusive")[18]
-    return [("sse_latency_ms_p95", p95, "ms"), ("serve_rss_mb", max(rss), "MB")]
+    idle = serve_idle_cpu()
+    presses, hold = press_to_page()
+    print(f"# press_to_page_ms_p95: decision hold hold_ms={hold} ms (included), "
+          f"{CLIENTS} pages, {len(presses)} races", flush=True)
+    p2p = statistics.quantiles(presses, n=20, method="inclusive")[18]
+    return [("sse_latency_ms_p95", p95, "ms"), ("serve_rss_mb", max(rss), "MB"),
+            ("serve_idle_cpu_pct", idle, "%"), ("press_to_page_ms_p95", p2p, "ms")]
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--pressable-server"]:
+        sys.exit(pressable_server(sys.argv[2:]))
+    if sys.argv[1:2] == ["--idle-only"]:
+        root = Path(sys.argv[2]).resolve() if len(sys.argv) > 2 else ROOT
+        print(f"serve_idle_cpu_pct {serve_idle_cpu(root):.6g} %  # {root}")
+        sys.exit(0)
     for name, value, unit in run():
         print(f"{name} {value:.6g} {unit}")
