@@ -224,3 +224,121 @@ def test_the_page_reconnects_when_it_becomes_visible_again(live_server, phone):
     # well before the watchdog (2.5 heartbeats) would have noticed
     expect(page.locator("#panel")).to_contain_text("Otah", timeout=1000)
     page.wait_for_selector("#conn.live")
+
+
+# ---------------------------------------------------------------------------
+# the host's new-game form (built from the games' declared settings)
+
+
+def open_host(ctx, table):
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    page.goto(table.url + "/host")
+    page.fill("#pin", table.pin)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#conn.live")
+    return page
+
+
+def open_new_game_form(page):
+    page.locator("#ng-details > summary").tap()
+    page.wait_for_selector("#ng-options [data-option]")
+
+
+def overflowing(page, selector: str) -> list[str]:
+    """Controls matching ``selector`` that stick out of the phone's screen."""
+    return page.evaluate("""(sel) => [...document.querySelectorAll(sel)]
+        .filter((n) => n.offsetParent && n.getBoundingClientRect().right > window.innerWidth + 0.5)
+        .map((n) => n.outerHTML.slice(0, 80))""", selector)
+
+
+def test_new_game_form_is_built_from_the_settings_and_fits_a_phone(live_server, phone):
+    from playwright.sync_api import expect
+
+    page = open_host(phone(), live_server)
+    open_new_game_form(page)
+    expect(page.locator("#ng-game")).to_have_value("chope")
+    # a dropdown with the rulebook's choices, a checkbox, a number field, a player picker
+    assert page.locator("select#opt-own_colour_bonus option").count() == 2
+    assert page.locator("#opt-favourite_food").get_attribute("type") == "checkbox"
+    assert page.locator("#opt-mynahs").get_attribute("type") == "number"
+    assert page.locator("#opt-mynahs").get_attribute("min") == "0"
+    expect(page.locator("select#opt-starting_player option")).to_have_count(4)   # nobody + 3
+    # each option carries its rulebook line
+    expect(page.locator(".opt:has(#opt-bust_ends_turn) .help q")).to_contain_text("two Food cards")
+    # component counts: collapsed, prefilled with the default
+    assert page.locator("details.components").get_attribute("open") is None
+    assert '"red": 4' in page.locator("#opt-tables").input_value()
+    # the players' colours are the pickers, not a JSON box
+    assert page.locator("#opt-colours").count() == 0
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert overflowing(page, "#new-game input, #new-game select, #new-game button") == []
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator("#new-game-card").screenshot(path=str(SHOTS / "host-new-game-form.png"))
+    assert (SHOTS / "host-new-game-form.png").stat().st_size > 10_000
+    assert page.errors == []
+
+
+def test_switching_the_game_resets_its_options(live_server, phone):
+    from playwright.sync_api import expect
+
+    page = open_host(phone(), live_server)
+    open_new_game_form(page)
+    page.select_option("#opt-own_colour_bonus", index=1)
+    page.select_option("#ng-game", "chomp")
+    expect(page.locator("#opt-own_colour_bonus")).to_have_count(0)
+    expect(page.locator("select#opt-two_player_end")).to_have_count(1)
+    page.select_option("#ng-game", "chope")
+    expect(page.locator("#opt-own_colour_bonus")).to_have_value("0")       # back to the default
+    assert page.errors == []
+
+
+def test_a_refused_new_game_shows_why_beside_the_option(live_server, phone):
+    from playwright.sync_api import expect
+
+    t = live_server
+    game_id = t.session.game_id
+    page = open_host(phone(), t)
+    open_new_game_form(page)
+    page.fill("#opt-mynahs", "-1")
+    page.locator("#ng-start").tap()
+    # a game is running: starting another asks first
+    expect(page.locator("#ng-confirm")).to_be_visible()
+    expect(page.locator("#ng-confirm-text")).to_contain_text("Chope! is still running")
+    page.locator("#ng-confirm-yes").tap()
+    note = page.locator(".opt:has(#opt-mynahs) + .field-error")
+    expect(note).to_contain_text("mynahs")
+    expect(note).to_be_in_viewport()
+    assert page.locator("#opt-mynahs").get_attribute("aria-invalid") == "true"
+    assert t.session.game_id == game_id                     # nothing was started
+    page.screenshot(path=str(SHOTS / "host-new-game-refused.png"))     # what the phone shows
+    # "keep playing" leaves the running game alone
+    page.fill("#opt-mynahs", "8")
+    page.locator("#ng-start").tap()
+    page.locator("#ng-confirm-no").tap()
+    expect(page.locator("#ng-start")).to_be_visible()
+    assert t.session.game_id == game_id
+    assert page.errors == []
+
+
+def test_the_colours_chosen_are_the_colours_used(live_server, phone):
+    from playwright.sync_api import expect
+
+    t = live_server
+    ctx = phone()
+    page = open_host(ctx, t)
+    open_new_game_form(page)
+    page.select_option("[data-field='players.0.colour']", "blue")
+    page.select_option("[data-field='players.1.colour']", "green")
+    page.select_option("[data-field='players.2.colour']", "red")
+    page.locator("#ng-start").tap()
+    page.locator("#ng-confirm-yes").tap()
+    expect(page.locator("#toast")).to_contain_text("New game started")
+    view = {p["name"]: p["colour"] for p in t.session.snapshot()["view"]["players"]}
+    assert view == {"Ana": "blue", "Bo": "green", "Cy": "red"}     # Chope! scores these colours
+    board = open_board(ctx, t)
+    swatch = board.locator("#players li[data-player=Ana] .swatch")
+    expect(swatch).to_have_css("background-color", "rgb(30, 136, 229)")   # the page's blue
+    assert page.errors == [] and board.errors == []

@@ -132,20 +132,24 @@ def games():
             for info in games_info()}
 
 
-#: Where a refusal of Game.setup points in the new-game form.
-_SETUP_FIELDS = (
-    (re.compile(r"option '(\w+)'"), lambda m: f"options.{m.group(1)}"),
-    (re.compile(r"unknown option"), lambda m: "options"),
-    (re.compile(r"colour", re.I), lambda m: "players.colour"),
-    (re.compile(r"player|same name|name", re.I), lambda m: "players"),
-)
-
-
-def _setup_field(message: str) -> str | None:
-    for pattern, field in _SETUP_FIELDS:
-        m = pattern.search(message)
-        if m:
-            return field(m)
+def _setup_field(message: str, info: dict) -> str | None:
+    """Where a refusal of ``Game.setup`` points in the new-game form: the
+    option it names (``option 'x'``, or a setting's name in the message),
+    the players' colours, the players; None: the form as a whole."""
+    m = re.search(r"option '(\w+)'", message)
+    if m:
+        return f"options.{m.group(1)}"
+    if "unknown option" in message:
+        return "options"
+    for s in info.get("settings") or []:
+        if re.search(rf"\b{re.escape(s['name'])}\b", message):
+            if s["name"] == "colours" and info.get("colours_option"):
+                return "players.colour"
+            return f"options.{s['name']}"
+    if re.search(r"colour", message, re.I):
+        return "players.colour"
+    if re.search(r"player|same name", message, re.I):
+        return "players"
     return None
 
 
@@ -173,7 +177,7 @@ def new_game():
     try:
         game_id = services().session.new_game(game, players, options)
     except RulesError as exc:
-        exc.field = _setup_field(str(exc))
+        exc.field = _setup_field(str(exc), info)
         raise
     return {"ok": True, "game_id": game_id, "state": _host_state()}
 

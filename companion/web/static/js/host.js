@@ -59,8 +59,23 @@
 
   /* --- labels for events: the game's own words (legal_labels) ------------ */
   const cap = TC.cap;
+  /* a race outcome in the game's declared wording: "Grab! Ana grabs it · false start: Bo" */
+  function raceLabel(e) {
+    const [line] = TC.verdictLine(hs, { reason: e.reason }, e);
+    const r = TC.reasonInfo(hs, e.reason) || {};
+    const notes = [];
+    if ((e.false_starts || []).length) notes.push(`${r.false_start || 'false start'}: ${e.false_starts.join(', ')}`);
+    if ((e.ineligible || []).length) notes.push(`${r.ineligible || 'not eligible'}: ${e.ineligible.join(', ')}`);
+    return [line, ...notes].join(' · ');
+  }
   function label(e, words) {
-    if (!words) return e.type;
+    /* no words of the game's own (the base class's "type=flip side=heads"):
+     * the event's values, readable */
+    if (!words || /^type=/.test(words)) {
+      if (e.type === 'race') return raceLabel(e);
+      const vals = Object.entries(e).filter(([k, v]) => k !== 'type' && v != null && typeof v !== 'object');
+      return vals.length ? vals.map(([, v]) => TC.cardName(hs, v)).join(' · ') : cap(String(e.type));
+    }
     /* under a heading that names the type already: "flip Laksa" -> "Laksa" */
     const t = String(e.type).replace(/[-_]/g, ' ');
     const rest = words.toLowerCase().startsWith(t.toLowerCase() + ' ') ? words.slice(t.length + 1) : words;
@@ -357,7 +372,7 @@
       for (const sel of form.querySelectorAll('select[data-kind=player]')) {
         const was = sel.value || JSON.parse(sel.dataset.default || 'null') || '';
         sel.replaceChildren(el('option', { value: '', text: '— (the rules decide)' }),
-          who.map((n) => el('option', { value: n, text: n, selected: n === was })));
+          ...who.map((n) => el('option', { value: n, text: n, selected: n === was })));
       }
     }
     function renderOptions() {

@@ -441,7 +441,7 @@
     const rows = [];
     for (const [k, v] of Object.entries(view || {})) {
       const text = readable(v);
-      if (text == null || k === 'game') continue;
+      if (text == null || k === 'game' || k === 'status') continue;   /* the status is the line above */
       rows.push(el('dt', { text: cap(k.replace(/_/g, ' ')) }), el('dd', { text }));
     }
     container.append(el('h2', { text: (info && info.title) || s.title || 'The game' }));
