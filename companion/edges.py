@@ -15,7 +15,7 @@ Both are stamped on the Pi's monotonic clock in integer nanoseconds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NewType
+from typing import ClassVar, NewType
 
 #: The id of one physical buzzer, as a source names it (a pin map slot id).
 BuzzerId = NewType("BuzzerId", str)
@@ -23,26 +23,38 @@ BuzzerId = NewType("BuzzerId", str)
 PlayerName = NewType("PlayerName", str)
 
 
-def _check(obj, key: str) -> tuple[str, bool, int]:
-    """Validate the JSON form shared by both edges; ValueError names the field."""
-    if not isinstance(obj, dict):
-        raise ValueError("an edge must be a JSON object")
-    who = obj.get(key)
-    if not isinstance(who, str) or not who:
-        raise ValueError(f"'{key}' must be a non-empty string")
-    kind = obj.get("edge")
-    if kind not in ("press", "release"):
-        raise ValueError(f"'edge' must be 'press' or 'release', not {kind!r}")
-    t_ns = obj.get("t_ns")
-    if isinstance(t_ns, bool) or not isinstance(t_ns, int):
-        raise ValueError("'t_ns' must be an integer number of nanoseconds")
-    if t_ns < 0:
-        raise ValueError("'t_ns' must not be negative")
-    return who, kind == "press", t_ns
+class _JsonEdge:
+    """The JSON form both edges share: ``{<who>: ..., "edge": "press" |
+    "release", "t_ns": int}``, where ``<who>`` is the class's ``WHO`` field."""
+
+    __slots__ = ()
+    WHO: ClassVar[str]
+
+    def to_json(self) -> dict:
+        return {self.WHO: getattr(self, self.WHO),
+                "edge": "press" if self.pressed else "release", "t_ns": self.t_ns}
+
+    @classmethod
+    def from_json(cls, obj: dict):
+        """Inverse of :meth:`to_json`; raises ValueError naming the bad field."""
+        if not isinstance(obj, dict):
+            raise ValueError("an edge must be a JSON object")
+        who = obj.get(cls.WHO)
+        if not isinstance(who, str) or not who:
+            raise ValueError(f"'{cls.WHO}' must be a non-empty string")
+        kind = obj.get("edge")
+        if kind not in ("press", "release"):
+            raise ValueError(f"'edge' must be 'press' or 'release', not {kind!r}")
+        t_ns = obj.get("t_ns")
+        if isinstance(t_ns, bool) or not isinstance(t_ns, int):
+            raise ValueError("'t_ns' must be an integer number of nanoseconds")
+        if t_ns < 0:
+            raise ValueError("'t_ns' must not be negative")
+        return cls(who, kind == "press", t_ns)
 
 
 @dataclass(frozen=True, slots=True)
-class Edge:
+class Edge(_JsonEdge):
     """One change of one player's buzzer, stamped on the Pi's monotonic clock.
 
     ``t_ns`` is an integer count of nanoseconds (never a float), ``pressed``
@@ -52,23 +64,14 @@ class Edge:
     Edge(player='ana', pressed=True, t_ns=1500000)
     """
 
+    WHO: ClassVar[str] = "player"
     player: PlayerName
     pressed: bool
     t_ns: int
 
-    def to_json(self) -> dict:
-        return {"player": self.player, "edge": "press" if self.pressed else "release",
-                "t_ns": self.t_ns}
-
-    @classmethod
-    def from_json(cls, obj: dict) -> "Edge":
-        """Inverse of :meth:`to_json`; raises ValueError naming the bad field."""
-        player, pressed, t_ns = _check(obj, "player")
-        return cls(PlayerName(player), pressed, t_ns)
-
 
 @dataclass(frozen=True, slots=True)
-class ButtonEdge:
+class ButtonEdge(_JsonEdge):
     """One change of one physical buzzer, as an edge source reports it.
 
     >>> e = ButtonEdge("2", True, 7_000)
@@ -78,19 +81,10 @@ class ButtonEdge:
     Edge(player='Bo', pressed=True, t_ns=7000)
     """
 
+    WHO: ClassVar[str] = "buzzer"
     buzzer: BuzzerId
     pressed: bool
     t_ns: int
-
-    def to_json(self) -> dict:
-        return {"buzzer": self.buzzer, "edge": "press" if self.pressed else "release",
-                "t_ns": self.t_ns}
-
-    @classmethod
-    def from_json(cls, obj: dict) -> "ButtonEdge":
-        """Inverse of :meth:`to_json`; raises ValueError naming the bad field."""
-        buzzer, pressed, t_ns = _check(obj, "buzzer")
-        return cls(BuzzerId(buzzer), pressed, t_ns)
 
     def as_edge(self, player: str) -> Edge:
         """The same change, said of the player seated at this buzzer."""
