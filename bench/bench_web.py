@@ -226,12 +226,32 @@ def _stop_server(proc: subprocess.Popen) -> None:
     proc.stderr.close()
 
 
+def _shut(proc: subprocess.Popen, api: "Api | None", clients: "Clients | None") -> None:
+    """Close the pages and the host's connection, then stop the server."""
+    if clients is not None:
+        clients.close()
+    if api is not None:
+        api.close()
+    _stop_server(proc)
+
+
+def _new_chope(api: Api) -> None:
+    """A new Chope! game, each player at the mock buzzer of their name."""
+    api.call("POST", "/api/host/new-game", {"game": "chope", "players": [
+        {"name": n, "buzzer": n} for n in PLAYERS]})
+
+
+def _table_flips(state: dict) -> list[dict]:
+    """The Table cards the host may flip now (each starts a race)."""
+    return [e for e in state["legal_events"] if e["type"] == "flip"
+            and e["card"].startswith("table:")]
+
+
 def _one_race(api: Api, clients: Clients, seen: set, table_no: int) -> float | None:
     """Flip a Table card, let a non-flipper's virtual buzzer take it; the
     latency (ms) until all clients had the verdict, or None if no table left."""
     state = api.call("GET", "/api/host/state")
-    flips = [e for e in state["legal_events"] if e["type"] == "flip"
-             and e["card"].startswith("table:")]
+    flips = _table_flips(state)
     if not flips:
         return None
     flip = flips[table_no % len(flips)]
@@ -298,8 +318,7 @@ def press_to_page() -> tuple[list[float], object]:
         latencies: list[float] = []
         try:
             api = Api(port)
-            api.call("POST", "/api/host/new-game", {"game": "chope", "players": [
-                {"name": n, "buzzer": n} for n in PLAYERS]})
+            _new_chope(api)
             hold = _hold_ms(api)
             clients = Clients(port, CLIENTS)
             clients.wait_snapshots(CLIENTS, timeout=20)
@@ -308,11 +327,9 @@ def press_to_page() -> tuple[list[float], object]:
             while len(latencies) < RACES and n < RACES * 3:
                 n += 1
                 state = api.call("GET", "/api/host/state")
-                flips = [e for e in state["legal_events"] if e["type"] == "flip"
-                         and e["card"].startswith("table:")]
+                flips = _table_flips(state)
                 if not flips:
-                    api.call("POST", "/api/host/new-game", {"game": "chope", "players": [
-                        {"name": p, "buzzer": p} for p in PLAYERS]})
+                    _new_chope(api)
                     continue
                 api.call("POST", "/api/host/event", {"event": flips[n % len(flips)],
                                                      "expected_version": state["version"]})
@@ -329,11 +346,7 @@ def press_to_page() -> tuple[list[float], object]:
                 proc.stdin.flush()
                 time.sleep(0.05)
         finally:
-            if clients is not None:
-                clients.close()
-            if api is not None:
-                api.close()
-            _stop_server(proc)
+            _shut(proc, api, clients)
     return latencies, hold
 
 
@@ -379,8 +392,7 @@ def run() -> list[tuple[str, float, str]]:
         api = clients = None
         try:
             api = Api(port)
-            api.call("POST", "/api/host/new-game", {"game": "chope", "players": [
-                {"name": n, "buzzer": n} for n in PLAYERS]})
+            _new_chope(api)
             clients = Clients(port, CLIENTS)
             clients.wait_snapshots(CLIENTS, timeout=20)
             rss = [_rss_mb(proc.pid)]
@@ -391,19 +403,14 @@ def run() -> list[tuple[str, float, str]]:
                 n += 1
                 ms = _one_race(api, clients, seen, n)
                 if ms is None:                     # no Table card left: a new game
-                    api.call("POST", "/api/host/new-game", {"game": "chope", "players": [
-                        {"name": p, "buzzer": p} for p in PLAYERS]})
+                    _new_chope(api)
                     continue
                 latencies.append(ms)
                 rss.append(_rss_mb(proc.pid))
                 time.sleep(0.05)
             rss.append(_rss_mb(proc.pid))
         finally:
-            if clients is not None:
-                clients.close()
-            if api is not None:
-                api.close()
-            _stop_server(proc)
+            _shut(proc, api, clients)
     p95 = statistics.quantiles(latencies, n=20, method="inclusive")[18]
     idle = serve_idle_cpu()
     presses, hold = press_to_page()

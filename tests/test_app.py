@@ -13,6 +13,7 @@ import json
 import socket
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -36,12 +37,29 @@ def pins():
 
 
 @pytest.fixture
-def store(tmp_path):
-    from companion.store import Store
+def chope(store):
+    """A table session playing Chope! with Ana, Bo and Cy at buzzers 1, 2, 3."""
+    from companion.session import TableSession
 
-    s = Store(tmp_path / "table.db")
-    yield s
-    s.close()
+    session = TableSession(store)
+    session.new_game("chope", SEATS)
+    return session
+
+
+@contextmanager
+def piped(consumer, pins, **kw):
+    """Mock buzzers 1-3 on ``pins`` and a running pipeline to ``consumer``."""
+    src = MockSource(BUZZERS, pin_factory=pins)
+    pipe = Pipeline(src, consumer, **kw).start()
+    try:
+        yield src, pipe
+    finally:
+        pipe.close()
+        src.close()
+
+
+def decided(session) -> bool:
+    return (session.snapshot()["race"] or {}).get("phase") == "decided"
 
 
 class Counting:
@@ -97,22 +115,13 @@ def test_one_pipeline_judges_for_a_bare_referee(pins):
         src.close()
 
 
-def test_the_same_pipeline_judges_for_the_table_session(pins, store):
-    from companion.session import TableSession
-
-    session = TableSession(store)
-    session.new_game("chope", SEATS)
-    src = MockSource(BUZZERS, pin_factory=pins)
-    pipe = Pipeline(src, session).start()
-    try:
-        session.log({"type": "flip", "card": "table:red"})   # Ana flips a Table: Bo and Cy race
+def test_the_same_pipeline_judges_for_the_table_session(pins, chope):
+    with piped(chope, pins) as (src, pipe):
+        chope.log({"type": "flip", "card": "table:red"})     # Ana flips a Table: Bo and Cy race
         src.press("3")                                        # buzzer 3 is Cy's
-        assert wait_for(lambda: (session.snapshot()["race"] or {}).get("phase") == "decided", 3)
-        assert session.snapshot()["race"]["verdict"]["winner"] == "Cy"
+        assert wait_for(lambda: decided(chope), 3)
+        assert chope.snapshot()["race"]["verdict"]["winner"] == "Cy"
         assert not pipe.errors
-    finally:
-        pipe.close()
-        src.close()
 
 
 def test_the_box_lights_the_winner_under_either_consumer(pins, store):
@@ -153,55 +162,32 @@ def _ticks_over(pipe, consumer, seconds=1.0) -> int:
     return consumer.ticks - before
 
 
-def test_an_idle_session_pipeline_sleeps_instead_of_polling(pins, store):
-    from companion.session import TableSession
-
-    session = TableSession(store)
-    session.new_game("chope", SEATS)
-    consumer = Counting(session)
-    src = MockSource(BUZZERS, pin_factory=pins)
-    pipe = Pipeline(src, consumer).start()
-    try:
+def test_an_idle_session_pipeline_sleeps_instead_of_polling(pins, chope):
+    consumer = Counting(chope)
+    with piped(consumer, pins) as (src, pipe):
         assert _ticks_over(pipe, consumer) <= 3
-    finally:
-        pipe.close()
-        src.close()
 
 
 def test_an_idle_referee_pipeline_sleeps_too(pins):
-    src = MockSource(BUZZERS, pin_factory=pins)
-    consumer = Counting(RefereeConsumer(Referee(BUZZERS), clock=src.now_ns))
-    pipe = Pipeline(src, consumer).start()
-    try:
+    consumer = Counting(RefereeConsumer(Referee(BUZZERS), clock=time.monotonic_ns))
+    with piped(consumer, pins) as (src, pipe):
         assert _ticks_over(pipe, consumer) <= 3
-    finally:
-        pipe.close()
-        src.close()
 
 
-def test_a_race_started_from_another_thread_wakes_the_sleeping_pipeline(pins, store):
+def test_a_race_started_from_another_thread_wakes_the_sleeping_pipeline(pins, chope):
     """The host's request thread starts the race: the pipeline, asleep with
     no deadline, must still decide it on time."""
-    from companion.session import TableSession
-
-    session = TableSession(store)
-    session.new_game("chope", SEATS)
-    consumer = Counting(session)
-    src = MockSource(BUZZERS, pin_factory=pins)
-    pipe = Pipeline(src, consumer).start()
-    try:
+    consumer = Counting(chope)
+    with piped(consumer, pins) as (src, pipe):
         time.sleep(0.2)
-        t = threading.Thread(target=session.log, args=({"type": "flip", "card": "table:red"},))
+        t = threading.Thread(target=chope.log, args=({"type": "flip", "card": "table:red"},))
         t.start()
         t.join()
         src.press("2")
         t0 = time.monotonic()
-        assert wait_for(lambda: (session.snapshot()["race"] or {}).get("phase") == "decided", 3)
+        assert wait_for(lambda: decided(chope), 3)
         assert time.monotonic() - t0 < 1.0
-        assert session.snapshot()["race"]["verdict"]["winner"] == "Bo"
-    finally:
-        pipe.close()
-        src.close()
+        assert chope.snapshot()["race"]["verdict"]["winner"] == "Bo"
 
 
 # ---------------------------------------------------------------------------
