@@ -1,0 +1,443 @@
+"""Buzzers on a Raspberry Pi Pico box, over USB serial: the ``pico`` source.
+
+The box (``firmware/``) samples every buzzer at once in a PIO state machine,
+stamps each change with its own microsecond counter and streams the changes
+as frames (:mod:`companion.pico.protocol`). This source reads them
+(:mod:`companion.pico.transport`), keeps the box's clock on the Pi's
+(:mod:`companion.pico.clocksync`: NTP-style exchanges eight times a second,
+fitted for offset and drift) and emits :class:`~companion.edges.ButtonEdge`
+values on the Pi's monotonic clock. Stamps come from the box's ticks through
+one monotone map, so two edges of one box keep the order of their ticks
+(equal ticks, equal stamps): clock sync error never changes who won.
+
+It reports, as :class:`~companion.buzzers.base.SourceFault`: ``corrupt``
+frames (dropped and counted), ``gap`` (missing sequence numbers, frames the
+box dropped because nobody read), ``overflow`` (the box lost changes; a
+buzzer whose change was lost gets its new level without an invented edge),
+``stuck`` / ``cleared`` buzzers, ``disconnected``; and its status with the
+clock's error bound. After an unplug it reopens the port with a back-off and
+finds the box again by USB vendor id (or the udev name ``/dev/buzzerbox``).
+A box whose firmware speaks another protocol is refused with the command
+that updates it.
+
+    companion serve --source pico          # or auto-detected when a Pico is plugged in
+
+>>> PicoSource.detect() in (True, False)
+True
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from typing import Callable
+
+from ..edges import BuzzerId, ButtonEdge
+from ..pico import protocol as P
+from ..pico.clocksync import ClockSync, SlewedClock
+from ..pico.transport import SerialLink, find_pico_ports
+from .base import EdgeSource, SourceError, SourceFault, SourceStatus, SourceUnavailable
+
+log = logging.getLogger(__name__)
+
+#: The firmware major version this companion works with.
+FIRMWARE_MAJOR = 1
+#: How to put matching firmware on the box (docs/pico.md).
+UPDATE_HINT = ("update the box's firmware from this companion's source tree: "
+               "mpremote cp firmware/*.py : + reset   (docs/pico.md)")
+MS = 1_000_000
+S = 1_000_000_000
+
+
+class IncompatibleFirmware(SourceUnavailable):
+    """The box runs firmware this companion cannot talk to."""
+
+
+class PicoSource(EdgeSource):
+    """Buzzer edges from a Pico box on USB serial.
+
+    ``buzzers`` (ids) take the box's buzzer inputs in order (first id,
+    buzzer 1). ``port``: a path, a callable giving the path now, or None to
+    find the box by USB vendor id. ``debounce_us`` is the box's leading-edge
+    debounce (the referee's default window: the referee does the same again,
+    and debouncing twice equals once); ``raw=True`` reports every sampled
+    change (the timing self-test's bounce measurements). ``connect_timeout_s``
+    is how long the constructor waits for the box to say hello.
+    """
+
+    name = "pico"
+    precision_ns = 1_000            # one tick of the box's 1 MHz counter
+
+    def __init__(self, buzzers, pinmap=None, *, port=None, debounce_us: int = 20_000,
+                 stuck_ms: int = 0, raw: bool = False, sync_hz: float = 8.0,
+                 connect_timeout_s: float = 3.0, clock: Callable[[], int] = time.monotonic_ns,
+                 backoff_s: tuple[float, float] = (0.05, 2.0)):
+        super().__init__(buzzers, pinmap)
+        if len(self.buzzers) > 6:
+            raise SourceError(f"a Pico box has 6 buzzers; {len(self.buzzers)} ids given")
+        if port is None and not find_pico_ports():
+            raise SourceUnavailable("no Raspberry Pi Pico on USB (vendor id 2e8a); plug in the "
+                                    "buzzer box, or use --source mock")
+        self.clock = clock
+        self.debounce_us = debounce_us
+        self.stuck_ms = stuck_ms
+        self.raw = raw
+        self.sync_period_s = 1.0 / sync_hz
+        self.decoder = P.Decoder()
+        self.sync: ClockSync | None = None
+        self.map: SlewedClock | None = None
+        self.hello: P.Hello | None = None
+        self.refused: str | None = None
+        self.levels: dict[int, bool] = {}      # input bit -> active, as last reported
+        self.held: set[BuzzerId] = set()
+        self.bit_buzzer: dict[int, BuzzerId] = {}
+        self.role: dict[int, int] = {}
+        self.cue_edges: list[tuple[int, bool]] = []          # (t_ns, on)
+        self.test_edges: list[tuple[int, int, bool]] = []    # (tick, bit, level)
+        self.faults: list[SourceFault] = []
+        self.counters = {"frames": 0, "corrupt": 0, "gap": 0, "overflow": 0, "edges": 0,
+                         "early": 0}
+        self._seq = itertools.count()
+        self._tokens: dict[int, int] = {}                     # token -> sent_ns
+        self._acks: dict[int, threading.Event] = {}
+        self._ack_result: dict[int, P.Ack] = {}
+        self._early: list[ButtonEdge | tuple] = []            # records before the first sync
+        self._lock = threading.RLock()
+        self._hello_ev = threading.Event()
+        self._stop = threading.Event()
+        self._connected = False
+        self._last_status = 0
+        self._box_counters = (0, 0)
+        self.link = SerialLink(port, self._bytes, self._state, clock=clock,
+                               backoff_s=backoff_s)
+        self.link.start()
+        self._syncer = threading.Thread(target=self._sync_loop, name="pico-sync", daemon=True)
+        self._syncer.start()
+        if not self._hello_ev.wait(connect_timeout_s) or self.refused:
+            why = self.refused or (f"the buzzer box at {self.link.where() or 'no port'} did not "
+                                   f"say hello within {connect_timeout_s:g} s")
+            self.close()
+            if self.refused:
+                raise IncompatibleFirmware(why)
+            raise SourceUnavailable(f"{why}; is the firmware on it? {UPDATE_HINT}")
+
+    # -- detection ------------------------------------------------------------------
+
+    @classmethod
+    def detect(cls) -> bool:
+        """A Pico is plugged in (USB vendor id 2e8a, or the udev link)."""
+        return bool(find_pico_ports())
+
+    # -- the link's side (its threads) -------------------------------------------------
+
+    def _state(self, connected: bool, detail: str) -> None:
+        with self._lock:
+            self._connected = connected
+            self.decoder.reset()
+        if connected:
+            self._send(P.HelloRequest(0))
+        else:
+            self._hello_ev.clear()
+            self._fault(SourceFault("disconnected", f"buzzer box lost ({detail}); "
+                                                    f"reconnecting", t_ns=self.clock()))
+            self._status(force=True)
+
+    def _bytes(self, data: bytes, t_ns: int) -> None:
+        with self._lock:
+            for msg in self.decoder.feed(data):
+                try:
+                    self._message(msg, t_ns)
+                except Exception:       # a bug here must not kill the reader
+                    log.exception("handling %r failed", msg)
+
+    def _message(self, msg, t_ns: int) -> None:
+        kind = type(msg)
+        if kind is P.LinkFault:
+            if msg.kind == "version":
+                self._refuse(f"the buzzer box speaks another protocol ({msg.message}); "
+                             f"{UPDATE_HINT}")
+                return
+            self.counters[msg.kind] = self.counters.get(msg.kind, 0) + msg.count
+            self._fault(SourceFault(msg.kind, f"buzzer box link: {msg.message}", t_ns=t_ns))
+            return
+        self.counters["frames"] += 1
+        if kind is P.Edges:
+            self._edges(msg)
+        elif kind is P.SyncReply:
+            self._sync_reply(msg, t_ns)
+        elif kind is P.Heartbeat:
+            self._heartbeat(msg)
+        elif kind is P.Fault:
+            self._box_fault(msg)
+        elif kind is P.Ack:
+            ev = self._acks.pop(msg.acked_seq, None)
+            self._ack_result[msg.acked_seq] = msg
+            if ev is not None:
+                ev.set()
+        elif kind is P.Hello:
+            self._hello(msg)
+
+    def _refuse(self, why: str) -> None:
+        self.refused = why
+        self._fault(SourceFault("incompatible", why))
+        self._hello_ev.set()
+        self.link.drop()
+
+    def _hello(self, h: P.Hello) -> None:
+        if h.protocol != P.PROTOCOL_VERSION or h.firmware[0] != FIRMWARE_MAJOR:
+            self._refuse(f"the buzzer box runs firmware {'.'.join(map(str, h.firmware))} "
+                         f"(protocol {h.protocol}); this companion needs firmware "
+                         f"{FIRMWARE_MAJOR}.x (protocol {P.PROTOCOL_VERSION}): {UPDATE_HINT}")
+            return
+        restarted = self.hello is None or h.boot_id != self.hello.boot_id
+        self.hello = h
+        self.role = {i.bit: i.role for i in h.inputs}
+        numbers = {i.number: i.bit for i in h.inputs if i.role == P.ROLE_BUZZER}
+        self.bit_buzzer = {numbers[n]: b for n, b in enumerate(self.buzzers, 1) if n in numbers}
+        if len(self.bit_buzzer) < len(self.buzzers):
+            self._refuse(f"the buzzer box has {len(numbers)} buzzer inputs; "
+                         f"{len(self.buzzers)} buzzers were asked for")
+            return
+        if restarted or self.sync is None or self.sync.tick_hz != h.tick_hz:
+            self.sync = ClockSync(h.tick_hz)
+            self.map = SlewedClock(self.sync)
+            self._tokens.clear()
+        self.sync.note_tick(h.tick)
+        flags = P.CONFIG_RAW if self.raw else 0
+        self._send(P.Config(0, flags, 0 if self.raw else self.debounce_us, self.stuck_ms))
+        self._hello_ev.set()
+        self._status(force=True)
+        for _ in range(4):                   # a quick first fix of the clock
+            self._send_sync()
+
+    def _sync_reply(self, r: P.SyncReply, t_ns: int) -> None:
+        sent = self._tokens.pop(r.token, None)
+        if sent is None or self.sync is None:
+            return
+        first = not self.sync.synced
+        if self.sync.add_exchange(sent, r.tick, t_ns):
+            self.map.update(r.tick)
+        if first and self.sync.synced:
+            self._flush_early()
+        self._status()
+
+    def _heartbeat(self, h: P.Heartbeat) -> None:
+        if self.sync is None:
+            return
+        self.sync.note_tick(h.tick)
+        over, dropped = h.overflows, h.tx_dropped
+        old_over, old_dropped = self._box_counters
+        self._box_counters = (over, dropped)
+        if dropped > old_dropped:
+            self._fault(SourceFault("gap", f"the buzzer box dropped {dropped - old_dropped} "
+                                           f"frame(s): the Pi was not reading"))
+        # a level that changed with no edge seen (lost while unplugged): set it, no edge
+        for bit, buzzer in self.bit_buzzer.items():
+            now = bool(h.levels >> bit & 1)
+            if self.levels.get(bit, False) != now and self.sync.synced:
+                self.levels[bit] = now
+                self._set_held(buzzer, now)
+                self._fault(SourceFault("gap", f"buzzer {buzzer} changed to "
+                                               f"{'pressed' if now else 'released'} unseen",
+                                        buzzer=buzzer))
+
+    def _box_fault(self, f: P.Fault) -> None:
+        buzzer = self.bit_buzzer.get(f.input)
+        t_ns = self._to_ns(f.tick_lo) if self.sync is not None and self.sync.synced else None
+        if f.code == P.F_OVERFLOW:
+            self.counters["overflow"] += 1
+            if buzzer is not None:
+                now = bool(f.count)
+                self.levels[f.input] = now
+                self._set_held(buzzer, now)
+                msg = (f"buzzer {buzzer}'s change was lost in an overflow; it is now "
+                       f"{'pressed' if now else 'released'} (no edge reported)")
+            elif f.input != P.NO_INPUT:
+                self.levels[f.input] = bool(f.count)
+                return
+            else:
+                msg = f"the buzzer box's sample queue overflowed ({f.count} word(s) lost)"
+            self._fault(SourceFault("overflow", msg, buzzer=buzzer, t_ns=t_ns))
+        elif f.code == P.F_STUCK:
+            self._fault(SourceFault("stuck", f"buzzer {buzzer} held over {f.count} ms",
+                                    buzzer=buzzer, t_ns=t_ns))
+        elif f.code == P.F_CLEARED:
+            self._fault(SourceFault("cleared", f"buzzer {buzzer} released", buzzer=buzzer,
+                                    t_ns=t_ns))
+        else:
+            name = P.FAULT_NAMES.get(f.code, f"code {f.code}")
+            self._fault(SourceFault(name, f"buzzer box fault: {name} ({f.count})", t_ns=t_ns))
+
+    # -- edges --------------------------------------------------------------------------
+
+    def _to_ns(self, tick_lo: int) -> int:
+        return self.map.to_ns(self.sync.extend(tick_lo))
+
+    def _edges(self, e: P.Edges) -> None:
+        if self.sync is None:
+            return
+        if not self.sync.synced:
+            if len(self._early) < 256:
+                self._early.append(e)
+            self.counters["early"] += 1
+            return
+        for tick_lo, changed, levels in e.records:
+            tick = self.sync.extend(tick_lo)
+            t_ns = self.map.to_ns(tick)
+            bit = 0
+            while changed >> bit:
+                if changed >> bit & 1:
+                    self._input(bit, bool(levels >> bit & 1), tick, t_ns)
+                bit += 1
+
+    def _flush_early(self) -> None:
+        early, self._early = self._early, []
+        for e in early:
+            self._edges(e)
+
+    def _input(self, bit: int, level: bool, tick: int, t_ns: int) -> None:
+        buzzer = self.bit_buzzer.get(bit)
+        if buzzer is not None:
+            if self.levels.get(bit, False) == level:
+                return                         # no change from what was reported
+            self.levels[bit] = level
+            self._set_held(buzzer, level)
+            self.counters["edges"] += 1
+            self._emit(ButtonEdge(buzzer, level, t_ns))
+            return
+        role = self.role.get(bit)
+        self.levels[bit] = level
+        if role == P.ROLE_CUE:
+            self.cue_edges.append((t_ns, level))
+            del self.cue_edges[:-100]
+        elif role in (P.ROLE_TEST_OUT, P.ROLE_SELFTEST_IN):
+            self.test_edges.append((tick, bit, level))
+            del self.test_edges[:-10_000]
+
+    def _set_held(self, buzzer: BuzzerId, level: bool) -> None:
+        if level:
+            self.held.add(buzzer)
+        else:
+            self.held.discard(buzzer)
+
+    # -- the clock -----------------------------------------------------------------------
+
+    def _send_sync(self) -> None:
+        token = next(self._seq) & 0xFFFF_FFFF
+        with self._lock:
+            msg = P.encode(P.SyncRequest(self._next_seq(), token))
+            t = self.link.write(msg)
+            if t is not None:
+                self._tokens[token] = t
+                if len(self._tokens) > 64:
+                    self._tokens.pop(next(iter(self._tokens)))
+
+    def _sync_loop(self) -> None:
+        while not self._stop.wait(self.sync_period_s):
+            if self._connected and self.hello is not None and not self.refused:
+                self._send_sync()
+
+    # -- commands ------------------------------------------------------------------------
+
+    _tx_seq = 0
+
+    def _next_seq(self) -> int:
+        self._tx_seq = (self._tx_seq + 1) & 0xFFFF
+        return self._tx_seq
+
+    def _send(self, msg) -> int | None:
+        with self._lock:
+            msg = msg._replace(seq=self._next_seq())
+            t = self.link.write(P.encode(msg))
+        return msg.seq if t is not None else None
+
+    def command(self, msg, timeout_s: float = 1.0) -> P.Ack | None:
+        """Send a command and wait for the box's ACK (None: no answer)."""
+        with self._lock:
+            msg = msg._replace(seq=self._next_seq())
+            ev = self._acks[msg.seq] = threading.Event()
+            if self.link.write(P.encode(msg)) is None:
+                self._acks.pop(msg.seq, None)
+                return None
+        if not ev.wait(timeout_s):
+            self._acks.pop(msg.seq, None)
+            return None
+        return self._ack_result.pop(msg.seq, None)
+
+    def set_leds(self, on: dict[str, bool]) -> bool:
+        """Light (True) or darken the LEDs of the named buzzers."""
+        mask = bits = 0
+        for buzzer, lit in on.items():
+            n = self.buzzers.index(BuzzerId(buzzer))
+            mask |= 1 << n
+            bits |= (1 << n) if lit else 0
+        ack = self.command(P.SetLeds(0, mask, bits))
+        return ack is not None and ack.status == P.ACK_OK
+
+    def cue(self, on: bool, at_ns: int | None = None, timeout_s: float = 2.0) -> int | None:
+        """Switch the cue (LED and piezo) now or at Pi time ``at_ns`` (the box
+        fires it on its own clock). Returns the Pi time the box stamped the
+        cue's edge, on the same clock as the presses, or None."""
+        at_tick = 0
+        if at_ns is not None and self.sync is not None and self.sync.synced:
+            at_tick = max(1, self.sync.to_tick(at_ns))
+        wait = timeout_s + max(0, (at_ns or 0) - self.clock()) / S
+        ack = self.command(P.SetCue(0, 1 if on else 0, at_tick), wait)
+        if ack is None or ack.status != P.ACK_OK or not ack.tick:
+            return None
+        with self._lock:
+            return self.map.to_ns(ack.tick)
+
+    def pulse(self, width_us: int, gap_us: int, count: int) -> bool:
+        """Pulse the self-test output (``hardware/selftest.py``)."""
+        ack = self.command(P.Pulse(0, width_us, gap_us, count))
+        return ack is not None and ack.status == P.ACK_OK
+
+    # -- the seam ------------------------------------------------------------------------
+
+    def start(self, sink) -> None:
+        """Report to ``sink``; a buzzer already held is sent as a press now."""
+        super().start(sink)
+        now = self.clock()
+        with self._lock:
+            for buzzer in sorted(self.held):
+                self._emit(ButtonEdge(buzzer, True, now))
+
+    def now_ns(self) -> int:
+        return self.clock()
+
+    def error_bound_ns(self) -> int | None:
+        with self._lock:
+            return None if self.map is None else self.map.error_bound_ns()
+
+    def status(self) -> SourceStatus:
+        h = self.hello
+        bound = self.error_bound_ns()
+        if h is None:
+            detail = f"{self.link.path or 'no port'}: waiting for the box"
+        else:
+            fw = ".".join(map(str, h.firmware))
+            sync = "not synced yet" if bound is None else f"clock within {bound / 1000:.0f} us"
+            detail = f"{self.link.path}, firmware {fw}, protocol {h.protocol}, {sync}"
+        if self.refused:
+            detail = self.refused
+        return SourceStatus(self.name, self._connected and h is not None and not self.refused,
+                            self.precision_ns, bound, detail)
+
+    def _status(self, force: bool = False) -> None:
+        now = self.clock()
+        if force or now - self._last_status >= S:
+            self._last_status = now
+            self._report_status(self.status())
+
+    def _fault(self, fault: SourceFault) -> None:
+        if len(self.faults) < 1000:
+            self.faults.append(fault)
+        self._report_fault(fault)
+
+    def close(self) -> None:
+        self._stop.set()
+        super().close()
+        self.link.close()

@@ -1,0 +1,193 @@
+"""The Pico link's transport: pyserial only, no protocol.
+
+It finds the Pico by its USB vendor id (Raspberry Pi, 0x2E8A) with
+``serial.tools.list_ports``, reads it in pyserial's
+:class:`serial.threaded.ReaderThread`, hands every chunk of bytes on with the
+Pi's monotonic time it arrived (the clock sync needs it), and when the port
+goes away (an unplug, a reset) reopens it with a growing back-off, finding
+the Pico again wherever it re-enumerated. The frames are
+:mod:`companion.pico.protocol`'s business.
+
+Tests use a pty pair (a real tty) and close and reopen it for an unplug;
+``port`` may be a callable that says where the box is now.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from typing import Callable
+
+import serial
+import serial.threaded
+import serial.tools.list_ports
+
+log = logging.getLogger(__name__)
+
+#: Raspberry Pi's USB vendor id: the Pico's MicroPython USB serial uses it.
+PICO_VID = 0x2E8A
+#: Where the udev rule (hardware/udev/99-buzzerbox.rules) links the box.
+STABLE_NAME = "/dev/buzzerbox"
+#: Environment variable naming the port to use instead of searching.
+ENV_PORT = "COMPANION_PICO_PORT"
+
+
+def find_pico_ports() -> list[str]:
+    """Serial ports of plugged-in Picos: the udev link first, then every
+    port with the Raspberry Pi USB vendor id, by name."""
+    found = []
+    if os.path.exists(STABLE_NAME):
+        found.append(STABLE_NAME)
+    try:
+        ports = serial.tools.list_ports.comports()
+    except Exception:       # no sysfs, odd platforms: nothing found, not a crash
+        ports = []
+    found += sorted(p.device for p in ports if p.vid == PICO_VID)
+    return found
+
+
+def default_port() -> str | None:
+    """``$COMPANION_PICO_PORT``, else the first Pico found, else None."""
+    env = os.environ.get(ENV_PORT)
+    if env:
+        return env
+    ports = find_pico_ports()
+    return ports[0] if ports else None
+
+
+class _Protocol(serial.threaded.Protocol):
+    def __init__(self, link: "SerialLink"):
+        self.link = link
+
+    def data_received(self, data: bytes) -> None:
+        self.link.on_bytes(data, self.link.clock())
+
+    def connection_lost(self, exc) -> None:
+        self.link._lost(exc)
+
+
+class SerialLink:
+    """Keep a serial port open: read it on a thread, reopen it after a loss.
+
+    ``port``: a path, a callable giving the path now (or None while there is
+    none), or None to find a Pico by USB vendor id. ``on_bytes(data, t_ns)``
+    gets every chunk read with the Pi's monotonic time it arrived;
+    ``on_state(connected, detail)`` every connection and loss. Both are
+    called on the link's threads. Reopening waits ``backoff_s[0]`` at first,
+    doubling up to ``backoff_s[1]``.
+    """
+
+    def __init__(self, port, on_bytes: Callable[[bytes, int], None],
+                 on_state: Callable[[bool, str], None], *,
+                 clock: Callable[[], int] = time.monotonic_ns,
+                 backoff_s: tuple[float, float] = (0.05, 2.0)):
+        self._port = port
+        self.on_bytes = on_bytes
+        self.on_state = on_state
+        self.clock = clock
+        self.backoff_s = backoff_s
+        self.path: str | None = None
+        self.connects = 0
+        self._reader: serial.threaded.ReaderThread | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._lost_ev = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- the port ------------------------------------------------------------------
+
+    def where(self) -> str | None:
+        p = self._port
+        if callable(p):
+            return p()
+        return p if p is not None else default_port()
+
+    def open_once(self) -> bool:
+        """Try to open the port now; True when connected."""
+        path = self.where()
+        if not path:
+            return False
+        try:
+            ser = serial.Serial(path, 115200, timeout=1, exclusive=True)
+        except (serial.SerialException, OSError, ValueError) as exc:
+            log.debug("cannot open %s: %s", path, exc)
+            return False
+        reader = serial.threaded.ReaderThread(ser, lambda: _Protocol(self))
+        with self._lock:
+            self._reader = reader
+            self.path = path
+            self._lost_ev.clear()
+        self.connects += 1
+        reader.start()
+        self.on_state(True, path)
+        return True
+
+    @property
+    def connected(self) -> bool:
+        r = self._reader
+        return r is not None and r.alive
+
+    def _lost(self, exc) -> None:
+        with self._lock:
+            self._reader = None
+        self._lost_ev.set()
+        if not self._stop.is_set():
+            self.on_state(False, f"{self.path}: {exc or 'closed'}")
+
+    # -- the supervisor ---------------------------------------------------------------
+
+    def start(self) -> None:
+        """Keep the port open on a thread until :meth:`close`."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="pico-link", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        delay = self.backoff_s[0]
+        while not self._stop.is_set():
+            if self.connected or self.open_once():
+                delay = self.backoff_s[0]
+                self._lost_ev.wait()
+                continue
+            self._stop.wait(delay)
+            delay = min(delay * 2, self.backoff_s[1])
+
+    def write(self, data: bytes) -> int | None:
+        """Send ``data``; the Pi's monotonic time just before it went, or None
+        if the link is down (nothing sent)."""
+        r = self._reader
+        if r is None or not r.alive:
+            return None
+        try:
+            with r._lock:
+                t = self.clock()
+                r.serial.write(data)
+            return t
+        except (serial.SerialException, OSError) as exc:
+            log.debug("write failed: %s", exc)
+            return None
+
+    def drop(self) -> None:
+        """Close the port now (the supervisor reopens it)."""
+        r = self._reader
+        if r is None:
+            return
+        try:
+            if r is threading.current_thread():
+                r.alive = False          # the reader itself: it ends after this chunk
+                r.serial.close()
+            else:
+                r.close()
+        except Exception:   # already gone
+            pass
+
+    def close(self) -> None:
+        self._stop.set()
+        self._lost_ev.set()
+        self.drop()
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            t.join(3)
+        self._thread = None

@@ -1,0 +1,416 @@
+# The buzzer box's logic (MicroPython): sampled words in, frames out.
+#
+# Everything that touches the hardware is behind `hw` (boxhw.Hardware on the
+# Pico, sim/ stand-ins in tests), so this file runs unchanged under the
+# MicroPython unix port. What it does, each time the main loop calls poll():
+#
+# * drains the DMA ring of PIO words (two 16-bit halves each, so reading
+#   them never allocates), extends the 22-bit counter to 64 bits, and turns
+#   each changed input into an edge with the sample's tick: inputs that
+#   changed in one sample share one record, so they share one timestamp;
+# * debounces buzzers leading-edge, as the Pi's referee does: the first edge
+#   of a burst keeps its own stamp, later ones within the window are
+#   ignored, and if the level at the end of the window differs, the last
+#   ignored edge is reported as it was stamped (raw mode reports all);
+# * toggles the sync mark (an output among the sampled inputs) to learn
+#   "now" on the PIO's own clock: sync replies and heartbeats carry that
+#   stamp;
+# * answers the host's commands (LEDs, cue, config, pulses, hello), each
+#   with an ACK; the cue's ACK carries the PIO's stamp of the cue edge;
+# * reports overflows (the ring lapped, or the PIO's RXSTALL), stuck
+#   buzzers and frames it had to drop because the host was not reading.
+
+import boxconfig as C
+import boxproto as P
+
+MASK22 = (1 << 22) - 1
+WRAP_US = 1 << 22
+MAX_PENDING = 64          # edge records waiting for the host at most
+
+
+class Box:
+    def __init__(self, hw, config=C, boot_id=0):
+        self.hw = hw
+        self.c = config
+        self.boot_id = boot_id
+        self.framer = P.Framer()
+        self.unframer = P.Unframer()
+        n = len(config.INPUTS)
+        self.n = n
+        self.invert = config.ACTIVE_LOW
+        self.flags = 0
+        self.window = config.DEBOUNCE_US
+        self.stuck_ticks = config.STUCK_MS * 1000
+        # the counter
+        self.tick = 0             # 64-bit tick of the newest word
+        self.read = 0             # words taken from the ring (mod 2**16)
+        self.last_drain_us = hw.ticks_us()
+        self.started = False
+        self.resync = False
+        # levels
+        self.raw_levels = 0       # active bits as last sampled
+        self.levels = 0           # active bits as reported (debounced)
+        self.d_start = [-1] * n   # tick of the accepted edge of a burst (-1: none)
+        self.p_tick = [-1] * n    # the last ignored edge of the burst (-1: none)
+        self.p_level = [0] * n
+        self.down_since = [-1] * n
+        self.stuck = 0
+        # outputs the host asked for, and what waits on a stamp
+        self.mark = 0
+        self.sync_tokens = []
+        self.heartbeat_due = False
+        self.last_heartbeat_us = self.last_drain_us
+        self.cue_ack = None       # (seq, on) waiting for the cue's own edge
+        self.cue_at = None        # (tick, on, seq) a cue scheduled on the box clock
+        self.pulses = 0
+        self.pulse_width = 0
+        self.pulse_gap = 0
+        self.pulse_next_us = 0
+        self.test_out = 0
+        # what goes out
+        self.records = []
+        self.out = []             # frames waiting for the host
+        self.overflows = 0
+        self.tx_dropped = 0
+        self.tx_dropped_reported = 0
+        self.edges_sent = 0
+
+    # -- start --------------------------------------------------------------------
+
+    def hello(self):
+        c = self.c
+        return self.framer.hello(c.FIRMWARE, self.hw.tick_hz, self.boot_id, self.tick,
+                                 self.flags, self.window, self.stuck_ticks // 1000,
+                                 c.INPUTS, c.LEDS, c.PIEZO)
+
+    def start(self):
+        """Say hello (after a lone delimiter that ends any partial frame the
+        host holds)."""
+        self.hw.write(b"\x00")
+        self.send(self.hello())
+
+    # -- the main loop's step ------------------------------------------------------
+
+    def poll(self):
+        now = self.hw.ticks_us()
+        self.drain(now)
+        data = self.hw.read()
+        if data:
+            for cmd in self.unframer.feed(data):
+                self.command(cmd)
+        self.timers(now)
+        self.flush()
+
+    def drain(self, now):
+        hw = self.hw
+        stalled = hw.rx_stalled()
+        written = hw.written()
+        avail = (written - self.read) & 0xFFFF
+        ring = hw.ring
+        base = hw.ring_base
+        size = hw.ring_words
+        gap = hw.diff(now, self.last_drain_us)
+        if gap >= WRAP_US:
+            # a stall of a whole counter wrap: place the next word by the
+            # coarse timer (same crystal) and say the stamps may be off
+            self.fault(P.F_TIMEBASE, P.NO_INPUT, self.tick, gap // 1000)
+            self.tick += gap - (gap & MASK22)
+        self.last_drain_us = now
+        if avail > size or stalled:
+            lost = avail - size if avail > size else 0
+            if avail > size:
+                self.read = (written - size + 4) & 0xFFFF    # the oldest still whole
+                avail = size - 4
+            self.overflow(lost)
+        i = self.read
+        for _ in range(avail):
+            k = base + (i % size) * 2
+            self.word(ring[k + 1], ring[k])
+            i += 1
+        self.read = i & 0xFFFF
+
+    def overflow(self, lost):
+        """Words were lost: the changes between the last word seen and the
+        next are unknown. Say so; the next word sets the levels (see
+        :meth:`resynced`)."""
+        self.overflows += 1
+        self.fault(P.F_OVERFLOW, P.NO_INPUT, self.tick, lost if lost else 1)
+        self.resync = self.started
+
+    def word(self, hi, lo):
+        """One PIO word, as its high and low 16 bits."""
+        sample = hi >> 6
+        n22 = (-(((hi & 0x3F) << 16) | lo)) & MASK22
+        tick = self.tick + ((n22 - self.tick) & MASK22)
+        self.tick = tick
+        active = sample ^ self.invert
+        if not self.started:
+            self.started = True
+            self.raw_levels = self.levels = active
+            for b in range(self.n):
+                self.down_since[b] = tick if active & (1 << b) else -1
+            return
+        if self.resync:
+            self.resynced(tick, active)
+            return
+        changed = active ^ self.raw_levels
+        self.raw_levels = active
+        if not changed:
+            return
+        c = self.c
+        if changed & (1 << c.BIT_MARK):
+            self.marked(tick)
+            changed &= ~(1 << c.BIT_MARK)
+        if changed & (1 << c.BIT_CUE) and self.cue_ack is not None:
+            seq = self.cue_ack
+            self.cue_ack = None
+            self.send(self.framer.ack(seq, P.SET_CUE, P.ACK_OK, tick))
+        debounced = c.DEBOUNCED_BITS if not self.flags & P.CONFIG_RAW else 0
+        plain = changed & ~debounced & ~(1 << c.BIT_MARK)
+        if plain:
+            self.accept(tick, plain, active)
+        b = 0
+        rest = changed & debounced
+        while rest:
+            m = 1 << b
+            if rest & m:
+                rest &= ~m
+                self.debounce(b, tick, 1 if active & m else 0)
+            b += 1
+
+    def resynced(self, tick, active):
+        """The first word after an overflow: an input whose change was lost
+        is reported in a fault with its new level (count 1: active), never
+        as an edge with a stamp nobody knows."""
+        self.resync = False
+        lost = active ^ self.raw_levels
+        self.raw_levels = active
+        c = self.c
+        for b in range(self.n):
+            m = 1 << b
+            if not lost & m:
+                continue
+            if b == c.BIT_MARK:
+                self.sync_tokens = []        # its stamp is gone: the host retries
+                continue
+            if b == c.BIT_CUE and self.cue_ack is not None:
+                self.send(self.framer.ack(self.cue_ack, P.SET_CUE, P.ACK_OK, 0))
+                self.cue_ack = None
+            self.levels = (self.levels & ~m) | (active & m)
+            self.d_start[b] = -1
+            self.p_tick[b] = -1
+            self.down_since[b] = tick if active & m else -1
+            self.fault(P.F_OVERFLOW, b, tick, 1 if active & m else 0)
+
+    # -- leading-edge debounce, per input (the referee's Debouncer) -------------------
+
+    def debounce(self, b, tick, level):
+        start = self.d_start[b]
+        if start >= 0 and tick - start < self.window:
+            self.p_tick[b] = tick
+            self.p_level[b] = level
+            return
+        settled = self.settle(b, -1)
+        if settled and tick - self.d_start[b] < self.window:
+            self.p_tick[b] = tick
+            self.p_level[b] = level
+            return
+        self.d_start[b] = tick
+        self.p_tick[b] = -1
+        m = 1 << b
+        self.accept(tick, m, (self.levels & ~m) | (m if level else 0))
+
+    def settle(self, b, now):
+        """End a burst whose window has passed (now < 0: at once): report the
+        last ignored edge if it left the input at another level."""
+        pt = self.p_tick[b]
+        if pt < 0 or (now >= 0 and now - self.d_start[b] < self.window):
+            return False
+        self.p_tick[b] = -1
+        m = 1 << b
+        level = self.p_level[b]
+        if bool(self.levels & m) == bool(level):
+            return False
+        self.d_start[b] = pt
+        self.accept(pt, m, (self.levels & ~m) | (m if level else 0))
+        return True
+
+    def accept(self, tick, mask, levels):
+        """Report the inputs in ``mask`` at ``tick``, now at ``levels``."""
+        self.levels = (self.levels & ~mask) | (levels & mask)
+        for b in range(self.n):
+            m = 1 << b
+            if mask & m and self.c.BUZZER_BITS & m:
+                if self.levels & m:
+                    self.down_since[b] = tick
+                else:
+                    self.down_since[b] = -1
+                    if self.stuck & m:
+                        self.stuck &= ~m
+                        self.fault(P.F_CLEARED, b, tick, 0)
+        recs = self.records
+        if recs and recs[-1][0] == tick:
+            t, ch, _ = recs[-1]
+            recs[-1] = (t, ch | mask, self.levels)
+        elif len(recs) < MAX_PENDING:
+            recs.append((tick, mask, self.levels))
+        else:
+            self.tx_dropped += 1
+
+    # -- time-driven work --------------------------------------------------------------
+
+    def now_tick(self, now):
+        """The counter now, from the newest word and the coarse timer."""
+        d = self.hw.diff(now, self.last_drain_us)
+        return self.tick + (d if d > 0 else 0)
+
+    def timers(self, now):
+        c = self.c
+        t = self.now_tick(now)
+        for b in range(self.n):
+            if self.p_tick[b] >= 0:
+                self.settle(b, t)
+            since = self.down_since[b]
+            m = 1 << b
+            if (since >= 0 and self.stuck_ticks and not self.stuck & m and c.BUZZER_BITS & m
+                    and t - since >= self.stuck_ticks):
+                self.stuck |= m
+                self.fault(P.F_STUCK, b, t, self.stuck_ticks // 1000)
+        if self.hw.diff(now, self.last_heartbeat_us) >= c.HEARTBEAT_US:
+            self.last_heartbeat_us = now
+            self.heartbeat_due = True
+            self.toggle_mark()
+        if self.cue_at is not None and t >= self.cue_at[0]:
+            _, on, seq = self.cue_at
+            self.cue_at = None
+            self.set_cue(on, seq)
+        if self.pulses and self.hw.diff(now, self.pulse_next_us) >= 0:
+            self.test_out ^= 1
+            self.hw.set_test_out(self.test_out)
+            if not self.test_out:
+                self.pulses -= 1
+                self.pulse_next_us = self.hw.add(now, self.pulse_gap)
+            else:
+                self.pulse_next_us = self.hw.add(now, self.pulse_width)
+        if self.tx_dropped != self.tx_dropped_reported and self.hw.writable():
+            n = self.tx_dropped - self.tx_dropped_reported
+            self.tx_dropped_reported = self.tx_dropped
+            self.fault(P.F_TX_DROPPED, P.NO_INPUT, t, n)
+
+    def toggle_mark(self):
+        self.mark ^= 1
+        self.hw.set_mark(self.mark)
+
+    def marked(self, tick):
+        """The mark's edge came back through the PIO: ``tick`` is "now"."""
+        for token in self.sync_tokens:
+            self.send(self.framer.sync_reply(token, tick))
+        self.sync_tokens = []
+        if self.heartbeat_due:
+            self.heartbeat_due = False
+            self.send(self.framer.heartbeat(tick, self.levels, self.overflows,
+                                            self.tx_dropped, self.unframer.corrupt))
+
+    # -- commands ----------------------------------------------------------------------
+
+    def command(self, cmd):
+        ftype, seq, p = cmd
+        if ftype == P.SYNC_REQUEST:
+            if len(self.sync_tokens) < 8:
+                self.sync_tokens.append(p[0] | p[1] << 8 | p[2] << 16 | p[3] << 24)
+                if len(self.sync_tokens) == 1:
+                    self.toggle_mark()
+            return
+        if ftype == P.HELLO_REQUEST:
+            self.send(self.hello())
+            return
+        status = P.ACK_OK
+        if ftype == P.SET_LEDS:
+            mask, on = p[0], p[1]
+            if mask >> len(self.c.LEDS):
+                status = P.ACK_BAD_ARGS
+            else:
+                for i in range(len(self.c.LEDS)):
+                    if mask & (1 << i):
+                        self.hw.set_led(i, (on >> i) & 1)
+        elif ftype == P.SET_CUE:
+            on = p[0]
+            at = int.from_bytes(p[1:9], "little")
+            if on > 1:
+                status = P.ACK_BAD_ARGS
+            elif at and at > self.now_tick(self.hw.ticks_us()):
+                self.cue_at = (at, on, seq)
+                return                   # acked when it fires, with its stamp
+            else:
+                self.set_cue(on, seq)
+                return
+        elif ftype == P.CONFIG:
+            flags = p[0]
+            deb = int.from_bytes(p[1:5], "little")
+            stuck = int.from_bytes(p[5:9], "little")
+            if flags & ~P.CONFIG_RAW or deb > 1_000_000:
+                status = P.ACK_BAD_ARGS
+            else:
+                self.flags = flags
+                self.window = deb
+                self.stuck_ticks = stuck * 1000
+        elif ftype == P.PULSE:
+            width = int.from_bytes(p[0:4], "little")
+            gap = int.from_bytes(p[4:8], "little")
+            if not (10 <= width <= 1_000_000 and 10 <= gap <= 10_000_000):
+                status = P.ACK_BAD_ARGS
+            else:
+                self.pulse_width = width
+                self.pulse_gap = gap
+                self.pulses = p[8]
+                self.pulse_next_us = self.hw.ticks_us()
+        else:
+            status = P.ACK_UNKNOWN
+        if status != P.ACK_OK:
+            self.fault(P.F_BAD_COMMAND, P.NO_INPUT, self.tick, ftype)
+        self.send(self.framer.ack(seq, ftype, status, 0))
+
+    def set_cue(self, on, seq):
+        """Cue LED and piezo together; the ACK waits for the PIO to stamp the
+        cue pin's edge (GO on the same clock as the presses)."""
+        if bool(self.raw_levels & (1 << self.c.BIT_CUE)) == bool(on):
+            self.send(self.framer.ack(seq, P.SET_CUE, P.ACK_OK, 0))
+            return
+        self.cue_ack = seq
+        self.hw.set_cue(on)
+
+    # -- out ---------------------------------------------------------------------------
+
+    def fault(self, code, input_bit, tick, count):
+        self.send(self.framer.fault(code, input_bit, tick, count))
+
+    def send(self, frame):
+        # edges already found go first: a heartbeat or fault never overtakes them
+        if self.records:
+            self.pack_records()
+        self.queue(frame)
+
+    def queue(self, frame):
+        if len(self.out) < 32:
+            self.out.append(frame)
+        else:
+            self.tx_dropped += 1
+
+    def pack_records(self):
+        recs = self.records
+        while recs:
+            chunk = recs[:P.MAX_RECORDS]
+            del recs[:P.MAX_RECORDS]
+            self.edges_sent += len(chunk)
+            self.queue(self.framer.edges(chunk))
+
+    def flush(self):
+        self.pack_records()
+        out = self.out
+        while out:
+            if not self.hw.write(out[0]):
+                # the host is not reading: drop rather than block the loop
+                self.tx_dropped += len(out)
+                self.out = []
+                return
+            out.pop(0)

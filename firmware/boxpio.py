@@ -1,0 +1,76 @@
+# The PIO program that samples every input of the box at once (MicroPython).
+#
+# SOURCE is the one text of the program: the firmware loads the words that
+# adafruit_pioasm assembles from it (WORDS, kept equal to it by
+# tests/test_pio.py, which also runs SOURCE cycle by cycle in the
+# rp2040-pio-emulator). Regenerate WORDS after an edit:
+#
+#     python -c "import adafruit_pioasm, boxpio; print(adafruit_pioasm.Program(boxpio.SOURCE).assembled)"
+#
+# How it works. x is a free-running counter, decremented once a tick; y holds
+# the previous sample. Every path through the loop takes CYCLES_PER_TICK
+# cycles, so the counter ticks at exactly freq / CYCLES_PER_TICK. Each tick,
+# ONE instruction (in pins, 10) samples all ten inputs together; if the
+# sample differs from y, one word goes to the RX FIFO:
+#
+#     bits 31..22: the ten inputs (1 = high)   bits 21..0: the counter
+#
+# so inputs that changed in the same sample share one timestamp by
+# construction. `push noblock` never stalls the counter: when the FIFO is
+# full the word is dropped and the PIO's RXSTALL flag is set, which the
+# firmware reads as an overflow. A DMA channel empties the FIFO into a RAM
+# ring as words arrive (boxhw.py), so in practice the FIFO never fills.
+
+IN_COUNT = 10
+COUNTER_BITS = 22
+CYCLES_PER_TICK = 11
+TICK_HZ = 1_000_000
+SM_FREQ = TICK_HZ * CYCLES_PER_TICK
+
+SOURCE = """
+.program buzzer_sampler
+    mov osr, null          ; counter = 0 (kept in osr between ticks)
+    mov y, ~null           ; no sample equals this: the first one is pushed
+.wrap_target
+tick:
+    mov isr, null
+    in pins, 10            ; THE sample: every input in one instruction
+    mov x, isr
+    jmp x!=y change
+    mov x, osr [4]         ; no change: pad to the change path's 11 cycles
+count:
+    jmp x-- next           ; tick (both outcomes go on to next)
+next:
+    mov osr, x
+.wrap
+change:
+    mov y, x               ; remember this sample
+    mov x, osr
+    in x, 22               ; isr = sample << 22 | counter & 0x3fffff
+    push noblock           ; never stall the counter; a full FIFO sets RXSTALL
+    jmp count
+"""
+
+WORDS = (0xA0E3, 0xA04B, 0xA0C3, 0x400A, 0xA026, 0x00A9, 0xA427, 0x0048, 0xA0E1,
+         0xA041, 0xA027, 0x4036, 0x8000, 0x0007)
+WRAP_TARGET = 2
+WRAP = 8
+
+
+def program(rp2):
+    """The program for rp2.StateMachine, built with rp2's own assembler from
+    WORDS (its word() directive), so no second source of it exists."""
+    words = WORDS
+    top = WRAP
+    bottom = WRAP_TARGET
+
+    def buzzer_sampler():
+        for i in range(len(words)):
+            if i == bottom:
+                wrap_target()  # noqa: F821 - supplied by rp2.asm_pio
+            word(words[i])     # noqa: F821
+            if i == top:
+                wrap()         # noqa: F821
+
+    return rp2.asm_pio(in_shiftdir=rp2.PIO.SHIFT_LEFT, fifo_join=rp2.PIO.JOIN_RX)(
+        buzzer_sampler)
