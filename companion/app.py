@@ -21,7 +21,9 @@ module owns, ``server.run()`` in the serving thread, and a stop that closes
 every dispatcher of that map from the serving thread itself (a thunk on the
 server's trigger), after which ``run()`` returns.
 
->>> rc = serve(port=8080)        # doctest: +SKIP  (blocks until Ctrl-C / SIGTERM)
+Serving blocks until Ctrl-C or SIGTERM:
+
+>>> rc = serve(port=8080)        # doctest: +SKIP
 """
 
 from __future__ import annotations
