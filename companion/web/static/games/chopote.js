@@ -1,0 +1,316 @@
+/* Chopote's panel (the panel API is described at the top of js/render.js):
+ * the board drawn as SVG from the board data in the view (no image files):
+ * the circular track (squares numbered anticlockwise), each colour's start
+ * zone outside its start square, its home corridor from the square before
+ * it to the central finish, its casier with the bottles still waiting
+ * (upright) and the ones home (upside down); every bottle in its player's
+ * colour, a stack with its count, the last move traced. After a roll the
+ * legal moves are outlined; on the host console a tap on a bottle plays it
+ * (it presses the matching move button), and a tap on one that cannot move
+ * says why, in the rulebook's words. */
+(function () {
+  'use strict';
+  const TC = window.TC;
+  const el = TC.el;
+  const NS = 'http://www.w3.org/2000/svg';
+
+  /* svg('circle', {cx: 1, style: 'fill: red'}, child...) */
+  function svg(tag, attrs, ...kids) {
+    const e = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v == null || v === false) continue;
+      if (k === 'text') e.textContent = v;
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, String(v));
+    }
+    for (const kid of kids.flat()) if (kid) e.append(kid);
+    return e;
+  }
+
+  /* black or white text on a colour given as #rrggbb */
+  function inkOn(hex) {
+    const m = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(hex || '');
+    if (!m) return '#fff';
+    const [r, g, b] = m.slice(1).map((x) => parseInt(x, 16));
+    return (0.299 * r + 0.587 * g + 0.114 * b) / 255 > 0.6 ? '#000' : '#fff';
+  }
+
+  const R = 160;                      /* the track's radius, in board units */
+  const SIZE = 380;                   /* the view box: -SIZE/2 .. SIZE/2 */
+
+  /* Where everything is drawn, from the board data of the view. */
+  function geometry(v) {
+    const b = v.board || {};
+    const L = Math.max(1, b.track_length || 56);
+    const C = Math.max(1, b.corridor_length || 6);
+    const colours = b.colours || [];
+    const ang = (sq) => -Math.PI / 2 + 2 * Math.PI * sq / L;     /* anticlockwise on screen */
+    const at = (a, rad) => [rad * Math.cos(a), -rad * Math.sin(a)];
+    const r = Math.max(4, Math.min(11, 0.43 * 2 * Math.PI * R / L));
+    const step = (R - 30) / (C + 1);
+    const byColour = {};
+    for (const c of colours) byColour[c.name] = c;
+    return {
+      L, C, r, colours, byColour,
+      track: (sq) => at(ang(sq), R),
+      corridor: (c, k) => at(ang(c.mouth), R - k * step),
+      finish: (c) => at(ang(c.mouth), R - (C + 1) * step),
+      start: (c) => at(ang(c.start), R + 2.6 * r),
+      casier: (c) => at(ang(c.start + L / (2 * Math.max(4, colours.length))), R * 0.56),
+      step,
+    };
+  }
+
+  /* The board point of a position word for a player's colour; on a traced
+   * path `home` is the finish the bottle reached (or bounced off). */
+  function point(g, c, label, onPath) {
+    if (!c) return null;
+    if (label === 'home' && onPath) return g.finish(c);
+    if (label === 'casier' || label === 'home') return g.casier(c);
+    if (label === 'start') return g.start(c);
+    const [zone, num] = String(label).split(':');
+    if (zone === 'track') return g.track(Number(num));
+    if (zone === 'corridor') return g.corridor(c, Number(num));
+    return null;
+  }
+
+  /* A small bottle, upright or upside down (a bottle home). */
+  function bottle(x, y, h, fill, upsideDown) {
+    const w = h * 0.5;
+    const body = `M${-w / 2},${-h * 0.15} q0,${-h * 0.15} ${w * 0.3},${-h * 0.2} v${-h * 0.2}`
+      + ` h${w * 0.4} v${h * 0.2} q${w * 0.3},${h * 0.05} ${w * 0.3},${h * 0.2}`
+      + ` v${h * 0.6} h${-w} z`;
+    return svg('path', {
+      d: body, transform: `translate(${x.toFixed(1)},${y.toFixed(1)})${upsideDown ? ' rotate(180)' : ''}`,
+      style: `fill: ${fill}; stroke: var(--fg); stroke-opacity: .6; stroke-width: .8`,
+    });
+  }
+
+  function say(status, text, bad) {
+    status.textContent = text;
+    status.style.color = bad ? 'var(--bad)' : '';
+  }
+
+  /* On the host console a legal move has a button: press it. */
+  function pressMove(move) {
+    for (const b of document.querySelectorAll('button.event[data-event]')) {
+      let e;
+      try { e = JSON.parse(b.getAttribute('data-event')); } catch (err) { continue; }
+      if (e && e.type === 'move' && e.player === move.player && e.from === move.from) {
+        b.click();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  function draw(v, s, status) {
+    const g = geometry(v);
+    const col = TC.colours(s);
+    const shade = (p) => TC.shade(col[p]) || '#888';
+    const colourOf = {};               /* player -> the board colour entry */
+    for (const p of v.players || []) colourOf[p.name] = g.byColour[p.colour];
+    const root = svg('svg', {
+      viewBox: `${-SIZE / 2} ${-SIZE / 2} ${SIZE} ${SIZE}`, role: 'img',
+      'aria-label': `Chopote board: ${(v.players || []).map((p) =>
+        `${p.name} ${p.counts ? `${p.counts.home} home, ${p.counts.track + p.counts.corridor + p.counts.start} out` : ''}`).join('; ')}`,
+      style: 'display: block; width: 100%; max-width: 560px; height: auto; margin: 0 auto; touch-action: manipulation',
+    });
+    const line = 'stroke: var(--muted); stroke-opacity: .55; stroke-width: 1.2';
+    root.append(svg('circle', { cx: 0, cy: 0, r: R, style: 'fill: none; stroke: var(--muted); stroke-opacity: .25; stroke-width: 1' }));
+
+    /* the track, start squares in their colour */
+    const starts = {};
+    for (const c of g.colours) starts[c.start] = c;
+    for (let sq = 0; sq < g.L; sq++) {
+      const [x, y] = g.track(sq);
+      const c = starts[sq];
+      root.append(svg('circle', {
+        cx: x.toFixed(1), cy: y.toFixed(1), r: g.r,
+        style: c ? `fill: var(--panel-2); stroke: ${TC.shade(c.name)}; stroke-width: ${Math.max(2, g.r / 3)}`
+          : `fill: var(--panel-2); ${line}`,
+      }));
+    }
+    /* corridors, finishes, start zones, casiers */
+    for (const c of g.colours) {
+      const tint = TC.shade(c.name);
+      const [mx, my] = g.track(c.mouth);
+      const [fx, fy] = g.finish(c);
+      root.append(svg('line', { x1: mx.toFixed(1), y1: my.toFixed(1), x2: fx.toFixed(1), y2: fy.toFixed(1),
+        style: `stroke: ${tint}; stroke-width: ${g.r * 0.6}; stroke-opacity: .35; stroke-linecap: round` }));
+      for (let k = 1; k <= g.C; k++) {
+        const [x, y] = g.corridor(c, k);
+        root.append(svg('circle', { cx: x.toFixed(1), cy: y.toFixed(1), r: Math.min(g.r, g.step * 0.45),
+          style: `fill: var(--panel-2); stroke: ${tint}; stroke-width: 1.5` }));
+      }
+      root.append(svg('circle', { cx: fx.toFixed(1), cy: fy.toFixed(1), r: Math.min(g.r * 1.3, 14),
+        style: `fill: ${tint}; fill-opacity: .45; stroke: ${tint}; stroke-width: 2` }));
+      const [sx, sy] = g.start(c);
+      root.append(svg('rect', { x: (sx - g.r * 1.2).toFixed(1), y: (sy - g.r * 1.2).toFixed(1),
+        width: (g.r * 2.4).toFixed(1), height: (g.r * 2.4).toFixed(1), rx: 3,
+        style: `fill: ${tint}; fill-opacity: .3; stroke: ${tint}; stroke-width: 1.5` }));
+    }
+    const casierNodes = [];
+    for (const p of v.players || []) {
+      const c = colourOf[p.name];
+      if (!c) continue;
+      const [cx, cy] = g.casier(c);
+      const tint = shade(p.name);
+      const counts = p.counts || {};
+      const box = svg('g', { 'data-where': 'casier', 'data-player': p.name });
+      box.append(svg('rect', { x: cx - 30, y: cy - 17, width: 60, height: 34, rx: 6,
+        style: `fill: var(--panel); stroke: ${tint}; stroke-width: 2` }));
+      const slots = [...Array(counts.casier || 0).fill('up'), ...Array(counts.home || 0).fill('home')];
+      while (slots.length < 4) slots.push('out');
+      slots.slice(0, 4).forEach((kind, i) => {
+        const x = cx - 21 + i * 14;
+        if (kind === 'out') {
+          box.append(svg('circle', { cx: x, cy, r: 2, style: 'fill: var(--muted)' }));
+        } else {
+          box.append(bottle(x, cy, 24, tint, kind === 'home'));
+        }
+      });
+      box.append(svg('title', { text: `${p.name}'s casier: ${counts.casier || 0} waiting, ${counts.home || 0} home (upside down)` }));
+      casierNodes.push([p, box]);
+      root.append(box);
+    }
+
+    /* the last move, traced under the bottles */
+    const last = v.last_move;
+    if (last && last.player && !last.passed && colourOf[last.player]) {
+      const c = colourOf[last.player];
+      const pts = [last.from, ...(last.path && last.path.length ? last.path : [last.to])]
+        .map((lab, i) => point(g, c, lab, i > 0)).filter(Boolean);
+      if (pts.length > 1) {
+        root.append(svg('polyline', {
+          points: pts.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(' '),
+          style: `fill: none; stroke: var(--accent); stroke-width: 2.5; stroke-dasharray: 5 4; stroke-linejoin: round; stroke-linecap: round`,
+        }));
+        const [ex, ey] = pts[pts.length - 1];
+        root.append(svg('circle', { cx: ex.toFixed(1), cy: ey.toFixed(1), r: g.r + 4,
+          style: 'fill: none; stroke: var(--accent); stroke-width: 2' }));
+        if (last.captures && Object.keys(last.captures).length) {
+          const d = g.r + 6;
+          root.append(svg('path', { d: `M${ex + d - 5},${ey - d - 5} l8,8 m0,-8 l-8,8`,
+            style: 'stroke: var(--bad); stroke-width: 3; stroke-linecap: round' }));
+        }
+      }
+    }
+
+    /* the legal moves: outline where each can go */
+    const moves = (v.moves || []).filter((m) => m.type === 'move');
+    for (const m of moves) {
+      const pt = point(g, colourOf[m.player], m.to);
+      if (!pt || m.to === 'home') continue;
+      root.append(svg('circle', { cx: pt[0].toFixed(1), cy: pt[1].toFixed(1), r: g.r + 2,
+        style: 'fill: none; stroke: var(--good); stroke-width: 2; stroke-dasharray: 3 3' }));
+    }
+
+    /* the bottles: one disc per square and player, a count on a stack */
+    const refusals = {};
+    for (const u of v.unplayable || []) refusals[u.from] = u;
+    function tap(p, label) {
+      if (v.current_player && p.name !== v.current_player) {
+        say(status, `It is ${v.current_player}'s turn.`, true);
+        return;
+      }
+      if (v.roll == null) {
+        say(status, v.finished ? 'The game is over.' : `${p.name} rolls the die first.`, true);
+        return;
+      }
+      const m = moves.find((mv) => mv.player === p.name && mv.from === label);
+      if (m) {
+        const caught = Object.entries(m.captures || {}).map(([q, n]) => `${q} ×${n}`).join(', ');
+        const text = `${p.name}: ${label} → ${m.to}${caught ? ` (takes ${caught})` : ''}`;
+        say(status, pressMove(m) ? text : `${text} — a legal move`, false);
+        return;
+      }
+      const u = refusals[label];
+      say(status, u ? `${u.why} — « ${u.rule} »` : `No move from ${label}.`, true);
+    }
+    const stacks = new Map();      /* "x,y" -> {p, label, n, pt} */
+    for (const p of v.players || []) {
+      const c = colourOf[p.name];
+      for (const b of p.bottles || []) {
+        if (b.where === 'casier' || b.where === 'home') continue;
+        const pt = point(g, c, b.label);
+        if (!pt) continue;
+        const key = `${p.name}|${b.label}`;
+        if (!stacks.has(key)) stacks.set(key, { p, label: b.label, n: 0, pt });
+        stacks.get(key).n += 1;
+      }
+    }
+    const movable = new Set(moves.map((m) => `${m.player}|${m.from}`));
+    for (const { p, label, n, pt } of stacks.values()) {
+      const tint = shade(p.name);
+      const rad = label.startsWith('corridor') ? Math.min(g.r, g.step * 0.45) : g.r;
+      const grp = svg('g', { 'data-player': p.name, 'data-where': label, style: 'cursor: pointer',
+        onclick: () => tap(p, label) });
+      if (movable.has(`${p.name}|${label}`)) {
+        grp.append(svg('circle', { cx: pt[0].toFixed(1), cy: pt[1].toFixed(1), r: rad + 4,
+          style: 'fill: none; stroke: var(--good); stroke-width: 3' }));
+      }
+      grp.append(svg('circle', { cx: pt[0].toFixed(1), cy: pt[1].toFixed(1), r: rad * 0.95,
+        style: `fill: ${tint}; stroke: var(--fg); stroke-width: 1.2` }));
+      if (n > 1) {
+        grp.append(svg('text', { x: pt[0].toFixed(1), y: (pt[1] + rad * 0.45).toFixed(1), 'text-anchor': 'middle',
+          'font-size': (rad * 1.3).toFixed(1), 'font-weight': 700, style: `fill: ${inkOn(tint)}`, text: String(n) }));
+      }
+      grp.append(svg('title', { text: `${p.name}: ${n > 1 ? `${n} bottles` : 'a bottle'} on ${label}` }));
+      root.append(grp);
+    }
+    /* a tap on the casier: take a bottle out (on a 1 or a 6) */
+    for (const [p, box] of casierNodes) {
+      if (movable.has(`${p.name}|casier`)) {
+        box.prepend(svg('rect', { x: g.casier(colourOf[p.name])[0] - 34, y: g.casier(colourOf[p.name])[1] - 21,
+          width: 68, height: 42, rx: 8, style: 'fill: none; stroke: var(--good); stroke-width: 3' }));
+      }
+      box.style.cursor = 'pointer';
+      box.addEventListener('click', () => tap(p, 'casier'));
+    }
+    return root;
+  }
+
+  function rollLine(v) {
+    if (v.phase === 'opening') {
+      const op = v.opening || {};
+      const rolls = Object.entries(op.rolls || {}).map(([p, n]) => `${p} ${n}`).join(', ');
+      return `Who starts${op.round > 1 ? ` (tie, round ${op.round})` : ''}: ${rolls || 'nobody has rolled yet'}`
+        + (op.rolling && op.rolling.length ? ` · ${op.rolling[0]} rolls` : '');
+    }
+    if (v.finished) return `${v.winner} has all 4 bottles home`;
+    if (v.roll != null) {
+      const moves = (v.moves || []).filter((m) => m.type === 'move');
+      return `${v.turn} rolled ${v.roll}: ` + (moves.length ? TC.plural(moves.length, 'legal move')
+        : 'blocked, passes') + (v.must_enter ? ' · the new bottle moves onto the track' : '');
+    }
+    const lr = v.last_roll;
+    const again = lr && !lr.opening && lr.player === v.turn && (lr.value === 1 || lr.value === 6);
+    return `${v.turn} to roll${again ? ` again (rolled ${lr.value})` : ''}`;
+  }
+
+  TC.panels.chopote = {
+    render(container, v, s) {
+      const status = el('p', { class: 'status small', 'aria-live': 'polite' });
+      container.append(el('h2', { text: 'The board' }),
+        el('p', { class: 'status', text: rollLine(v) }));
+      container.append(draw(v, s, status), status);
+      const last = v.last_move;
+      if (last && last.player) {
+        const caught = Object.entries(last.captures || {}).map(([q, n]) => TC.plural(n, `bottle of ${q}`, `bottles of ${q}`)).join(', ');
+        container.append(el('p', { class: 'muted small', text: last.passed
+          ? `Last: ${last.player} rolled ${last.roll}, blocked, passed`
+          : `Last: ${last.player} rolled ${last.roll}, ${last.from} → ${last.to}${last.bounce ? ' (bounced off the finish)' : ''}${caught ? `, took ${caught}` : ''}` }));
+      }
+    },
+
+    extras(vp) {
+      const c = vp.counts || {};
+      return [`casier ${c.casier ?? 0}`, `start ${c.start ?? 0}`, `track ${c.track ?? 0}`,
+        `corridor ${c.corridor ?? 0}`, `${vp.distance_left ?? '–'} to go`];
+    },
+
+    /* a move button wears the mover's colour (the default does this by player) */
+    eventColour() { return null; },
+  };
+}());
