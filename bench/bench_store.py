@@ -38,7 +38,7 @@ RESUME_EVENTS = 2000
 class _BenchDeck(Game):
     """A card-moving tracker with a state about the size of a real game's."""
 
-    name = "bench-deck"
+    name = "bench_deck"
     title = "Bench deck"
 
     def _setup(self, players, options):

@@ -127,14 +127,16 @@ def bursts(edges: Iterable[Edge], quiet_gap_ns: int) -> list[list[Edge]]:
 
     A burst starts at a press that comes more than ``quiet_gap_ns`` after the
     previous press; releases belong to the burst they fall in; edges before
-    the first press belong to no burst.
+    the first press belong to no burst. Edges are taken in the referee's
+    canonical order (by time, a release before a press at the same
+    nanosecond), so the bursts never depend on the order edges arrived in.
 
     >>> [len(b) for b in bursts([Edge("a", True, 0), Edge("b", True, 2 * S)], S)]
     [1, 1]
     """
     out: list[list[Edge]] = []
     last_press: int | None = None
-    for e in sorted(edges, key=lambda e: e.t_ns):
+    for e in sorted(edges, key=_canonical):
         if e.pressed and (last_press is None or e.t_ns - last_press > quiet_gap_ns):
             out.append([])
         if e.pressed:
@@ -142,6 +144,10 @@ def bursts(edges: Iterable[Edge], quiet_gap_ns: int) -> list[list[Edge]]:
         if out:
             out[-1].append(e)
     return out
+
+
+def _canonical(e: Edge) -> tuple[int, bool, str]:
+    return (e.t_ns, e.pressed, e.player)
 
 
 def claimed_floor(events: Sequence[dict], now_ns: int, horizon_ns: int) -> int | None:

@@ -209,18 +209,20 @@ def host_extras(game: Game | None, replay, *, request, log_rows: list[tuple[int,
                 settings: dict, windows: list[dict] | None = None) -> dict:
     """What the host console adds to the snapshot: the legal events, what
     undo and redo would change, the pending race request, the tracker's host
-    view, the recent log, the settings and the bursts a card could claim."""
+    view, the recent log, the settings and the bursts a card could claim.
+    Log lines are the public ones: the host is usually a player too, and
+    the tracker's host view is where a game shows what the host must see."""
     if game is None or replay is None:
         return {"legal_events": [], "undo": None, "redo": None, "race_request": None,
                 "host_view": None, "log": [], "settings": dict(settings), "windows": []}
     st = replay.state
     return {
         "legal_events": [] if game.finished(st) else game.legal_events(st),
-        "undo": line(game, replay.events[-1]) if replay.events else None,
-        "redo": line(game, replay.undone[-1][0]) if replay.undone else None,
+        "undo": public_line(game, replay.events[-1]) if replay.events else None,
+        "redo": public_line(game, replay.undone[-1][0]) if replay.undone else None,
         "race_request": None if request is None else request.to_json(),
         "host_view": game.host_view(st),
-        "log": [{"id": i, "type": e.get("type"), "line": line(game, e)}
+        "log": [{"id": i, "type": e.get("type"), "line": public_line(game, e)}
                 for i, e in log_rows[-50:]],
         "settings": dict(settings),
         "windows": list(windows or []),

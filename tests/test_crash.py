@@ -92,6 +92,120 @@ def writer(db: str, seed: int) -> None:
         print(json.dumps({"id": upd["id"], "event": upd["data"]["event"]}), flush=True)
 
 
+def register_relay_game():
+    """A game whose ``go`` asks for an announced last-press race (a Mynah-like
+    slap that waits for every player): a race that stays live for a while."""
+    from companion import games
+    from companion.games import Game, RaceRequest, RulesError, rank_by
+
+    class Relay(Game):
+        name = "relay"
+        title = "Relay"
+
+        def _setup(self, players, options):
+            return {"players": players, "racing": False, "lost": {p: 0 for p in players}}
+
+        def _apply(self, s, ev):
+            if ev["type"] == "go" and not s["racing"]:
+                s["racing"] = True
+            elif ev["type"] == "race" and s["racing"]:
+                s["racing"] = False
+                if ev.get("loser"):
+                    s["lost"][ev["loser"]] += 1
+            else:
+                raise RulesError("go, then its race", "format")
+            return s
+
+        def race_request(self, s):
+            if not s["racing"]:
+                return None
+            return RaceRequest("last-press", tuple(s["players"]), "siam", announced=True,
+                               players=tuple(s["players"]), info={"wait_ms": 60_000})
+
+        def scores(self, s):
+            return {p: -n for p, n in s["lost"].items()}
+
+        def current_player(self, s):
+            return None
+
+        def finished(self, s):
+            return False
+
+        def ranking(self, s):
+            return rank_by(s["players"], lambda p: -s["lost"][p])
+
+        def public_view(self, s):
+            return dict(s)
+
+    games.register_game(Relay, replace=True)
+
+
+RELAY = ["ana", "bo", "cy"]
+
+
+def race_writer(db: str) -> None:
+    """Start a race, then press one buzzer after another, acknowledging each
+    press once ``feed_edge`` returned (what a source sees)."""
+    register_relay_game()
+    from companion.edges import Edge
+    from companion.session import TableSession
+    from companion.store import Store
+
+    session = TableSession(Store(db))
+    session.new_game("relay", RELAY)
+    session.log({"type": "go"})
+    session.start_race(0)
+    print(json.dumps({"ready": session.version}), flush=True)
+    for name in RELAY:
+        time.sleep(0.4)
+        session.feed_edge(Edge(name, True, session.clock()))
+        print(json.dumps({"pressed": name}), flush=True)
+    while True:
+        time.sleep(0.01)
+        session.tick()
+
+
+@pytest.mark.slow
+def test_sigkill_during_a_race_resumes_it_interrupted_with_its_presses(tmp_path):
+    """No press is synced to disk on the edge path, yet a kill mid-race
+    resumes the race as interrupted (its record was written at arming), with
+    every press acknowledged half a second before the kill."""
+    register_relay_game()
+    from companion.session import TableSession
+    from companion.store import Store
+
+    rng = random.Random(8)
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    seen_interrupted = 0
+    for run in range(6):
+        db = tmp_path / f"race{run}.db"
+        proc = subprocess.Popen([sys.executable, __file__, str(db), "race"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                cwd=str(ROOT), bufsize=0)
+        head = proc.stdout.readline()
+        assert head.startswith(b'{"ready"'), proc.stderr.read().decode()[-2000:]
+        wait_for = rng.choice([0, 1, 2, 2, 3]) if run else 0
+        acked = [json.loads(proc.stdout.readline())["pressed"] for _ in range(wait_for)]
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGKILL)
+        out, _err = proc.communicate()
+        with Store(db) as store:
+            assert store.integrity_check() == "ok"
+            session = TableSession(store)
+            assert session.resume()
+            race = session.snapshot()["race"]
+            logged = [e for _, e in store.events(session.game_id)]
+            if logged[-1]["type"] == "race":            # all three pressed: decided, logged
+                assert logged[-1]["loser"] == "cy" and race["phase"] == "decided"
+                continue
+            seen_interrupted += 1
+            assert race["phase"] == "interrupted" and race["reason"] == "siam"
+            order = [o["player"] for o in race["order"]]
+            assert order == RELAY[:len(order)]         # only presses that were made
+            assert order[:len(acked)] == acked         # every press acknowledged 0.5 s ago
+    assert seen_interrupted >= 3
+
+
 def _model(events):
     """Totals from the events alone (undo/redo by hand, no tracker)."""
     eff, undone = [], []
@@ -175,4 +289,7 @@ def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path):
 
 
 if __name__ == "__main__":
-    writer(sys.argv[1], int(sys.argv[2]))
+    if sys.argv[2] == "race":
+        race_writer(sys.argv[1])
+    else:
+        writer(sys.argv[1], int(sys.argv[2]))

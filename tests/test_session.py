@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from companion import games
 from companion.edges import Edge
 from companion.gamefile import GameFileError, check_race, replay_lines
-from companion.games import Game, RaceRequest, RulesError, rank_by
+from companion.games import Game, RaceReason, RaceRequest, RulesError, rank_by
 from companion.session import TableSession, effective_events
 from companion.store import StaleVersion, Store
 
@@ -41,6 +41,14 @@ class Tally(Game):
     title = "Tally"
     min_players = 2
     max_players = 4
+    score_unit = "tallies"
+    race_reasons = (
+        RaceReason("chope", "first-press", "Chope!", winner="{winner} chopes the {card}"),
+        RaceReason("siam", "last-press", "Siam!", loser="{loser} pays for the {card}"),
+        RaceReason("chomp", "first-press", "Chomp!", announced=True,
+                   winner="{winner} chomps first", nobody="Nobody chomps"),
+    )
+    SECRETS = ("kaya-toast-secret", "otah-secret")
 
     def default_options(self):
         return {"target": 1000, "reject_races": False}
@@ -48,7 +56,7 @@ class Tally(Game):
     def _setup(self, players, options):
         return {"players": players, "scores": {p: 0 for p in players}, "turn": 0,
                 "pending": None, "target": options["target"],
-                "reject": options["reject_races"], "cards": 0}
+                "reject": options["reject_races"], "cards": 0, "secrets": {}}
 
     def _apply(self, s, ev):
         t = ev["type"]
@@ -85,6 +93,11 @@ class Tally(Game):
                 s["pending"] = {"card": card, "flipper": players[s["turn"]]}
         elif t == "race":
             raise RulesError("no race is pending", "race")
+        elif t == "secret":                 # a hidden card, dealt to one player
+            if ev.get("player") not in players or ev.get("card") not in self.SECRETS:
+                raise RulesError("a secret card goes to a player", "secret")
+            s["secrets"][ev["player"]] = ev["card"]
+            return s
         else:
             raise RulesError(f"unknown event {t!r}", "format")
         s["turn"] = (s["turn"] + 1) % len(players)
@@ -95,12 +108,14 @@ class Tally(Game):
         if pend is None:
             return None
         players = tuple(s["players"])
+        info = {"card": pend["card"]}
         if pend["card"] == "table":
             return RaceRequest("first-press", tuple(p for p in players if p != pend["flipper"]),
-                               "chope", players=players)
+                               "chope", players=players, info=info)
         if pend["card"] == "mynah":
-            return RaceRequest("last-press", players, "siam", players=players)
-        return RaceRequest("first-press", players, "chomp", announced=True, players=players)
+            return RaceRequest("last-press", players, "siam", players=players, info=info)
+        return RaceRequest("first-press", players, "chomp", announced=True, players=players,
+                           info=info)
 
     def legal_events(self, s):
         req = self.race_request(s)
@@ -124,7 +139,19 @@ class Tally(Game):
         return rank_by(list(s["players"]), lambda p: s["scores"][p])
 
     def public_view(self, s):
-        return {"scores": dict(s["scores"]), "pending": s["pending"], "cards": s["cards"]}
+        return {"scores": dict(s["scores"]), "pending": s["pending"], "cards": s["cards"],
+                "dealt": sorted(s["secrets"])}
+
+    def private_view(self, s, player):
+        return {"secret": s["secrets"].get(player)}
+
+    def private_events(self, s, player):
+        if player in s["secrets"] or s["pending"] is not None:
+            return []
+        return [{"type": "secret", "player": player, "card": c} for c in self.SECRETS]
+
+    def public_event(self, ev):
+        return {k: v for k, v in ev.items() if k != "card"} if ev["type"] == "secret" else ev
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -948,3 +975,268 @@ def test_a_stuck_buzzer_fault_is_recorded_and_still_shown_after_a_restart(tmp_pa
         again = TableSession(store, clock=clock)
         assert again.resume()
         assert again.snapshot()["faults"] == [stuck]
+
+
+# ---------------------------------------------------------------------------
+# the contract with buzzer sources (issue #8): ButtonEdge, faults, status
+
+
+def test_a_button_edge_names_a_buzzer_and_the_session_seats_its_player():
+    from types import SimpleNamespace
+    from companion.edges import ButtonEdge
+    s, clock = make()
+    presses = []
+    s.subscribe(lambda u: presses.append(u["data"]["player"]) if u["type"] == "press" else None)
+    s.feed_edge(ButtonEdge("b2", True, clock.t))
+    assert s.referee.level("bo") and presses == ["bo"]
+    s.feed_edge(SimpleNamespace(buzzer="b3", pressed=True, t_ns=clock.t))   # any .buzzer
+    assert presses == ["bo", "cy"]
+    s.feed_edge(Edge("b1", True, clock.t))                  # the old Edge: player = buzzer id
+    assert presses == ["bo", "cy", "ana"]
+    s.feed_edge(ButtonEdge("b9", True, clock.t))            # nobody sits at b9
+    s.feed_edge(SimpleNamespace(buzzer="b1", pressed=True, t_ns=1.5))   # not an edge
+    s.feed_edge("b1")
+    assert s.unknown_edges == 3 and presses == ["bo", "cy", "ana"]
+
+
+def test_a_source_fault_is_recorded_published_and_shown_after_a_restart(tmp_path):
+    from types import SimpleNamespace
+    path = tmp_path / "t.db"
+    s, clock = make(Store(path))
+    updates = []
+    s.subscribe(updates.append)
+    s.source_fault(SimpleNamespace(kind="disconnected", message="the Pico went away",
+                                   buzzer=None, t_ns=clock.t))
+    s.source_fault(SimpleNamespace(kind="gap", message="3 frames lost", buzzer="b2",
+                                   t_ns=None))
+    faults = s.snapshot()["faults"]
+    assert faults[-2] == {"player": None, "fault": "disconnected", "t_ns": clock.t,
+                          "message": "the Pico went away"}
+    assert faults[-1]["player"] == "bo" and faults[-1]["buzzer"] == "b2"
+    assert faults[-1]["t_ns"] == clock.t                      # stamped now when unknown
+    assert [u["data"]["fault"] for u in updates if u["type"] == "fault"] == [
+        "disconnected", "gap"]
+    s.store.close()
+    with Store(path) as store:
+        again = TableSession(store, clock=clock)
+        assert again.resume()
+        assert again.snapshot()["faults"] == faults
+
+
+def test_the_source_status_is_kept_for_the_snapshot_and_published():
+    from types import SimpleNamespace
+    s, _ = make()
+    assert s.snapshot()["buzzers"] is None
+    assert TableSession(Store(":memory:")).snapshot()["buzzers"] is None
+    updates = []
+    s.subscribe(updates.append)
+    s.source_status(SimpleNamespace(source="pico", connected=True, precision_ns=1_000,
+                                    error_bound_ns=45_500, detail="/dev/ttyACM0"))
+    want = {"source": "pico", "connected": True, "precision_us": 1.0,
+            "error_bound_us": 45.5, "detail": "/dev/ttyACM0"}
+    assert s.snapshot()["buzzers"] == want
+    assert [u["data"] for u in updates if u["type"] == "buzzers"] == [want]
+    s.source_status(SimpleNamespace(source="gpio", connected=False, precision_ns=1,
+                                    error_bound_ns=None, detail=""))
+    assert s.snapshot()["buzzers"]["error_bound_us"] is None
+    assert s.host_snapshot()["buzzers"]["connected"] is False
+
+
+# ---------------------------------------------------------------------------
+# the clock thread sleeps until something is due
+
+
+def _assert_deadline_ahead(s, clock):
+    at = s.next_deadline()
+    assert at is None or at > clock.t, (at, clock.t)
+    return at
+
+
+def test_next_deadline_is_none_when_nothing_is_due():
+    assert TableSession(Store(":memory:")).next_deadline() is None     # no game
+    s, clock = make(stuck_ms=1000)
+    assert s.next_deadline() is None                       # a game, no race, no press
+    s.feed_edge(Edge("b1", True, clock.t))                 # held: the stuck check is due
+    assert s.next_deadline() == clock.t + 1000 * MS
+    s.feed_edge(Edge("b1", False, clock.t + 200 * MS))     # released within the debounce...
+    clock.advance(300)
+    s.tick()
+    assert s.next_deadline() is None                       # ...settled: nothing to wait for
+
+
+def test_next_deadline_follows_the_countdown_and_the_race_and_is_never_in_the_past():
+    s, clock = make()
+    s.log({"type": "flip", "card": "reveal"})
+    assert s.next_deadline() is None                       # pending: waits for the host
+    s.start_race(2000)
+    go = clock.t + 2000 * MS
+    assert s.next_deadline() == go                         # GO is due
+    for _ in range(2100 // 7):
+        clock.advance(7)
+        s.tick()
+        _assert_deadline_ahead(s, clock)
+    press(s, clock, "b3")
+    seen = set()
+    for _ in range(200 // 3):
+        clock.advance(3)
+        s.tick()
+        seen.add(_assert_deadline_ahead(s, clock))
+    assert logged(s)[-1]["winner"] == "cy"
+    clock.advance(100)
+    s.tick()
+    assert s.next_deadline() is None
+
+
+def test_a_deadline_left_undone_by_a_failure_is_retried_later_not_spun_on(mocker):
+    s, clock = make()
+    s.log({"type": "flip", "card": "reveal"})
+    s.start_race(0)
+    press(s, clock, "b2", hold_ms=5)
+    mocker.patch.object(s.referee, "poll")                 # a broken poll does nothing
+    at = s.next_deadline()
+    clock.t = at + 1
+    s.tick()
+    again = s.next_deadline()
+    assert again > clock.t                                 # not the same past deadline
+    clock.t = again
+    s.tick()
+    assert s.next_deadline() > clock.t
+
+
+# ---------------------------------------------------------------------------
+# the live race is persisted off the edge path
+
+
+def test_a_press_causes_no_synchronous_store_write(mocker):
+    s, clock = make()
+    s.log({"type": "flip", "card": "mynah"})               # a last-press race, armed now
+    row = s.store.load_live_race(s.game_id)
+    assert row is not None and row[1]["edges"] == []       # written once, at arming
+    writes = []
+    real = s.store._write
+
+    def spy(fn):
+        writes.append(threading.current_thread())
+        return real(fn)
+    mocker.patch.object(s.store, "_write", side_effect=spy)
+    sync = mocker.spy(s.store, "save_live_race")
+    me = threading.current_thread()
+    for buzzer in ("b1", "b2"):
+        s.feed_edge(Edge(buzzer, True, clock.t))
+        assert me not in writes                            # the press returned unwritten
+        clock.advance(30)
+        s.tick()
+    assert me not in writes and sync.call_count == 0
+    assert s.store.flush(timeout_s=10)
+    assert writes and all(t is not me for t in writes)     # the background writer wrote
+    edges = s.store.load_live_race(s.game_id)[1]["edges"]
+    assert [e["player"] for e in edges if e["edge"] == "press"] == ["ana", "bo"]
+
+
+def test_a_failed_background_write_is_a_fault_on_the_page(mocker):
+    from companion.store import StoreError
+    s, clock = make()
+    s.log({"type": "flip", "card": "mynah"})
+    real = s.store._write
+    me = threading.current_thread()
+
+    def disk_full(fn):
+        if threading.current_thread() is not me:
+            raise StoreError("write failed: database or disk is full")
+        return real(fn)
+    mocker.patch.object(s.store, "_write", side_effect=disk_full)
+    s.feed_edge(Edge("b1", True, clock.t))
+    assert s.store.flush(timeout_s=10)
+    f = s.snapshot()["faults"][-1]
+    assert f["fault"] == "store" and "could not save the live race" in f["message"]
+    assert "disk is full" in f["message"]
+
+
+# ---------------------------------------------------------------------------
+# the page needs no per-game wording
+
+
+def test_race_views_carry_the_games_title_and_verdict_words():
+    s, clock = make()
+    snap = s.snapshot()
+    assert snap["score_unit"] == "tallies" and snap["game_title"] == "Tally"
+    assert TableSession(Store(":memory:")).snapshot()["score_unit"] is None
+    updates = []
+    s.subscribe(updates.append)
+    s.log({"type": "flip", "card": "table"})           # ana flips: bo and cy race
+    race = s.snapshot()["race"]
+    assert race["title"] == "Chope!" and race["phase"] == "live" and race["text"] is None
+    press(s, clock, "b2")
+    run(s, clock, 100)
+    live = [u["data"] for u in updates if u["type"] == "race" and u["data"]["phase"] == "decided"]
+    assert live and live[-1]["text"] == "bo chopes the table"
+    decided = s.snapshot()["race"]                     # now from the log
+    assert decided["phase"] == "decided" and decided["text"] == "bo chopes the table"
+    assert decided["title"] == "Chope!"
+    s.log({"type": "flip", "card": "reveal"})
+    assert s.snapshot()["race"]["title"] == "Chomp!"
+    assert s.snapshot()["race"]["phase"] == "pending"
+    s.log({"type": "race", "reason": "chomp"})         # the host saw nobody chomp
+    assert s.snapshot()["race"]["text"] == "Nobody chomps"
+
+
+def test_an_interrupted_race_keeps_its_title(tmp_path):
+    path = tmp_path / "t.db"
+    s, clock = make(Store(path))
+    s.log({"type": "flip", "card": "mynah"})
+    press(s, clock, "b1")
+    s.store.close()
+    with Store(path) as store:
+        again = TableSession(store, clock=Clock())
+        again.resume()
+        race = again.snapshot()["race"]
+        assert race["phase"] == "interrupted" and race["title"] == "Siam!"
+        assert [o["player"] for o in race["order"]] == ["ana"]
+
+
+# ---------------------------------------------------------------------------
+# a player's private page
+
+
+def test_a_private_event_is_logged_from_its_players_page_and_stays_private():
+    s, _ = make()
+    public = []
+    s.subscribe(public.append)
+    page = s.private_snapshot("ana")
+    assert page["player"] == "ana" and page["view"] == {"secret": None}
+    assert page["version"] == s.version
+    secret = {"type": "secret", "player": "ana", "card": "kaya-toast-secret"}
+    assert secret in page["events"]
+    answer = s.log_private("ana", secret, expected_version=s.version)
+    assert answer["private"]["view"] == {"secret": "kaya-toast-secret"}
+    assert s.private_snapshot("ana")["events"] == []          # one secret card each
+    assert s.private_snapshot("bo")["view"] == {"secret": None}
+    assert logged(s)[-1] == secret                             # the log keeps the truth
+    wire = json.dumps(public) + json.dumps(s.snapshot()) + json.dumps(s.host_snapshot()) \
+        + json.dumps(s.updates_since(1) or []) + json.dumps({k: v for k, v in answer.items()
+                                                             if k != "private"})
+    assert "kaya-toast" not in wire
+    [state] = [u for u in public if u["type"] == "state"]
+    assert state["data"]["event"] == {"type": "secret", "player": "ana"}
+
+
+def test_a_player_may_log_only_their_own_private_events():
+    s, _ = make()
+    bo_card = {"type": "secret", "player": "bo", "card": "otah-secret"}
+    with pytest.raises(RulesError, match="not one of their events"):
+        s.log_private("ana", bo_card)                      # someone else's card
+    with pytest.raises(RulesError, match="not one of their events"):
+        s.log_private("ana", {"type": "point", "player": "ana", "n": 3})
+    with pytest.raises(RulesError, match="no player"):
+        s.private_snapshot("zed")
+    with pytest.raises(RulesError, match="no player"):
+        s.log_private("zed", bo_card)
+    with pytest.raises(RulesError, match="'type'"):
+        s.log_private("bo", ["not", "an", "event"])
+    v = s.version
+    s.log_private("bo", bo_card, expected_version=v)
+    with pytest.raises(StaleVersion):
+        s.log_private("ana", {"type": "secret", "player": "ana", "card": "otah-secret"},
+                      expected_version=v)
+    with pytest.raises(RulesError, match="no game"):
+        TableSession(Store(":memory:")).private_snapshot("ana")

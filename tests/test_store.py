@@ -313,6 +313,84 @@ def test_live_race_row_is_saved_replaced_and_cleared():
     assert s.load_live_race(g) is None
 
 
+def test_a_live_race_row_handed_to_the_background_writer_is_written_soon():
+    s = Store(":memory:")
+    g = s.create_game("chope", PLAYERS, {})
+    gate = threading.Event()
+    real = s._write
+
+    def slow(fn):
+        gate.wait(5)                       # the disk is slow: the caller must not wait
+        return real(fn)
+    s._write = slow
+    for n in range(5):
+        s.save_live_race_soon(g, 7, {"edges": list(range(n + 1))})   # returns at once
+    assert s.flush(timeout_s=0.05) is False     # returned while the write still waits
+    gate.set()
+    assert s.flush(timeout_s=10)
+    s._write = real
+    assert s.load_live_race(g) == (7, {"edges": [0, 1, 2, 3, 4]})   # the newest row won
+
+
+def test_a_clear_wins_over_an_older_row_still_waiting_to_be_written():
+    s = Store(":memory:")
+    g = s.create_game("chope", PLAYERS, {})
+    with s._lock:                          # hold the writer back
+        s.save_live_race_soon(g, 1, {"edges": [1]})
+        cleared = threading.Thread(target=s.clear_live_race, args=(g,))
+        cleared.start()
+    cleared.join(5)
+    assert s.flush(timeout_s=10)
+    assert s.load_live_race(g) is None
+    s.save_live_race_soon(g, 2, {"edges": [2]})
+    s.clear_live_race(g, wait=False)       # a queued deletion replaces the queued row
+    assert s.flush(timeout_s=10) and s.load_live_race(g) is None
+    s.save_live_race_soon(g, 3, {"edges": [3]})
+    s.save_live_race(g, 4, {"edges": [4]})  # a durable save supersedes the queued one
+    assert s.flush(timeout_s=10) and s.load_live_race(g) == (4, {"edges": [4]})
+
+
+def test_close_writes_what_the_background_writer_still_holds(tmp_path):
+    path = tmp_path / "t.db"
+    s = Store(path)
+    g = s.create_game("chope", PLAYERS, {})
+    s.save_live_race_soon(g, 3, {"edges": ["press"]})
+    s.close()
+    with pytest.raises(StoreError, match="closed"):
+        s.save_live_race_soon(g, 3, {"edges": []})
+    with Store(path) as again:
+        assert again.load_live_race(g) == (3, {"edges": ["press"]})
+
+
+def test_a_background_write_that_fails_is_reported_to_its_caller():
+    s = Store(":memory:")
+    g = s.create_game("chope", PLAYERS, {})
+    errors = []
+    s.save_live_race_soon(g, 1, {"bad": float("nan")}, on_error=errors.append)
+    assert s.flush(timeout_s=10)
+    assert len(errors) == 1 and isinstance(errors[0], StoreError) and "JSON" in str(errors[0])
+    assert s.load_live_race(g) is None
+    s.save_live_race_soon(g, 1, {"edges": []})        # the writer carries on
+    assert s.flush(timeout_s=10) and s.load_live_race(g) == (1, {"edges": []})
+
+
+def test_an_unreferenced_store_with_a_writer_is_still_collected(tmp_path):
+    import gc
+    import weakref
+    s = Store(tmp_path / "t.db")
+    g = s.create_game("chope", PLAYERS, {})
+    s.save_live_race_soon(g, 1, {"edges": []})
+    assert s.flush(timeout_s=10)
+    writer, ref = s._writer, weakref.ref(s)
+    del s
+    gc.collect()
+    assert ref() is None
+    writer.join(5)
+    assert not writer.is_alive()
+    with Store(tmp_path / "t.db") as again:
+        assert again.load_live_race(g) == (1, {"edges": []})
+
+
 def test_import_creates_a_game_with_its_events_in_one_go():
     s = Store(":memory:")
     current = s.create_game("chope", PLAYERS, {})

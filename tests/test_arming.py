@@ -1,0 +1,241 @@
+"""Pure race arming (DESIGN.md, "Arming"): bursts, claiming, countdown -> GO, windows.
+
+Everything here is a function of edges, log events and integer nanoseconds:
+no clock, no lock, no store.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from companion import arming
+from companion.arming import (Arming, ArmingSettings, RaceWindow, arm_announced,
+                              arm_unannounced, bursts, claim, claim_windows, claimed_floor,
+                              forget_before, go_in_ms, phase, race_spec, request_wait_ns)
+from companion.edges import Edge
+from companion.games import RaceRequest
+from companion.referee import RaceError
+
+US = 1_000
+MS = 1_000_000
+S = 1_000 * MS
+T0 = 100 * S
+
+SETTINGS = ArmingSettings.from_settings({
+    "quiet_gap_ms": 1_500, "claim_window_ms": 10_000, "wait_ms": 5_000,
+    "countdown_ms": 3_000, "announced_wait_ms": 5_000, "tie_window_us": 0,
+    "lockout_ms": None})
+
+
+def tap(player, t, hold_ms=60):
+    return [Edge(player, True, t), Edge(player, False, t + hold_ms * MS)]
+
+
+def race_event(arm_ns, *press_ns):
+    """A logged race as the session records it (spec and edges)."""
+    return {"type": "race", "reason": "chope", "spec": {"arm_ns": arm_ns},
+            "edges": [{"player": "x", "edge": "press", "t_ns": t} for t in press_ns]}
+
+
+# ---------------------------------------------------------------------------
+# settings
+
+
+def test_settings_are_integer_nanoseconds():
+    s = ArmingSettings.from_settings({
+        "quiet_gap_ms": 2, "claim_window_ms": 3, "wait_ms": 4, "countdown_ms": 5,
+        "announced_wait_ms": 6, "tie_window_us": 7, "lockout_ms": 8})
+    assert (s.quiet_gap_ns, s.claim_window_ns, s.wait_ns, s.countdown_ns,
+            s.announced_wait_ns, s.tie_window_ns, s.lockout_ns) == (
+        2 * MS, 3 * MS, 4 * MS, 5 * MS, 6 * MS, 7_000, 8 * MS)
+    assert all(isinstance(v, int) for v in (s.quiet_gap_ns, s.tie_window_ns, s.horizon_ns))
+    assert SETTINGS.lockout_ns is None
+
+
+# ---------------------------------------------------------------------------
+# bursts: presses closer than the quiet gap belong together
+
+
+def test_presses_closer_than_the_quiet_gap_form_one_burst():
+    edges = tap("bo", T0) + tap("cy", T0 + 800 * MS) + tap("ana", T0 + 2_200 * MS)
+    [b] = bursts(edges, SETTINGS.quiet_gap_ns)
+    assert [e.player for e in b if e.pressed] == ["bo", "cy", "ana"]
+    assert len(b) == 6                                  # the releases come along
+
+
+def test_a_quiet_gap_longer_than_the_setting_starts_a_new_burst():
+    edges = tap("bo", T0) + tap("cy", T0 + 1_501 * MS)
+    got = bursts(edges, SETTINGS.quiet_gap_ns)
+    assert [[e.player for e in b if e.pressed] for b in got] == [["bo"], ["cy"]]
+
+
+def test_a_gap_of_exactly_the_quiet_gap_stays_in_the_burst():
+    edges = tap("bo", T0) + tap("cy", T0 + 1_500 * MS)
+    assert len(bursts(edges, SETTINGS.quiet_gap_ns)) == 1
+
+
+def test_a_release_before_any_press_belongs_to_no_burst():
+    edges = [Edge("bo", False, T0)] + tap("cy", T0 + 5 * S)
+    [b] = bursts(edges, SETTINGS.quiet_gap_ns)
+    assert b[0] == Edge("cy", True, T0 + 5 * S)
+
+
+def test_bursts_do_not_depend_on_the_order_edges_arrived_in():
+    edges = tap("bo", T0) + tap("cy", T0 + 300 * MS) + tap("ana", T0 + 9 * S) + [
+        Edge("cy", True, T0 + 9 * S)]                         # same nanosecond as ana
+    assert bursts(reversed(edges), SETTINGS.quiet_gap_ns) == bursts(edges,
+                                                                    SETTINGS.quiet_gap_ns)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.booleans(),
+                          st.integers(0, 20 * S)), max_size=40))
+def test_bursts_partition_every_edge_from_the_first_press_on(raw):
+    edges = [Edge(p, pr, t) for p, pr, t in raw]
+    got = bursts(edges, SETTINGS.quiet_gap_ns)
+    first_press = min((e.t_ns for e in edges if e.pressed), default=None)
+    # from the first press on, in the referee's order (a release first at equal times)
+    kept = [e for e in edges if first_press is not None and (
+        e.t_ns > first_press or (e.t_ns == first_press and e.pressed))]
+    key = (lambda e: (e.t_ns, e.player, e.pressed))
+    assert sorted((e for b in got for e in b), key=key) == sorted(kept, key=key)
+    for b in got:
+        assert b[0].pressed                                   # a burst starts at a press
+        presses = [e.t_ns for e in b if e.pressed]
+        assert all(y - x <= SETTINGS.quiet_gap_ns for x, y in zip(presses, presses[1:]))
+    starts = [b[0].t_ns for b in got]
+    for prev, nxt in zip(got, got[1:]):
+        last_press = max(e.t_ns for e in prev if e.pressed)
+        assert nxt[0].t_ns - last_press > SETTINGS.quiet_gap_ns
+    assert starts == sorted(starts)
+
+
+# ---------------------------------------------------------------------------
+# which burst a logged card claims
+
+
+def test_a_card_logged_seconds_later_claims_the_burst_of_its_flip():
+    edges = tap("bo", T0) + tap("cy", T0 + 800 * US)
+    armed = arm_unannounced(edges, [], T0 + 3 * S, SETTINGS)
+    assert armed.arm_ns == T0 and not armed.announced        # armed at the first press
+    assert armed.deadline_ns == T0 + SETTINGS.wait_ns
+    assert [e.player for e in armed.burst if e.pressed] == ["bo", "cy"]
+
+
+def test_a_burst_older_than_the_claim_window_is_a_stray():
+    edges = tap("bo", T0)
+    armed = arm_unannounced(edges, [], T0 + 10_001 * MS, SETTINGS)
+    assert armed.burst == () and armed.arm_ns == T0 + 10_001 * MS    # waits from now on
+    assert arm_unannounced(edges, [], T0 + 10_000 * MS, SETTINGS).arm_ns == T0
+
+
+def test_a_burst_after_the_card_was_logged_is_not_claimed_backwards():
+    edges = tap("bo", T0 + 5 * S)
+    assert claim(edges, T0, SETTINGS) == ()
+
+
+def test_the_earliest_claimable_burst_wins_and_takes_every_later_edge():
+    edges = tap("bo", T0) + tap("cy", T0 + 3 * S)
+    taken = claim(edges, T0 + 4 * S, SETTINGS)
+    assert taken[0] == Edge("bo", True, T0)
+    assert Edge("cy", True, T0 + 3 * S) in taken              # the slow player's press too
+
+
+def test_a_burst_that_already_decided_a_race_is_not_claimed_again():
+    edges = tap("bo", T0)
+    log = [race_event(T0, T0)]                                # that burst became a race
+    armed = arm_unannounced(edges, log, T0 + 2 * S, SETTINGS)
+    assert armed.burst == () and armed.arm_ns == T0 + 2 * S
+    later = edges + tap("cy", T0 + 3 * S)                      # a fresh burst after it
+    armed = arm_unannounced(later, log, T0 + 4 * S, SETTINGS)
+    assert armed.arm_ns == T0 + 3 * S
+
+
+def test_the_claimed_floor_is_the_latest_press_or_arm_time_of_recent_races():
+    log = [race_event(T0, T0 + 100 * MS, T0 + 250 * MS), {"type": "flip"},
+           race_event(T0 + 2 * S)]
+    assert claimed_floor(log, T0 + 3 * S, 15 * S) == T0 + 2 * S
+    assert claimed_floor(log[:2], T0 + 3 * S, 15 * S) == T0 + 250 * MS
+    assert claimed_floor(log, T0 + 30 * S, 15 * S) is None      # too old to matter
+    assert claimed_floor([{"type": "race", "spec": "junk"}, {"type": "race"}], T0, S) is None
+
+
+def test_claim_windows_show_the_bursts_still_claimable_as_they_drain():
+    edges = tap("bo", T0) + tap("cy", T0 + 200 * MS) + tap("ana", T0 + 4 * S)
+    wins = claim_windows(edges, T0 + 6 * S, SETTINGS)
+    assert [w["players"] for w in wins] == [["bo", "cy"], ["ana"]]
+    assert wins[0]["closes_ns"] == T0 + 10 * S and wins[0]["closes_in_ms"] == 4_000
+    assert [w["players"] for w in claim_windows(edges, T0 + 12 * S, SETTINGS)] == [["ana"]]
+    assert claim_windows(edges, T0 + 6 * S, SETTINGS, floor_ns=T0 + 4 * S) == []
+
+
+def test_old_edges_are_forgotten_only_past_the_horizon():
+    edges = tap("bo", T0) + tap("cy", T0 + 1 * S)
+    assert forget_before(edges, T0 + SETTINGS.horizon_ns, SETTINGS) == 0
+    assert forget_before(edges, T0 + SETTINGS.horizon_ns + 1, SETTINGS) == 1
+    assert forget_before(edges, T0 + 2 * S + SETTINGS.horizon_ns, SETTINGS) == 4
+
+
+# ---------------------------------------------------------------------------
+# announced races: countdown -> GO
+
+
+def test_an_announced_race_goes_after_its_countdown_and_ends_after_the_wait():
+    armed = arm_announced(T0, SETTINGS)
+    assert armed.announced and armed.go_ns == T0 + 3 * S
+    assert armed.deadline_ns == T0 + 8 * S and armed.burst == ()
+    short = arm_announced(T0, SETTINGS, countdown_ns=500 * MS, wait_ns=2 * S)
+    assert (short.go_ns, short.deadline_ns) == (T0 + 500 * MS, T0 + 2_500 * MS)
+    with pytest.raises(ValueError):
+        arm_announced(T0, SETTINGS, countdown_ns=-1)
+
+
+def test_phase_is_countdown_before_go_live_from_go_and_decided_with_a_verdict():
+    go = T0 + 3 * S
+    assert phase(False, True, go, go - 1) == "countdown"
+    assert phase(False, True, go, go) == "live"                # GO itself counts
+    assert phase(True, True, go, go - 1) == "decided"
+    assert phase(False, False, go, go - 1) == "live"           # unannounced: no countdown
+    assert go_in_ms(go, T0) == 3_000 and go_in_ms(go, go + S) == 0
+    assert go_in_ms(go, go - 1) == 0                           # whole milliseconds
+
+
+def test_a_request_may_set_its_own_wait():
+    assert request_wait_ns({"wait_ms": 7000}) == 7 * S
+    assert request_wait_ns({}) is None and request_wait_ns(None) is None
+    with pytest.raises(ValueError, match="wait_ms"):
+        request_wait_ns({"wait_ms": "soon"})
+
+
+# ---------------------------------------------------------------------------
+# race windows and the referee's spec
+
+
+def test_a_race_window_holds_both_ends_and_drains():
+    w = Arming(False, T0, T0 + 5 * S).window
+    assert T0 in w and T0 + 5 * S in w and T0 - 1 not in w and T0 + 5 * S + 1 not in w
+    assert w.remaining_ns(T0 - S) == 5 * S and w.remaining_ns(T0 + 2 * S) == 3 * S
+    assert RaceWindow(0, 10).remaining_ns(11) == 0
+
+
+def test_the_spec_takes_the_window_and_the_request_can_widen_the_tie():
+    req = RaceRequest("first-press", ("bo", "cy"), "chope", players=("ana", "bo", "cy"),
+                      info={"tie_window_us": 250})
+    spec = race_spec(req, Arming(False, T0, T0 + 5 * S), SETTINGS, ["ana", "bo", "cy"],
+                     20 * MS)
+    assert (spec.arm_ns, spec.deadline_ns, spec.tie_window_ns) == (T0, T0 + 5 * S, 250_000)
+    assert spec.eligible == ("bo", "cy") and spec.players == ("ana", "bo", "cy")
+    plain = RaceRequest("last-press", ("ana", "bo"), "siam")
+    spec = race_spec(plain, Arming(True, T0, T0 + S), SETTINGS, ["ana", "bo"], 20 * MS)
+    assert spec.players == ("ana", "bo") and spec.tie_window_ns == 0
+    with pytest.raises(RaceError):
+        race_spec(RaceRequest("fastest", ("ana",), "x"), Arming(True, T0, T0 + S), SETTINGS,
+                  ["ana"], 20 * MS)
+
+
+def test_the_module_reads_no_clock():
+    import inspect
+    text = inspect.getsource(arming)
+    for forbidden in ("import time", "monotonic", "threading", "sqlite", "datetime"):
+        assert forbidden not in text
