@@ -45,6 +45,7 @@ class Box:
         self.tick = 0             # 64-bit tick of the newest word
         self.read = 0             # words taken from the ring (mod 2**16)
         self.last_drain_us = hw.ticks_us()
+        self.tick_us = self.last_drain_us     # when the newest word was read
         self.started = False
         self.resync = False
         # levels
@@ -122,6 +123,8 @@ class Box:
                 self.read = (written - size + 4) & 0xFFFF    # the oldest still whole
                 avail = size - 4
             self.overflow(lost)
+        if avail:
+            self.tick_us = now
         i = self.read
         for _ in range(avail):
             k = base + (i % size) * 2
@@ -261,7 +264,7 @@ class Box:
 
     def now_tick(self, now):
         """The counter now, from the newest word and the coarse timer."""
-        d = self.hw.diff(now, self.last_drain_us)
+        d = self.hw.diff(now, self.tick_us)
         return self.tick + (d if d > 0 else 0)
 
     def timers(self, now):

@@ -82,7 +82,9 @@ def cobs_encode(src):
     code_at = 0
     code = 1
     o = 1
-    for b in src:
+    last = len(src) - 1
+    for i in range(len(src)):
+        b = src[i]
         if b == 0:
             out[code_at] = code
             code_at = o
@@ -92,7 +94,7 @@ def cobs_encode(src):
             out[o] = b
             o += 1
             code += 1
-            if code == 0xFF:
+            if code == 0xFF and i < last:
                 out[code_at] = code
                 code_at = o
                 o += 1

@@ -1,0 +1,354 @@
+"""The box's firmware logic, run under the real MicroPython unix port.
+
+Each test runs a short script in ``micropython`` with the firmware and the
+stand-ins for ``machine`` and ``rp2`` (firmware/sim/) on its path, on a
+simulated board whose clock the script sets. What the box sends is decoded
+here with the Pi's own codec, so every test also checks that the two ends
+agree on the wire."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from companion.edges import Edge
+from companion.pico import protocol as P
+from companion.referee import debounce
+
+ROOT = Path(__file__).resolve().parents[1]
+FIRMWARE = ROOT / "firmware"
+VECTORS = ROOT / "tests" / "vectors" / "pico_frames.json"
+MICROPYTHON = Path(os.sys.executable).with_name("micropython")
+
+pytestmark = pytest.mark.skipif(not MICROPYTHON.exists(), reason="no MicroPython unix port")
+
+PRELUDE = """
+import sys, json
+from simboard import board
+board.fixed_now = 1_000_000
+import boxhw, boxcore, boxconfig as C, boxproto as P
+hw = boxhw.Hardware()
+hw.ticks_us = lambda: board.now_us() & 0x3FFFFFFF
+sent = []
+def _write(d):
+    if not state["writable"]:
+        return False
+    sent.append(bytes(d))
+    return True
+state = {"writable": True}
+hw.write = _write
+hw.writable = lambda: state["writable"]
+inbox = []
+def _read():
+    data = b"".join(inbox)
+    inbox.clear()
+    return data
+hw.read = _read
+box = boxcore.Box(hw, C, 7)
+def at(us):
+    board.fixed_now = us
+    box.poll()
+def run_to(us, step=1000):
+    t = board.fixed_now
+    while t < us:
+        t = min(t + step, us)
+        at(t)
+GPIO = {n: g for role, n, g in C.INPUTS if role == 1}
+def press(n, us): board.schedule(us, GPIO[n], 0)
+def release(n, us): board.schedule(us, GPIO[n], 1)
+fr = P.Framer()
+def command(ftype, payload):
+    body = fr.frame(ftype, payload)
+    inbox.append(body)
+def done(**extra):
+    out = {"wire": b"".join(sent).hex()}
+    out.update(extra)
+    print(json.dumps(out))
+"""
+
+
+def run_mp(body: str, timeout: float = 60) -> dict:
+    script = PRELUDE + textwrap.dedent(body)
+    env = dict(os.environ, MICROPYPATH=f"{FIRMWARE / 'sim'}:{FIRMWARE}")
+    r = subprocess.run([str(MICROPYTHON), "-c", script], capture_output=True, text=True,
+                       env=env, timeout=timeout, cwd=FIRMWARE)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def frames(out: dict) -> list:
+    got = P.Decoder().feed(bytes.fromhex(out["wire"]))
+    assert not [f for f in got if isinstance(f, P.LinkFault)], got
+    return got
+
+
+def records(msgs) -> list[tuple[int, int, int]]:
+    return [r for m in msgs if isinstance(m, P.Edges) for r in m.records]
+
+
+# ---------------------------------------------------------------------------
+# The wire: the same known answers as the Pi's codec
+
+
+def test_the_firmware_codec_gives_the_known_answer_frames():
+    out = run_mp(f"""
+        vec = json.load(open({str(VECTORS)!r}))
+        res = {{"crc": [P.crc16(bytes.fromhex(v["data"])) for v in vec["crc16_ccitt_false"]],
+               "cobs": [P.cobs_encode(bytes.fromhex(v["raw"])).hex() for v in vec["cobs"]],
+               "uncobs": [P.cobs_decode(bytes.fromhex(v["enc"])).hex() for v in vec["cobs"]],
+               "frames": [], "commands": [], "bad": []}}
+        for v in vec["frames"]:
+            f = v["fields"]; t = v["type"]
+            g = P.Framer(); g.seq = f["seq"]
+            if t == "hello":
+                w = g.hello(f["firmware"], f["tick_hz"], f["boot_id"], f["tick"], f["flags"],
+                            f["debounce_us"], f["stuck_ms"], [i[1:] for i in f["inputs"]],
+                            f["leds"], f["piezo"])
+            elif t == "edges": w = g.edges(f["records"])
+            elif t == "heartbeat": w = g.heartbeat(f["tick"], f["levels"], f["overflows"], f["tx_dropped"], f["rx_corrupt"])
+            elif t == "fault": w = g.fault(f["code"], f["input"], f["tick_lo"], f["count"])
+            elif t == "sync-reply": w = g.sync_reply(f["token"], f["tick"])
+            elif t == "ack": w = g.ack(f["acked_seq"], f["acked_type"], f["status"], f["tick"])
+            else:
+                u = P.Unframer()
+                cmds = u.feed(bytes.fromhex(v["wire"]))
+                res["commands"].append([v["name"], [[c[0], c[1], c[2].hex()] for c in cmds], u.corrupt])
+                continue
+            res["frames"].append([v["name"], w.hex()])
+        for v in vec["bad"]:
+            u = P.Unframer()
+            res["bad"].append([v["name"], len(u.feed(bytes.fromhex(v["wire"]) + b"\\x00")), u.corrupt])
+        print(json.dumps(res))
+    """)
+    vec = json.loads(VECTORS.read_text())
+    assert out["crc"] == [v["crc"] for v in vec["crc16_ccitt_false"]]
+    assert out["cobs"] == [v["enc"] for v in vec["cobs"]]
+    assert out["uncobs"] == [v["raw"] for v in vec["cobs"]]
+    wires = {v["name"]: v["wire"] for v in vec["frames"]}
+    assert len(out["frames"]) == 10
+    for name, wire in out["frames"]:
+        assert wire == wires[name], name
+    assert len(out["commands"]) == 7
+    for name, cmds, corrupt in out["commands"]:
+        expect = P.Decoder().feed(bytes.fromhex(wires[name]))[0]
+        body = P.frame_body(expect)
+        assert cmds == [[body[1], expect.seq, body[4:-2].hex()]] and corrupt == 0, name
+    for name, n, corrupt in out["bad"]:
+        assert (n, corrupt) == (0, 1), name
+
+
+# ---------------------------------------------------------------------------
+# Edges
+
+
+def test_the_box_says_hello_first_after_a_lone_delimiter():
+    out = run_mp("""
+        box.start(); at(1_001_000)
+        done()
+    """)
+    wire = bytes.fromhex(out["wire"])
+    assert wire[0] == 0
+    hello = frames(out)[0]
+    assert isinstance(hello, P.Hello) and hello.tick_hz == 1_000_000
+    assert [(i.role, i.number) for i in hello.inputs][:6] == [(1, n) for n in range(1, 7)]
+    assert hello.protocol == P.PROTOCOL_VERSION and hello.boot_id == 7
+
+
+def test_buzzers_changing_in_one_sample_share_one_record_and_one_tick():
+    out = run_mp("""
+        press(1, 1_500_000); press(3, 1_500_000); press(2, 1_500_001)
+        run_to(1_600_000)
+        done()
+    """)
+    recs = records(frames(out))
+    assert recs[0] == (500_000, 0b101, 0b101)          # one sample, one stamp
+    assert recs[1] == (500_001, 0b010, 0b111)          # a microsecond later: its own
+    assert len(recs) == 2
+
+
+def test_the_counter_is_extended_past_its_22_bit_wrap():
+    out = run_mp("""
+        for k in range(1, 7):      # a press every 3 s for 18 s: past four wraps of 4.19 s
+            press(1, 1_000_000 + 3_000_000 * k); release(1, 1_000_000 + 3_000_000 * k + 100_000)
+        run_to(20_000_000, step=50_000)
+        done()
+    """)
+    msgs = frames(out)
+    presses = [t for t, ch, lv in records(msgs) if ch & 1 and lv & 1]
+    assert presses == [3_000_000 * k for k in range(1, 7)]
+    beats = [m.tick for m in msgs if isinstance(m, P.Heartbeat)]
+    assert len(beats) >= 70 and beats == sorted(beats) and beats[-1] > 1 << 22
+
+
+def _raw_bounces():
+    # (buzzer, pressed, us): a bouncy press, a short tap, a release storm
+    ev = [(1, True, 1_100_000), (1, False, 1_100_300), (1, True, 1_100_700),
+          (1, False, 1_101_200), (1, True, 1_101_500),
+          (1, False, 1_200_000), (1, True, 1_200_400), (1, False, 1_200_900),
+          (2, True, 1_300_000), (2, False, 1_305_000),          # a 5 ms tap
+          (3, True, 1_400_000), (3, False, 1_400_100), (3, True, 1_419_000),
+          (3, False, 1_425_000), (3, True, 1_426_000)]
+    return ev
+
+
+def test_debounce_is_the_referees_leading_edge_debounce():
+    ev = _raw_bounces()
+    lines = "\n".join(f"{'press' if p else 'release'}({b}, {t})" for b, p, t in ev)
+    out = run_mp(lines + "\nrun_to(1_600_000, step=500)\ndone()\n")
+    got = sorted((t + 1_000_000, b) for t, ch, lv in records(frames(out))
+                 for b in range(6) if ch >> b & 1 for _ in [lv >> b & 1])
+    got_edges = sorted((t, b + 1, bool(lv >> b & 1)) for t, ch, lv in records(frames(out))
+                       for b in range(6) if ch >> b & 1)
+    want = debounce([Edge(str(b), p, t * 1000) for b, p, t in ev], 20_000_000)
+    want_edges = sorted((e.t_ns // 1000 - 1_000_000, int(e.player), e.pressed)
+                        for es in want.values() for e in es)
+    assert got_edges == want_edges
+    assert got  # the first edge of each burst kept its own stamp:
+    assert (100_000, 1, True) in got_edges and (300_000, 2, True) in got_edges
+
+
+def test_raw_mode_reports_every_sampled_change():
+    ev = _raw_bounces()
+    lines = "\n".join(f"{'press' if p else 'release'}({b}, {t})" for b, p, t in ev)
+    out = run_mp("command(P.CONFIG, bytes([P.CONFIG_RAW]) + bytes(8))\nat(1_000_100)\n"
+                 + lines + "\nrun_to(1_600_000, step=500)\ndone()\n")
+    msgs = frames(out)
+    acks = [m for m in msgs if isinstance(m, P.Ack)]
+    assert acks[0].acked_type == P.CONFIG and acks[0].status == P.ACK_OK
+    n = sum(bin(ch & 0x3F).count("1") for _, ch, _ in records(msgs))
+    assert n == len(ev)
+
+
+# ---------------------------------------------------------------------------
+# Clock sync, cue, commands
+
+
+def test_a_sync_request_is_answered_with_the_pio_stamp_of_the_mark():
+    out = run_mp("""
+        at(1_200_000)
+        command(P.SYNC_REQUEST, (0xCAFE).to_bytes(4, "little"))
+        at(1_234_567)
+        at(1_235_000)
+        done()
+    """)
+    replies = [m for m in frames(out) if isinstance(m, P.SyncReply)]
+    assert replies == [P.SyncReply(replies[0].seq, 0xCAFE, 234_567)]
+
+
+def test_the_cue_is_acknowledged_with_the_stamp_of_its_own_edge():
+    out = run_mp("""
+        at(1_100_000)
+        command(P.SET_CUE, bytes([1]) + (0).to_bytes(8, "little"))
+        at(1_150_000)
+        at(1_150_100)
+        command(P.SET_CUE, bytes([0]) + (400_000).to_bytes(8, "little"))   # off at tick 400000
+        run_to(1_500_000, step=700)
+        done(cue=board.levels[10])
+    """)
+    msgs = frames(out)
+    acks = [m for m in msgs if isinstance(m, P.Ack) and m.acked_type == P.SET_CUE]
+    assert [a.tick for a in acks][0] == 150_000
+    assert 400_000 <= acks[1].tick <= 400_700          # fired by the box's own clock
+    cue_bit = 1 << 8
+    cue_recs = [(t, lv & cue_bit) for t, ch, lv in records(msgs) if ch & cue_bit]
+    assert cue_recs == [(150_000, cue_bit), (acks[1].tick, 0)]
+    assert out["cue"] == 0
+
+
+def test_leds_follow_the_host_and_bad_commands_are_refused_with_a_fault():
+    out = run_mp("""
+        at(1_100_000)
+        command(P.SET_LEDS, bytes([0b000101, 0b000001]))
+        command(P.SET_LEDS, bytes([0b1000000, 0]))          # a 7th LED does not exist
+        command(P.PULSE, bytes(9))                          # zero-width pulses
+        at(1_100_500)
+        done(leds=[board.levels[g] for n, g in C.LEDS])
+    """)
+    msgs = frames(out)
+    acks = [(m.acked_type, m.status) for m in msgs if isinstance(m, P.Ack)]
+    assert acks == [(P.SET_LEDS, P.ACK_OK), (P.SET_LEDS, P.ACK_BAD_ARGS),
+                    (P.PULSE, P.ACK_BAD_ARGS)]
+    assert out["leds"] == [1, 0, 0, 0, 0, 0]
+    assert [m.code for m in msgs if isinstance(m, P.Fault)] == [P.F_BAD_COMMAND] * 2
+
+
+def test_garbage_and_a_ctrl_c_byte_from_the_host_are_counted_not_obeyed():
+    out = run_mp("""
+        at(1_100_000)
+        inbox.append(b"\\x03\\x03garbage\\x00")
+        command(P.SYNC_REQUEST, bytes([3, 3, 3, 3]))     # 0x03 inside a real frame is data
+        run_to(1_400_000)
+        done(corrupt=box.unframer.corrupt)
+    """)
+    msgs = frames(out)
+    assert [m.token for m in msgs if isinstance(m, P.SyncReply)] == [0x03030303]
+    assert out["corrupt"] == 1
+    assert [m.rx_corrupt for m in msgs if isinstance(m, P.Heartbeat)][-1] == 1
+
+
+# ---------------------------------------------------------------------------
+# Faults
+
+
+def test_a_host_that_does_not_read_costs_dropped_frames_never_a_blocked_loop():
+    out = run_mp("""
+        at(1_100_000)
+        state["writable"] = False
+        press(1, 1_200_000); release(1, 1_300_000)
+        run_to(2_000_000)
+        state["writable"] = True
+        press(2, 2_100_000)
+        run_to(2_300_000)
+        done(dropped=box.tx_dropped)
+    """)
+    msgs = frames(out)
+    assert out["dropped"] >= 2
+    drops = [m for m in msgs if isinstance(m, P.Fault) and m.code == P.F_TX_DROPPED]
+    assert drops and drops[0].count == out["dropped"]
+    assert records(msgs)[-1][1:] == (0b10, 0b10)         # the loop went on
+
+
+def test_an_overflow_is_reported_and_invents_no_edge():
+    out = run_mp("""
+        at(1_100_000)
+        press(5, 1_199_990)                  # buzzer 5's press is lost in the flood:
+        t = 1_200_000
+        for i in range(150):                 # 300 changes before the next drain
+            press(4, t); release(4, t + 1); t += 2
+        at(1_200_000 + 1_000)
+        run_to(1_400_000)
+        done()
+    """)
+    msgs = frames(out)
+    faults = [m for m in msgs if isinstance(m, P.Fault) and m.code == P.F_OVERFLOW]
+    assert faults[0].input == P.NO_INPUT and faults[0].count > 0
+    assert (4, 1) in [(f.input, f.count) for f in faults]      # buzzer 5 (bit 4): now pressed
+    # no press of buzzer 5 with a stamp: its time is unknown
+    assert not [r for r in records(msgs) if r[1] & 0b10000]
+    heart = [m for m in msgs if isinstance(m, P.Heartbeat)][-1]
+    assert heart.overflows == 1 and heart.levels & 0b10000
+
+
+def test_a_buzzer_held_past_the_stuck_time_is_reported_and_cleared_on_release():
+    out = run_mp("""
+        command(P.CONFIG, bytes([0]) + (20_000).to_bytes(4, "little") + (500).to_bytes(4, "little"))
+        at(1_050_000)
+        press(6, 1_100_000); release(6, 1_900_000)
+        run_to(2_000_000, step=5_000)
+        done()
+    """)
+    faults = [(m.code, m.input) for m in frames(out) if isinstance(m, P.Fault)]
+    assert faults == [(P.F_STUCK, 5), (P.F_CLEARED, 5)]
+
+
+def test_the_board_traps_are_handled_in_the_code():
+    main = (FIRMWARE / "main.py").read_text()
+    hw = (FIRMWARE / "boxhw.py").read_text()
+    assert "micropython.kbd_intr(-1)" in main
+    assert "sys.stdout.buffer" in hw and "print(" not in hw
+    assert "open(" not in (FIRMWARE / "boxcore.py").read_text()      # no flash writes in play
