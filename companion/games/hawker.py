@@ -105,8 +105,9 @@ NAMES = {**{k: v["name"] for k, v in DATA["ingredients"].items()},
 TARGETS = {int(k): v for k, v in DATA["targets"].items()}
 HAND_LIMIT = DATA["hand_limit"]
 PER_TURN = DATA["actions_per_turn"]
-#: At most this many cooks (per dish and way), discards or losses are listed
-#: when a hand is not known card by card; the rest stay legal, just unlisted.
+#: At most this many cooks (per dish and way), discards or losses are listed:
+#: Rojak and Family Recipe take *any* cards, and a hand the table cannot see
+#: may hold almost anything; the rest stay legal, just unlisted.
 MAX_LISTED = 40
 #: The referee's safety deadline for a hold that lasts "for a turn".
 TURN_HOLD_MS = 600_000
@@ -366,7 +367,7 @@ class HawkerWars(Game):
                       for p in players},
             "ipile": {"size": sum(v["copies"] for v in DATA["ingredients"].values()),
                       "known": {}, "public": {}},
-            "apile": {"size": n_actions, "events": {}, "stacks": []},
+            "apile": {"size": n_actions, "events": {}, "stacks": [], "shuffled": False},
             "events_aside": {k: n for k, n in events.items() if n},
             "market": {}, "discard": {}, "box": {},
             "open": [None] * DATA["open_dishes"],
@@ -397,12 +398,13 @@ class HawkerWars(Game):
         if t not in EVENTS:
             raise RulesError(f"unknown Hawker Wars event {t!r}; known: {', '.join(EVENTS)}",
                              "events")
-        if s["chain"] and t not in ("stop", "resolve"):
+        if s["chain"] and t not in ("stop", "resolve", "race", "lose"):
+            words = self._chain_words(s)
             self._resolve(s)
             self._settle(s)
             if self.finished(s):
-                raise RulesError(f"the game ended when the {self._chain_words(s)} took "
-                                 "effect: log 'resolve'", "game ends")
+                raise RulesError(f"the game ended when {words} took effect: log 'resolve'",
+                                 "game ends")
         if s["loss"] and t != "lose":
             loss = s["loss"]
             raise RulesError(f"{loss['player']} must first give up {loss['count']} card(s) "
@@ -922,7 +924,7 @@ class HawkerWars(Game):
         or one Event in each of as many equal stacks (event_shuffle)."""
         pile, events = s["apile"], s["events_aside"]
         e = sum(events.values())
-        pile["events"], s["events_aside"] = dict(events), {}
+        pile["events"], s["events_aside"], pile["shuffled"] = dict(events), {}, True
         n = pile["size"]
         if s["rules"]["event_shuffle"] == "stacks" and e:
             q, r = divmod(n, e)
@@ -1011,30 +1013,44 @@ class HawkerWars(Game):
 
     # -- what may happen next ---------------------------------------------
     def legal_events(self, s) -> list[dict]:
-        """What the host may log: the race outcomes while everyone holds,
-        the decisions public information allows, and the chance outcomes
-        (with ``draws: "private"`` a hidden draw is offered only in its
-        cardless form: the player logs the cards on their own page)."""
+        """Every event the rules allow now, as far as the tracker knows the
+        hands: the race outcomes while everyone holds, the decisions, the
+        chance outcomes, and (``draws: "private"``) a hidden draw in its
+        cardless form too (the fallback when a player cannot log theirs).
+        The host console should offer :meth:`host_events` instead, which
+        shows no hand."""
+        return self._offers(s, "tracker")
+
+    def host_events(self, s) -> list[dict]:
+        """What the host console may offer without showing anyone's hand:
+        moves as far as *public* information allows them (the tracker still
+        refuses one the real, logged hand cannot make) and draws in their
+        cardless form; players log their own cards on their private pages."""
+        return self._offers(s, "public")
+
+    def _offers(self, s, view) -> list[dict]:
         if self.finished(s):
             return []
         out = []
-        if s["race"] and not s["loss"] and not s["chain"]:
+        if self.race_request(s) is not None:
             out += self.race_outcomes(s)
             if self._hold_blocks(s):
                 return out
-        out += self.decisions(s)
+        out += self.decisions(s, view)
         chance = [e for e, _ in self.chance_outcomes(s)]
         if s["rules"]["draws"] == "private" and chance and chance[0]["type"] == "draw":
             item = self._draw_items(s)[0]
-            chance = [{"type": "draw", "player": item["player"], "pile": item["pile"],
-                       "count": self._draw_size(s, item)}]
+            cardless = {"type": "draw", "player": item["player"], "pile": item["pile"],
+                        "count": self._draw_size(s, item)}
+            chance = [cardless] if view == "public" else chance + [cardless]
         return out + chance
 
-    def decisions(self, s, view: str = "public") -> list[dict]:
+    def decisions(self, s, view: str = "tracker") -> list[dict]:
         """The players' choices now, as far as ``view`` knows the hands:
-        ``"public"`` (default: what the whole table knows, so the host
-        console never shows a hand), ``"tracker"`` (every hand as logged) or
-        a player's name (their own hand as they logged it)."""
+        ``"tracker"`` (default: every hand as logged, so each listed move is
+        accepted), ``"public"`` (what the whole table knows: the host
+        console's offers) or a player's name (their own hand as they logged
+        it, with the others' as the table knows them)."""
         if self.finished(s):
             return []
         if s["loss"]:
@@ -1087,7 +1103,7 @@ class HawkerWars(Game):
                     sum(n for k, n in g.items() if kind_of(k) == cls) <= s["hands"][p][cls]
                     for cls in classes):
                 out.append(g)
-                if budget and len(out) >= limit:
+                if len(out) >= limit:
                     break
         return out
 
@@ -1105,12 +1121,14 @@ class HawkerWars(Game):
         return [p for p in s["players"] if p != last and self._may_hold(s, p, STOP, view)]
 
     def _cooks(self, s, p, view, dish, any_n=None) -> list[dict]:
-        """The ingredient groups p may cook ``dish`` with (at most MAX_LISTED)."""
+        """The ingredient groups p may cook ``dish`` with (at most MAX_LISTED:
+        Rojak and Family Recipe take any cards, too many to list them all)."""
         extra = s["inflation"].get(p, 0)
         info = DISHES[dish]
         if any_n is not None or "any" in info:
             n = any_n if any_n is not None else info["any"]
             return self._groups(s, p, n + extra, view, INGREDIENTS)
+        pool = self._pool(s, view)
         need: dict = {}
         for k in info["ingredients"]:
             _add(need, k)
@@ -1123,7 +1141,7 @@ class HawkerWars(Game):
         out, seen = [], set()
         for g in candidates:
             key = tuple(sorted(g.items()))
-            if key not in seen and self._holds(s, p, g, view):
+            if key not in seen and self._holds(s, p, g, view, pool):
                 seen.add(key)
                 out.append(g)
         return out[:MAX_LISTED]
@@ -1136,10 +1154,10 @@ class HawkerWars(Game):
             out = [dict(o, **({k: m} if m else {})) for o in out for m in range(n + 1)]
         return out
 
-    def _holds(self, s, p, g: dict, view) -> bool:
-        """May p's hand (as ``view`` knows it) hold the cards ``g``?"""
+    def _holds(self, s, p, g: dict, view, pool=None) -> bool:
+        """May p's hand (as ``view`` knows it) hold the cards ``g``? (``pool``:
+        the unseen cards as ``view`` knows them, if already worked out)"""
         known = self._hand_knowledge(s, p, view)
-        pool = None
         for cls in ("ingredient", "action"):
             mine = {k: n for k, n in g.items() if kind_of(k) == cls}
             if sum(mine.values()) > s["hands"][p][cls]:
@@ -1175,9 +1193,9 @@ class HawkerWars(Game):
             if self._may_hold(s, p, FAMILY, view) and left >= fr_uses:
                 groups = self._cooks(s, p, view, dishes[0], DATA["family_recipe_any"]) \
                     if dishes else []
-                for d in dishes:
+                for d in dishes:          # any dish, any 3: a sample of each listed
                     out += [{"type": "play", "card": FAMILY, "dish": d, "cards": cards_list(g)}
-                            for g in groups]
+                            for g in groups[:max(5, MAX_LISTED // len(dishes))]]
         if (repeat or "TRADE" not in used) and s["market"]:
             gives = self._groups(s, p, DATA["trade_give"], view, INGREDIENTS)
             for g in gives:
@@ -1209,7 +1227,7 @@ class HawkerWars(Game):
                             Fraction(top[0] - top[1], top[0])))
             events = s["apile"]["events"]
             n_ev = sum(events.values())
-            for k, n in events.items():
+            for k, n in events.items() if top[1] else ():
                 out.append(({"type": "event_check", "event": k},
                             Fraction(top[1], top[0]) * Fraction(n, n_ev)))
             return out
@@ -1566,7 +1584,7 @@ class HawkerWars(Game):
         assert sum(s["ipile"]["known"].values()) <= s["ipile"]["size"]
         stacks = s["apile"]["stacks"]
         assert all(a > 0 and 0 <= e <= a for a, e in stacks), stacks
-        if stacks or not s["events_aside"]:
+        if s["apile"]["shuffled"]:
             assert sum(a for a, _ in stacks) == self._apile_left(s), (stacks, s["apile"])
             assert sum(e for _, e in stacks) == sum(s["apile"]["events"].values())
         dishes = self._dish_unseen(s)
