@@ -111,6 +111,7 @@ def test_players_choose_their_colour():
     s = G.setup(TRIO, {"colours": {"cy": "red"}})
     assert s["colours"] == {"ana": "blue", "bo": "yellow", "cy": "red"}
     assert G.public_view(s)["players"][2]["start_square"] == 0
+    assert G.info()["player_colours"] == ["red", "blue", "yellow", "green"]   # the form's
     with pytest.raises(RulesError, match="same colour"):
         G.setup(DUO, {"colours": {"ana": "red", "bo": "red"}})
     with pytest.raises(RulesError, match="colours of the board"):

@@ -110,6 +110,11 @@ class Chopote(Game):
                 label="A 1 or a 6 rolls again even when blocked", rule=R_EXTRA),
     )
 
+    def info(self) -> dict:
+        """The base description plus ``player_colours``: the new-game form offers
+        the default board's colours, the only ones its bottles come in."""
+        return dict(super().info(), player_colours=[c["name"] for c in DATA["board"]["colours"]])
+
     # -- setup ----------------------------------------------------------
     def _setup(self, players: list[str], options: dict) -> dict:
         board = self._check_board(options["board"], len(players))
