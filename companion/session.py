@@ -82,10 +82,6 @@ DEFAULT_SETTINGS: dict[str, Any] = {
 #: the clock thread retries, it never spins.
 RETRY_NS = 10 * MS
 
-# kept for the callers of the old single-module session
-_jsonable = jsonable
-
-
 class ResumeError(StoreError):
     """A stored game that the tracker can no longer replay."""
 
