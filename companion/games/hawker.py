@@ -103,6 +103,10 @@ NAMES = {**{k: v["name"] for k, v in DATA["ingredients"].items()},
          **{k: v["name"] for k, v in DISHES.items()},
          **{k: v["name"] for k, v in STALLS.items()}}
 TARGETS = {int(k): v for k, v in DATA["targets"].items()}
+#: Every card and stall as the page names it (``TC.cardName``).
+CARDS = {k: {"name": v, "kind": "stall" if k in STALLS else "dish" if k in DISHES else (
+    "ingredient" if k in DATA["ingredients"] else "event" if k in DATA["event_cards"]
+    else "action")} for k, v in NAMES.items()}
 HAND_LIMIT = DATA["hand_limit"]
 PER_TURN = DATA["actions_per_turn"]
 #: At most this many cooks (per dish and way), discards or losses are listed:
@@ -1390,7 +1394,7 @@ class HawkerWars(Game):
         p = Fraction(events, cards)
         return {"events_left": sum(s["apile"]["events"].values()),
                 "cards_left": self._apile_left(s), "probability": f"{p.numerator}/{p.denominator}",
-                "percent": round(float(p) * 100, 1)}
+                "chance": round(float(p), 4), "percent": round(float(p) * 100, 1)}
 
     def _pending_words(self, s) -> str:
         if self.finished(s):
@@ -1486,7 +1490,7 @@ class HawkerWars(Game):
             "scores": sc, "finished": done, "winner": s["winner"],
             "end": "target" if s["winner"] else s["over"],
             "ranking": self.ranking(s), "rules": dict(s["rules"]),
-            "cards": dict(NAMES),
+            "cards": CARDS,
         }
 
     def describe(self, ev: dict) -> str:
