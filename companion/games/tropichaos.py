@@ -59,6 +59,7 @@ import json
 from collections import Counter
 from fractions import Fraction
 from functools import lru_cache
+from math import comb
 from pathlib import Path
 
 from .base import Game, RulesError, Setting, rank_by
@@ -224,16 +225,29 @@ def _prior(assignment: tuple, unseen: tuple) -> int:
     return w
 
 
+class _State(dict):
+    """A state: a plain JSON-able dict that also remembers what was worked
+    out from it (``memo``: the worlds, the odds), because the scoreboard, the
+    console's buttons and the checks all ask the same questions of one state.
+    ``memo`` is None while :meth:`Tropichaos._apply` changes the state."""
+
+    __slots__ = ("memo",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.memo = {}
+
+
 def _copy_state(s: dict) -> dict:
     """A private copy of a state: every mutable part copied, the immutable
-    steps and finished sale records shared."""
-    out = dict(s)
+    steps (a tuple) and finished sale records shared."""
+    out = _State(s)
     for key in ("players", "order", "board", "market", "deals", "news"):
         out[key] = list(s[key])
     for key in ("rules", "bag", "returned"):
         out[key] = dict(s[key])
     out["stands"] = {p: {**st, "taken": list(st["taken"]), "given": list(st["given"]),
-                         "steps": list(st["steps"]), "sales": list(st["sales"])}
+                         "sales": list(st["sales"])}
                      for p, st in s["stands"].items()}
     out["secrets"] = {p: {"start": sec["start"], "sales": dict(sec["sales"])}
                       for p, sec in s["secrets"].items()}
@@ -242,11 +256,26 @@ def _copy_state(s: dict) -> dict:
     return out
 
 
+@lru_cache(maxsize=4096)
+def _move_chance(chips: int, seasons: int, draws: int) -> Fraction:
+    """The chance that ``draws`` chips from a bag of ``chips`` holding
+    ``seasons`` Season chips include one: 1 - C(fruits, d) / C(chips, d)."""
+    if draws > chips - seasons:
+        return Fraction(1 if seasons else 0)
+    return 1 - Fraction(comb(chips - seasons, draws), comb(chips, draws))
+
+
+@lru_cache(maxsize=4096)
+def _frac_text(p: Fraction) -> tuple[str, float]:
+    return f"{p.numerator}/{p.denominator}", round(float(p), 4)
+
+
 def _frac(p: Fraction | None) -> dict | None:
     """An exact probability as JSON: ``{"fraction": "3/19", "value": 0.1579}``."""
     if p is None:
         return None
-    return {"fraction": f"{p.numerator}/{p.denominator}", "value": round(float(p), 4)}
+    text, value = _frac_text(p)
+    return {"fraction": text, "value": value}
 
 
 def fruit_id(value, what: str = "chip") -> str:
@@ -287,7 +316,7 @@ class Tropichaos(Game):
         at = players.index(start)
         order = players[at:] + players[:at]
         deals = order[1:] if len(players) == 2 else order[-2:]
-        return {
+        return _State({
             "players": list(players), "order": order, "start": start,
             "rules": {k: options[k] for k in ("market_redraw", "overstock_exchange",
                                               "latest_tiebreak")},
@@ -297,17 +326,17 @@ class Tropichaos(Game):
             "overstocked": None, "deals": list(deals), "seasons_out": 0,
             "returned": {"season": 0, "fruit": 0}, "turns": 0, "news": [],
             "stands": {p: {"hand": 0, "hidden": False, "taken": list(ZERO),
-                           "given": list(ZERO), "steps": [], "sales": [], "deductions": 0,
+                           "given": list(ZERO), "steps": (), "sales": [], "deductions": 0,
                            "last_turn": None} for p in players},
             "secrets": {p: {"start": None, "sales": {}} for p in players},
             "revealed": {p: {} for p in players}, "auto_revealed": {p: [] for p in players},
-        }
+        })
 
     # -- transitions ----------------------------------------------------
     def apply(self, state: dict, event: dict) -> dict:
         """:meth:`Game.apply` with a copy that knows the state's shape: the
-        stands' histories only ever grow by immutable steps, so they are
-        copied shallowly (a deep copy of every history on every event was a
+        stands' histories are tuples of immutable steps, so they are
+        shared (a deep copy of every history on every event was a
         third of the time of a game)."""
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
             raise RulesError("an event must be a JSON object with a 'type'", "format")
@@ -322,8 +351,10 @@ class Tropichaos(Game):
                              "format")
         if kind not in PRIVATE:          # the table sees nothing of a private note
             s["news"] = []
+        s.memo = None                    # nothing remembered while the state changes
         getattr(self, "_on_" + kind)(s, ev)
         self._settle(s)
+        s.memo = {}
         if not self._joint(s, ALL):
             raise RulesError(self._misfit(s, ev), "hidden chips")
         return s
@@ -433,7 +464,7 @@ class Tropichaos(Game):
         s["bag"]["chips"] -= 1
         st = s["stands"][p]
         st["hidden"], st["hand"] = True, 1
-        st["steps"].append(("start",))
+        st["steps"] += (("start",),)
         if chip != FRUIT:
             s["secrets"][p]["start"] = chip
         s["deals"].pop(0)
@@ -462,7 +493,7 @@ class Tropichaos(Game):
         self._acted(s, p)
         st["hand"] += 1
         st["taken"][FI[chip]] += 1
-        st["steps"].append(("gain", FI[chip]))
+        st["steps"] += (("gain", FI[chip]),)
         s["taker"] = p
         s["phase"] = "draw"
         s["news"].append(f"{p} takes a {FRUIT_NAMES[chip]}; draw a chip for the Market")
@@ -504,7 +535,7 @@ class Tropichaos(Game):
         season = self._season(s)
         no = len(st["sales"])
         st["sales"].append({"season": season, "count": n, "space": s["marker"]})
-        st["steps"].append(("sell", SI[season], n, no))
+        st["steps"] += (("sell", SI[season], n, no),)
         st["hand"] -= n
         if chips is not None:
             s["secrets"][p]["sales"][str(no)] = chips
@@ -536,8 +567,8 @@ class Tropichaos(Game):
                              "chips in the market\"", "overstocked")
         st = s["stands"][taker]
         for g in give:
-            st["steps"].append(("give", FI[g]))
-            st["steps"].append(("gain", FI[over]))
+            st["steps"] += (("give", FI[g]),)
+            st["steps"] += (("gain", FI[over]),)
             st["given"][FI[g]] += 1
             st["taken"][FI[over]] += 1
         s["news"].append(f"{taker} exchanges {', '.join(FRUIT_NAMES[g] for g in give)} for "
@@ -647,6 +678,9 @@ class Tropichaos(Game):
 
     # -- what the tracker knows ---------------------------------------------
     def _unseen(self, s) -> tuple[int, ...]:
+        return self._remember(s, "unseen", lambda: self._work_unseen(s))
+
+    def _work_unseen(self, s) -> tuple[int, ...]:
         """Fruit chips nobody has seen face up for good: the bag's fruits and
         the hidden starting chips, kind by kind (the bag and the hands'
         hidden chips, as the table sees them)."""
@@ -659,31 +693,53 @@ class Tropichaos(Game):
                 out[i] -= st["taken"][i] - st["given"][i]
         return tuple(out)
 
-    def _stand_worlds(self, s, p, viewer, query: str | None = None) -> frozenset:
-        st = s["stands"][p]
-        knows = viewer is ALL or viewer == p
-        sec = s["secrets"][p]
-        start = FI[sec["start"]] if knows and sec["start"] is not None else None
-        secrets = tuple(sorted((int(no), _comp(chips)) for no, chips in sec["sales"].items())
-                        ) if knows else ()
-        revealed = tuple(sorted((SI[x], tuple(c)) for x, c in s["revealed"][p].items()))
-        track = tuple(sorted({SI[x] for x in s["revealed"][p]} |
-                             ({SI[query]} if query else set())))
-        return _worlds(tuple(st["steps"]), start, secrets, revealed, track)
+    def _stand_worlds(self, s, p, knows: bool, query: str | None = None) -> frozenset:
+        """The worlds of ``p``'s stand; with her own notes if ``knows``."""
+        st, sec, rev = s["stands"][p], s["secrets"][p], s["revealed"][p]
+        start, secrets, revealed, track = None, (), (), ()
+        if knows:
+            if sec["start"] is not None:
+                start = FI[sec["start"]]
+            if sec["sales"]:
+                secrets = tuple(sorted((int(no), _comp(chips))
+                                       for no, chips in sec["sales"].items()))
+        if rev or query:
+            revealed = tuple(sorted((SI[x], tuple(c)) for x, c in rev.items()))
+            track = tuple(sorted({SI[x] for x in rev} | ({SI[query]} if query else set())))
+        return _worlds(st["steps"], start, secrets, revealed, track)
+
+    def _remember(self, s, key, work):
+        memo = getattr(s, "memo", None)
+        if memo is None:
+            return work()
+        if key not in memo:
+            memo[key] = work()
+        return memo[key]
+
+    def _knows(self, s, viewer) -> tuple[str, ...]:
+        """The players whose own notes ``viewer`` may use (only those who made any)."""
+        return tuple(p for p in s["order"] if (viewer is ALL or viewer == p) and (
+            s["secrets"][p]["start"] is not None or s["secrets"][p]["sales"]))
 
     def _joint(self, s, viewer, query: tuple | None = None) -> list[tuple[dict, dict]]:
+        knows = self._knows(s, viewer)
+        return self._remember(s, ("joint", knows, query),
+                              lambda: self._work_joint(s, knows, query))
+
+    def _work_joint(self, s, knows, query) -> list[tuple[dict, dict]]:
         """The worlds of the whole table that ``viewer`` cannot rule out:
         ``(starting chips {player: fruit index}, {player: her stand's worlds
         that fit})``. Empty: the events contradict each other."""
-        worlds = {p: self._stand_worlds(s, p, viewer, query[1] if query and query[0] == p
+        worlds = {p: self._stand_worlds(s, p, p in knows, query[1] if query and query[0] == p
                                         else None) for p in s["players"]}
         if not all(worlds.values()):
             return []
         unseen = self._unseen(s)
         hidden = [p for p in s["order"] if s["stands"][p]["hidden"]]
+        roomy = min(unseen) >= len(hidden)
         out = []
         for combo in itertools.product(*(_starts(worlds[p]) for p in hidden)):
-            if all(unseen[i] >= combo.count(i) for i in set(combo)):
+            if roomy or all(unseen[i] >= combo.count(i) for i in set(combo)):
                 out.append((dict(zip(hidden, combo)), worlds))
         return out
 
@@ -723,6 +779,10 @@ class Tropichaos(Game):
         so their chance is exact; a fruit's chance treats every arrangement of
         the unseen fruit chips (bag and hidden starting chips) that fits what
         the viewer saw as equally likely."""
+        return dict(self._remember(s, ("odds", self._knows(s, viewer)),
+                                   lambda: self._work_odds(s, viewer)))
+
+    def _work_odds(self, s, viewer) -> dict[str, Fraction]:
         bag = s["bag"]
         if not bag["chips"]:
             return {}
@@ -769,12 +829,7 @@ class Tropichaos(Game):
         d = self.draws_before_turn(s, player)
         if d is None:
             return None
-        bag = s["bag"]
-        fruits = bag["chips"] - bag["seasons"]
-        if d > fruits:
-            return Fraction(1) if bag["seasons"] else Fraction(0)
-        from math import comb
-        return 1 - Fraction(comb(fruits, d), comb(bag["chips"], d)) if d else Fraction(0)
+        return _move_chance(s["bag"]["chips"], s["bag"]["seasons"], d)
 
     # -- what may happen next ---------------------------------------------
     def decisions(self, s) -> list[dict]:
@@ -850,7 +905,7 @@ class Tropichaos(Game):
         for no, sale in enumerate(st["sales"]):
             if str(no) in sec["sales"]:
                 continue
-            base = self._stand_worlds(s, player, player)
+            base = self._stand_worlds(s, player, True)
             if not base:
                 continue
             for comp in _parts((sale["count"],) * len(FRUITS), sale["count"]):
@@ -860,7 +915,7 @@ class Tropichaos(Game):
                 revealed = tuple(sorted((SI[x], tuple(c)) for x, c in s["revealed"][player]
                                         .items()))
                 track = tuple(sorted(SI[x] for x in s["revealed"][player]))
-                if _worlds(tuple(st["steps"]), start, secrets, revealed, track):
+                if _worlds(st["steps"], start, secrets, revealed, track):
                     out.append({"type": "sold", "player": player, "sale": no,
                                 "chips": _chips(comp)})
         return out
@@ -956,8 +1011,7 @@ class Tropichaos(Game):
             })
         bag = s["bag"]
         unseen = self._unseen(s)
-        odds = self.draw_odds(s, None) if s["phase"] in ("market", "draw", "turn", "exchange",
-                                                          "deal") else {}
+        odds = self.draw_odds(s, None) if s["phase"] != "reveal" and not done else {}
         space = s["board"][s["marker"]]
         return {
             "game": self.name, "phase": s["phase"], "status": self._status(s),
