@@ -84,6 +84,7 @@ class ClockSync:
         self.base_ns = 0
         self.rate_q = self.nominal_q
         self._bound_ns: int | None = None
+        self._span = (0, 0)                    # ticks of the quick exchanges fitted
         self._last_tick = 0                    # the newest exchange's tick
         self.exchanges = 0
         self.rejected = 0
@@ -169,10 +170,13 @@ class ClockSync:
         self.base_tick = t0
         self.base_ns = (m0 >> 1) + round(offset)
         self.rate_q = round(rate * (1 << Q))
-        # the truth at an exchange's tick lies inside [sent, received]
+        # the truth at an exchange's tick lies inside [sent, received]: the
+        # fit is within |residual| + rtt/2 of it there, and, both being
+        # lines, within that bound scaled up away from the quick exchanges
         quick = sorted(ex, key=lambda e: e.rtt)[:self.keep]
         self._bound_ns = max(abs(self.to_ns(e.tick) * 2 - e.mid2) // 2 + (e.rtt + 1) // 2
                              for e in quick)
+        self._span = (min(e.tick for e in quick), max(e.tick for e in quick))
 
     # -- the map ---------------------------------------------------------------
 
@@ -190,8 +194,16 @@ class ClockSync:
         if self._bound_ns is None:
             return None
         t = self._last_tick if tick is None else tick
+        lo, hi = self._span
+        out = lo - t if t < lo else t - hi if t > hi else 0
+        bound = self._bound_ns
+        if out:
+            if hi > lo:
+                bound += 2 * bound * out // (hi - lo)
+            else:
+                bound += out * NS_PER_S // self.tick_hz * MAX_PPM // 1_000_000
         drift = abs(t - self._last_tick) * NS_PER_S // self.tick_hz * WANDER_PPM // 1_000_000
-        return self._bound_ns + drift
+        return bound + drift
 
     @property
     def ppm(self) -> float:

@@ -66,8 +66,10 @@ class SimBox:
             raise RuntimeError(f"the simulated box did not start: {line!r} "
                                f"{self.proc.stderr.read(2000)!r}")
         self.plug()
+        self.log: list[str] = []      # what the box printed on stderr
         self._threads = [threading.Thread(target=self._box_to_pi, daemon=True),
-                         threading.Thread(target=self._pi_to_box, daemon=True)]
+                         threading.Thread(target=self._pi_to_box, daemon=True),
+                         threading.Thread(target=self._stderr, daemon=True)]
         for t in self._threads:
             t.start()
 
@@ -124,6 +126,11 @@ class SimBox:
                     self.to_pi += len(data)
                 except OSError:
                     pass
+
+    def _stderr(self) -> None:
+        for line in iter(self.proc.stderr.readline, b""):
+            if len(self.log) < 10_000:
+                self.log.append(line.decode(errors="replace").rstrip())
 
     def _pi_to_box(self) -> None:
         while not self._stop.is_set():

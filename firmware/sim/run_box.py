@@ -54,7 +54,11 @@ def keep_going():
     if not state["said"]:
         state["said"] = True
         sys.stderr.write("ready\n")
-    for obj, ev in cpoll.poll(0):
+    while state["go"]:
+        ready = cpoll.poll(0)
+        if not ready:
+            break
+        ev = ready[0][1]
         if ev & select.POLLIN:
             line = control.readline()
             if line:
@@ -67,4 +71,8 @@ def keep_going():
     return state["go"]
 
 
-main.run(keep_going=keep_going)
+try:
+    main.run(keep_going=keep_going)
+except Exception as exc:          # the test reads it in SimBox.log
+    sys.print_exception(exc, sys.stderr)
+    raise

@@ -1,0 +1,365 @@
+"""End to end: the firmware's main loop under the MicroPython unix port on a
+simulated board, joined to the Pi side through a pty pair (a real tty). The
+``pico`` source feeds the referee and races are decided; then the link is
+damaged (garbage, bit flips, dropped bytes), unplugged and replugged, the
+box's crystal drifts 100 ppm, and its queue overflows: the right faults, no
+invented edge, no lost race."""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import threading
+import time
+import tty
+from pathlib import Path
+
+import pytest
+
+from companion.buzzers.base import CallbackSink, open_source, source_class
+from companion.buzzers.pico import IncompatibleFirmware, PicoSource
+from companion.buzzers.runner import BuzzerRunner
+from companion.pico import protocol as P
+from companion.referee import FIRST_PRESS, MS, RaceSpec, Referee
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "firmware" / "sim"))
+from ptybox import SimBox  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not Path(sys.executable).with_name("micropython").exists(),
+                                reason="no MicroPython unix port")
+
+NAMES = ["ana", "bo", "cy"]
+
+
+class Recorder(CallbackSink):
+    """Keeps every edge, fault and status the source reports."""
+
+    def __init__(self):
+        self.edges = []
+        super().__init__(self.edges.append)
+
+    def kinds(self):
+        return [f.kind for f in self.faults]
+
+
+def wait_for(cond, timeout=5.0, step=0.02):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(step)
+    return cond()
+
+
+def synced(src: PicoSource, bound_ns=5 * MS) -> bool:
+    b = src.error_bound_ns()
+    return b is not None and b < bound_ns
+
+
+@pytest.fixture
+def box(tmp_path):
+    b = SimBox(tmp_path / "box")
+    yield b
+    b.close()
+
+
+def open_pico(box: SimBox, **kw) -> PicoSource:
+    src = PicoSource(NAMES, port=box.port, **kw)
+    assert wait_for(lambda: synced(src), 8), src.status()
+    return src
+
+
+def check_true(edges, truth, src, slack_ns=20_000):
+    """Every reported edge is a real change, stamped within the error bound."""
+    for e in edges:
+        cands = [t for (b, p, t) in truth if b == e.buzzer and p == e.pressed]
+        assert cands, f"invented edge {e}"
+        err = min(abs(e.t_ns - t) for t in cands)
+        assert err <= src.error_bound_ns() + slack_ns, (e, err, src.error_bound_ns())
+
+
+# ---------------------------------------------------------------------------
+
+
+def test_a_race_is_decided_from_the_boxs_stamps(box):
+    src = open_pico(box)
+    referee = Referee(NAMES)
+    runner = BuzzerRunner(src, referee).start()
+    try:
+        t0 = src.now_ns()
+        race = runner.start_race(RaceSpec(FIRST_PRESS, tuple(NAMES), arm_ns=t0 + 100 * MS))
+        box.press(3, t0 + 50 * MS)            # cy jumps the gun
+        box.press(2, t0 + 300 * MS)           # bo first
+        box.press(1, t0 + 300 * MS + 400_000)  # ana 0.4 ms later
+        assert wait_for(lambda: race.verdict is not None, 3)
+        v = race.verdict
+        assert v.winner == "bo" and v.false_starts == ["cy"] and not v.tied
+        order = {o["player"]: o["offset_us"] for o in v.to_json()["order"]}
+        assert order["ana"] - order["bo"] == pytest.approx(400, abs=2)   # box ticks, to the us
+        assert status_ok(src)
+    finally:
+        runner.stop()
+        src.close()
+
+
+def status_ok(src):
+    s = src.status()
+    return s.connected and s.source == "pico" and s.error_bound_ns is not None \
+        and "firmware 1.0.0" in s.detail
+
+
+def test_presses_in_one_sample_share_a_stamp_and_tie(box):
+    src = open_pico(box)
+    rec = Recorder()
+    src.start(rec)
+    try:
+        t = src.now_ns() + 100 * MS
+        box.press(1, t)
+        box.press(2, t)
+        assert wait_for(lambda: len(rec.edges) == 2)
+        a, b = rec.edges
+        assert a.t_ns == b.t_ns and abs(a.t_ns - t) <= src.error_bound_ns() + 20_000
+        from companion.referee import judge
+        v = judge(RaceSpec(FIRST_PRESS, ("1", "2"), arm_ns=t - MS),
+                  [e.as_edge(str(NAMES.index(e.buzzer) + 1)) for e in rec.edges])
+        assert v.winner is None and sorted(v.tied) == ["1", "2"]
+    finally:
+        src.close()
+
+
+def test_garbage_bit_flips_and_dropped_bytes_give_faults_and_no_invented_edge(box):
+    src = open_pico(box)
+    rec = Recorder()
+    src.start(rec)
+    rng = random.Random(7)
+
+    def mangle(data: bytes) -> bytes:
+        b = bytearray(data)
+        r = rng.random()
+        if r < 0.15 and b:
+            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)       # a bit flip
+        elif r < 0.3 and len(b) > 1:
+            del b[rng.randrange(len(b))]                            # a dropped byte
+        return bytes(b)
+
+    try:
+        box.mangle = mangle
+        truth = []
+        t = src.now_ns() + 50 * MS
+        for i in range(30):
+            n = i % 3 + 1
+            box.press(n, t)
+            box.release(n, t + 30 * MS)
+            truth += [(NAMES[n - 1], True, t), (NAMES[n - 1], False, t + 30 * MS)]
+            if i % 5 == 0:
+                box.inject(b"\x13\x37 line noise \xff\xfe\x00")
+            t += 70 * MS
+        time.sleep((t - src.now_ns()) / 1e9 + 0.5)
+        box.mangle = None
+        kinds = rec.kinds()
+        assert "corrupt" in kinds
+        assert src.counters["corrupt"] >= 6
+        check_true(rec.edges, truth, src)
+        assert len(rec.edges) >= 20          # most got through; the lost ones are faults
+        # the link is whole again afterwards: a clean race is decided
+        rec.edges.clear()
+        t = src.now_ns() + 100 * MS
+        box.press(1, t)
+        assert wait_for(lambda: rec.edges)
+        check_true(rec.edges, [("ana", True, t)], src)
+    finally:
+        src.close()
+
+
+def test_unplug_and_replug_reconnect_and_changes_while_away_are_not_invented(box):
+    src = open_pico(box, backoff_s=(0.05, 0.2))
+    rec = Recorder()
+    src.start(rec)
+    try:
+        box.unplug()
+        assert wait_for(lambda: not src.status().connected)
+        assert "disconnected" in rec.kinds()
+        assert not rec.statuses[-1].connected
+        away = src.now_ns() + 20 * MS
+        box.press(2, away)                      # pressed while the cable was out
+        time.sleep(0.3)
+        box.plug()
+        assert wait_for(lambda: src.status().connected and synced(src), 5)
+        assert wait_for(lambda: "gap" in rec.kinds(), 2)        # its change was not seen
+        assert not [e for e in rec.edges if e.buzzer == "bo" and e.pressed]
+        assert src.held == {"bo"}
+        t = src.now_ns() + 100 * MS
+        box.release(2, t)
+        box.press(3, t + 5 * MS)
+        assert wait_for(lambda: len(rec.edges) >= 2)
+        check_true(rec.edges, [("bo", False, t), ("cy", True, t + 5 * MS)], src)
+        assert rec.statuses[-1].connected
+    finally:
+        src.close()
+
+
+@pytest.mark.parametrize("ppm", [100, -100])
+def test_a_crystal_100_ppm_off_is_tracked(tmp_path, ppm):
+    with SimBox(tmp_path / "box", ppm=ppm) as box:
+        src = open_pico(box)
+        rec = Recorder()
+        src.start(rec)
+        try:
+            time.sleep(2.0)
+            truth = []
+            t = src.now_ns() + 50 * MS
+            for i in range(8):
+                box.press(1, t)
+                box.release(1, t + 50 * MS)
+                truth += [("ana", True, t), ("ana", False, t + 50 * MS)]
+                t += 150 * MS
+            assert wait_for(lambda: len(rec.edges) == 16, 5)
+            check_true(rec.edges, truth, src)
+            errs = [abs(e.t_ns - t) for e, (_, _, t) in zip(rec.edges, truth)]
+            assert max(errs) < 1 * MS
+            assert src.sync.ppm == pytest.approx(ppm, abs=40)
+        finally:
+            src.close()
+
+
+def test_a_stalled_box_overflows_says_so_and_invents_nothing(box):
+    src = open_pico(box)
+    rec = Recorder()
+    src.start(rec)
+    try:
+        t = src.now_ns() + 60 * MS
+        box.stall(300)                          # the firmware stops draining its ring
+        time.sleep(0.03)
+        truth = []
+        box.press(3, t - 5 * MS)
+        truth.append(("cy", True, t - 5 * MS))
+        for i in range(200):                    # a bounce storm on two buzzers: 400 changes
+            box.press(1, t + i * 40_000)
+            box.release(1, t + i * 40_000 + 20_000)
+            truth += [("ana", True, t + i * 40_000), ("ana", False, t + i * 40_000 + 20_000)]
+        assert wait_for(lambda: "overflow" in rec.kinds(), 3)
+        time.sleep(0.5)
+        check_true(rec.edges, truth, src)
+        over = [f for f in rec.faults if f.kind == "overflow"]
+        assert over and all("overflow" in f.message or "lost" in f.message for f in over)
+        # the box is whole again: a race after the storm is decided
+        referee = Referee(NAMES)
+        runner = BuzzerRunner(src, referee).start()
+        try:
+            t = src.now_ns()
+            race = runner.start_race(RaceSpec(FIRST_PRESS, ("bo",), arm_ns=t))
+            box.press(2, t + 80 * MS)
+            assert wait_for(lambda: race.verdict is not None, 3)
+            assert race.verdict.winner == "bo"
+        finally:
+            runner.stop()
+    finally:
+        src.close()
+
+
+def test_the_cue_is_stamped_on_the_box_clock(box):
+    src = open_pico(box)
+    try:
+        before = src.now_ns()
+        go = src.cue(True)
+        after = src.now_ns()
+        assert go is not None and before - 2 * MS <= go <= after + 2 * MS
+        at = src.now_ns() + 200 * MS
+        off = src.cue(False, at_ns=at)
+        # fired by the box on its own clock (within its loop's latency), and
+        # the stamp is the one its cue edge carries among the presses
+        assert off is not None and abs(off - at) < 20 * MS
+        assert wait_for(lambda: src.cue_edges and src.cue_edges[-1] == (off, False))
+        assert src.set_leds({"ana": True, "cy": False})
+    finally:
+        src.close()
+
+
+# ---------------------------------------------------------------------------
+# Without a box
+
+
+class FakeBox:
+    """A pty that answers like a box of another firmware."""
+
+    def __init__(self, tmp_path, hello: P.Hello, version=P.PROTOCOL_VERSION):
+        self.master, slave = os.openpty()
+        tty.setraw(slave)
+        self.slave = slave
+        self.port = os.ttyname(slave)
+        self.frame = P.encode(hello, version=version)
+        self.stop = threading.Event()
+        threading.Thread(target=self.run, daemon=True).start()
+
+    def run(self):
+        while not self.stop.wait(0.05):
+            try:
+                os.write(self.master, self.frame)
+            except OSError:
+                return
+
+    def close(self):
+        self.stop.set()
+        os.close(self.master)
+        os.close(self.slave)
+
+
+def _hello(firmware=(1, 0, 0), protocol=1):
+    inputs = tuple(P.Input(i, P.ROLE_BUZZER, i + 1, i + 2) for i in range(6))
+    return P.Hello(0, protocol, firmware, 1_000_000, 1, 0, 0, 20_000, 0, inputs, (), None)
+
+
+@pytest.mark.parametrize("hello, version, says", [
+    (_hello(firmware=(2, 0, 0)), 1, "firmware 2.0.0"),
+    (_hello(protocol=2), 2, "another protocol"),
+])
+def test_an_incompatible_firmware_is_refused_with_how_to_update_it(tmp_path, hello, version,
+                                                                   says):
+    fake = FakeBox(tmp_path, hello, version)
+    try:
+        with pytest.raises(IncompatibleFirmware, match=says) as err:
+            PicoSource(NAMES, port=fake.port, connect_timeout_s=2)
+        assert "mpremote" in str(err.value) and "docs/pico.md" in str(err.value)
+    finally:
+        fake.close()
+
+
+def test_a_silent_port_is_unavailable_with_a_clear_message(tmp_path):
+    master, slave = os.openpty()
+    try:
+        from companion.buzzers.base import SourceUnavailable
+        with pytest.raises(SourceUnavailable, match="did not say hello"):
+            PicoSource(NAMES, port=os.ttyname(slave), connect_timeout_s=0.5)
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+class _Port:
+    def __init__(self, device, vid):
+        self.device, self.vid = device, vid
+
+
+def test_detect_finds_a_pico_by_its_usb_vendor_id(monkeypatch):
+    import serial.tools.list_ports as lp
+    from companion.pico import transport
+    monkeypatch.setattr(transport, "STABLE_NAME", "/nonexistent/buzzerbox")
+    monkeypatch.setattr(lp, "comports", lambda: [_Port("/dev/ttyUSB0", 0x0403)])
+    assert not PicoSource.detect()
+    with pytest.raises(Exception, match="no Raspberry Pi Pico"):
+        PicoSource(NAMES)
+    monkeypatch.setattr(lp, "comports", lambda: [_Port("/dev/ttyUSB0", 0x0403),
+                                                 _Port("/dev/ttyACM0", 0x2E8A)])
+    assert PicoSource.detect()
+    assert transport.find_pico_ports() == ["/dev/ttyACM0"]
+
+
+def test_pico_is_a_registered_source_opened_by_name(box):
+    assert source_class("pico") is PicoSource
+    src = open_source("pico", NAMES, port=box.port)
+    try:
+        assert isinstance(src, PicoSource) and src.buzzers == tuple(NAMES)
+    finally:
+        src.close()
