@@ -1018,6 +1018,7 @@ class Tropichaos(Game):
             "board": {"spaces": list(s["board"]), "marker": s["marker"], "season": space,
                       "moves_left": len(s["board"]) - 1 - s["marker"]},
             "season": space, "market": list(s["market"]), "overstocked": s["overstocked"],
+            "market_slots": self._slots(s),
             "bag": {"chips": bag["chips"], "seasons": bag["seasons"],
                     "fruits": bag["chips"] - bag["seasons"],
                     "unseen_fruits": dict(zip(FRUITS, unseen)),
@@ -1032,8 +1033,20 @@ class Tropichaos(Game):
             if s["phase"] == "reveal" else [],
             "scores": self.scores(s) if done else None, "finished": done,
             "ranking": self.ranking(s) if done else None, "rules": dict(s["rules"]),
-            "points": POINTS, "names": {**FRUIT_NAMES, **SEASON_NAMES, SEASON: "Season chip"},
+            "points": POINTS, "seasons": list(SEASONS),
+            "cards": {**{f: {"name": n, "kind": "fruit"} for f, n in FRUIT_NAMES.items()},
+                      **{x: {"name": n, "kind": "season"} for x, n in SEASON_NAMES.items()},
+                      SEASON: {"name": "Season chip", "kind": "chip"},
+                      FRUIT: {"name": "fruit chip", "kind": "chip"},
+                      END: {"name": "Final space", "kind": "space"}},
         }
+
+    def _slots(self, s) -> list:
+        """The Market's three places, None where a chip waits to be drawn."""
+        slots = list(s["market"])
+        if s["gap"] is not None:
+            slots.insert(s["gap"], None)
+        return slots + [None] * (MARKET_SIZE - len(slots))
 
     def host_view(self, s) -> dict:
         """The host is a player too: the console sees what the table sees."""

@@ -1,0 +1,128 @@
+/* Tropichaos' panel (the panel API is described at the top of js/render.js):
+ * the season board with its marker, the Market, the bag and the odds of the
+ * next draw, and under each player their hand size, chips sold per season,
+ * deductions and the chance the season moves before their next turn. The
+ * public view never holds a hidden fruit: piles show their fruits only once
+ * turned over. Text only, through textContent. */
+(function () {
+  'use strict';
+  const TC = window.TC;
+  const el = TC.el;
+
+  const SEASON_COLOUR = { spring: 'green', summer: 'orange', autumn: 'brown', end: 'grey' };
+  const FRUIT_COLOUR = { kiwi: 'green', mango: 'orange', pomegranate: 'red' };
+  const SEASONS = ['spring', 'summer', 'autumn'];
+
+  function name(s, id) { return TC.cardName(s, id); }
+
+  function fruitCounts(s, counts) {
+    return Object.entries(counts || {}).filter(([, n]) => n)
+      .map(([f, n]) => (n > 1 ? `${n} × ${name(s, f)}` : name(s, f)));
+  }
+
+  function odds(o) { return o ? TC.pct(o.value) : '–'; }
+
+  function board(v, s) {
+    const b = v.board || { spaces: [], marker: 0 };
+    const row = el('div', { class: 'reveal' });
+    b.spaces.forEach((space, i) => {
+      const here = i === b.marker;
+      const label = i === 0 ? `S · ${name(s, space)}` : space === 'end' ? 'Final space' : name(s, space);
+      row.append(TC.paint(el('div', { class: 'slot' + (here ? ' may' : '') },
+        el('div', { class: 'who', text: `space ${i}` }),
+        el('div', { class: 'what', text: label }),
+        here ? el('div', { class: 'piles', text: 'season marker' }) : null),
+      SEASON_COLOUR[space] || null));
+    });
+    return row;
+  }
+
+  function market(v, s) {
+    const slots = v.market_slots || v.market || [];
+    const drawing = v.phase === 'draw' || v.phase === 'market';
+    return el('div', { class: 'reveal' }, slots.map((chip) => (chip
+      ? TC.paint(el('div', { class: 'slot' }, el('div', { class: 'what', text: name(s, chip) })),
+        FRUIT_COLOUR[chip] || null)
+      : el('div', { class: 'slot muted' }, el('div', { class: 'what', text: '–' }),
+        drawing ? el('div', { class: 'piles', text: 'draw from the bag' }) : null))));
+  }
+
+  function results(v, s) {
+    const rows = (v.players || []).map((p) => {
+      const b = p.breakdown || {};
+      const piles = SEASONS.filter((x) => b.piles && b.piles[x]).map((x) =>
+        `${name(s, x)}: ${fruitCounts(s, b.piles[x].chips).join(', ')} = ${b.piles[x].points}`);
+      return el('div', { class: 'slot' },
+        el('div', { class: 'who', text: p.name }),
+        el('div', { class: 'what', text: TC.plural(p.score ?? 0, 'point') }),
+        el('div', { class: 'piles', text: piles.join(' · ') || 'sold nothing' }),
+        el('div', { class: 'piles', text: `${TC.plural(b.sold ?? 0, 'chip')} sold · ${TC.plural(b.deductions ?? 0, 'deduction')}` }));
+    });
+    return el('div', { class: 'reveal' }, rows);
+  }
+
+  TC.panels.tropichaos = {
+    render(container, v, s) {
+      if (v.status) container.append(el('p', { class: 'status', text: v.status }));
+      for (const line of v.news || []) container.append(el('p', { class: 'muted small', text: line }));
+
+      container.append(el('h2', { text: `Season board: ${name(s, v.season)}` }), board(v, s));
+      if (v.board && v.board.moves_left) {
+        container.append(el('p', { class: 'muted small',
+          text: `${TC.plural(v.board.moves_left, 'move')} of the marker to the final space` }));
+      }
+
+      container.append(el('h2', { text: v.overstocked ? `Market: overstocked with ${name(s, v.overstocked)}` : 'Market' }),
+        market(v, s));
+
+      const bag = v.bag || {};
+      const next = (v.odds || {}).next_draw || {};
+      const season = (v.odds || {}).next_draw_season;
+      const stats = [[bag.chips, 'chips in the bag'], [bag.seasons, 'Season chips left']];
+      if (season) stats.push([odds(season), 'odds the next chip is a Season chip', TC.meter(season.value)]);
+      container.append(el('h2', { text: 'The bag' }), TC.stats(stats));
+      const fruitOdds = ['kiwi', 'mango', 'pomegranate'].filter((f) => next[f])
+        .map((f) => `${name(s, f)} ${odds(next[f])}`);
+      if (fruitOdds.length) {
+        container.append(el('p', { class: 'muted small', text: `next chip: ${fruitOdds.join(' · ')}` }));
+      }
+      const unseen = fruitCounts(s, bag.unseen_fruits);
+      if (unseen.length && !v.finished && v.phase !== 'reveal') {
+        const hidden = bag.hidden_in_hands ? ` (${bag.hidden_in_hands} of them may be a hidden starting chip)` : '';
+        container.append(el('p', { class: 'muted small', text: `fruit not seen yet: ${unseen.join(', ')}${hidden}` }));
+      }
+
+      const down = v.face_down_piles || [];
+      if (down.length) {
+        container.append(el('h2', { text: 'Piles still face down' }),
+          TC.chips(down.map((p) => `${p.player}: ${name(s, p.season)}`)));
+      }
+      if (v.finished) container.append(el('h2', { text: 'Final scores' }), results(v, s));
+    },
+
+    extras(vp, s) {
+      const out = [];
+      const sold = SEASONS.filter((x) => vp.sold && vp.sold[x])
+        .map((x) => `${vp.sold[x]} ${TC.cardName(s, x)}`);
+      out.push(sold.length ? `sold ${sold.join(', ')}` : 'nothing sold');
+      if (vp.deductions) out.push(TC.plural(vp.deductions, 'deduction'));
+      if (vp.must_sell) out.push('must Sell');
+      if (vp.starting_chip) out.push('starting chip');
+      if (vp.season_moves_before_turn) {
+        out.push(`season moves before their turn: ${TC.pct(vp.season_moves_before_turn.value)}`);
+      }
+      return out;
+    },
+
+    count(vp) {
+      if (vp.score != null) return [vp.score, 'points'];
+      return [vp.hand ?? 0, vp.hand === 1 ? 'chip in hand' : 'chips in hand'];
+    },
+
+    eventColour(e) {
+      const chip = e.chip || (Array.isArray(e.give) ? e.give[0] : null);
+      if (chip === 'season') return 'grey';
+      return FRUIT_COLOUR[chip] || (e.type === 'reveal' ? SEASON_COLOUR[e.season] : null) || null;
+    },
+  };
+}());
