@@ -26,7 +26,7 @@ turned over automatically.
 Events (fruits: ``kiwi``, ``mango``, ``pomegranate``; Season chip: ``season``)::
 
     {"type": "draw", "chip": "kiwi"}                  # a chip out of the bag into the Market
-    {"type": "deal", "player": "cy", "chip": "fruit"} # a starting chip ("season": shown and returned)
+    {"type": "deal", "player": "cy", "chip": "fruit"} # a starting chip ("season": put back)
     {"type": "take", "chip": "mango"}                 # Take from the Market
     {"type": "sell", "count": 2}                      # Sell (the host sees only how many)
     {"type": "exchange", "give": ["kiwi"]}            # Overstocked: chips given from the hand
