@@ -193,3 +193,77 @@ def test_players_take_slots_in_order():
         pm.for_players(["ana", "ana"])
     with pytest.raises(PinMapError, match="only 1 buzzer slots"):
         PinMap((Slot(1, 17),)).for_players(["ana", "bo"])
+
+
+# ---------------------------------------------------------------------------
+# The Pico box ([pico] table)
+
+#: The Pico's physical pins of its GPIOs (Raspberry Pi Pico datasheet pinout).
+PICO_PIN = {0: 1, 1: 2, 2: 4, 3: 5, 4: 6, 5: 7, 6: 9, 7: 10, 8: 11, 9: 12, 10: 14, 11: 15,
+            12: 16, 13: 17, 14: 19, 15: 20, 16: 21, 17: 22, 18: 24, 19: 25, 20: 26, 21: 27,
+            22: 29, 26: 31, 27: 32, 28: 34}
+
+
+def _boxconfig():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("boxconfig", ROOT / "firmware" / "boxconfig.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_shipped_map_has_a_pico_box_whose_sampled_pins_are_consecutive():
+    pico = load_pinmap(HARDWARE_MAP).pico
+    assert pico is not None and len(pico.buttons) == len(pico.leds) == 6
+    s = pico.sampled()
+    assert list(s) == list(range(s[0], s[0] + 10))
+    assert len(pico.pins()) == 6 + 6 + 4 + 1
+
+
+def test_the_firmware_pin_table_mirrors_the_pico_map():
+    pico = load_pinmap(HARDWARE_MAP).pico
+    c = _boxconfig()
+    assert tuple(g for _, _, g in c.INPUTS) == pico.sampled()
+    assert c.IN_BASE == pico.sampled()[0]
+    assert [(r, n) for r, n, _ in c.INPUTS] == [(1, i) for i in range(1, 7)] + \
+        [(2, 0), (3, 0), (4, 0), (5, 0)]
+    assert tuple(g for _, g in c.LEDS) == pico.leds and c.PIEZO == pico.piezo
+    assert (c.BIT_SELFTEST_IN, c.BIT_TEST_OUT, c.BIT_CUE, c.BIT_MARK) == (6, 7, 8, 9)
+
+
+def test_wiring_md_pico_table_matches_the_toml_and_the_picos_pinout():
+    pico = load_pinmap(HARDWARE_MAP).pico
+    rows = _table(WIRING.read_text(), "pico")
+    assert {int(r[1]): r[0] for r in rows} == {
+        g: {"buzzer": "buzzer", "self-test input": "self-test input"}.get(w, w)
+        .replace("cue led", "cue LED").replace(" led", " LED")
+        .replace("sync mark", "sync mark (leave unconnected)")
+        .replace("cue piezo", "cue piezo (active)")
+        for g, w in pico.pins().items()}
+    for r in rows:
+        assert int(r[2]) == PICO_PIN[int(r[1])], r
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"buttons": "[2, 3, 4, 5, 6]"}, "6 GP numbers"),
+    ({"leds": "[12, 13]"}, "one GP number per button"),
+    ({"cue_led": "19"}, "ten consecutive GPIOs"),
+    ({"leds": "[12, 13, 14, 15, 16, 2]"}, "GP2 is used twice"),
+    ({"piezo": "24"}, "not on the Pico's edge pins"),
+    ({"piezo": "'loud'"}, "not a GP number"),
+    ({"colour": "3"}, "unknown key"),
+    ({"sync_mark": None}, "missing"),
+])
+def test_bad_pico_tables_get_a_clear_error(change, message):
+    table = {"buttons": "[2, 3, 4, 5, 6, 7]", "leds": "[12, 13, 14, 15, 16, 17]",
+             "selftest_in": "8", "test_out": "9", "cue_led": "10", "sync_mark": "11",
+             "piezo": "18"}
+    table.update(change)
+    text = minimal() + "\n[pico]\n" + "".join(f"{k} = {v}\n" for k, v in table.items()
+                                              if v is not None)
+    with pytest.raises(PinMapError, match=message):
+        parse_pinmap(text)
+
+
+def test_a_map_without_a_pico_table_has_no_pico_box():
+    assert parse_pinmap(minimal()).pico is None

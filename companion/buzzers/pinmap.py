@@ -2,7 +2,9 @@
 
 One file, ``hardware/pinmap.toml``, is the source of truth; ``wiring.md``
 mirrors it and a copy ships inside the package (``companion/buzzers/pinmap.toml``)
-so an installed companion finds it too. Numbers are BCM GPIO numbers.
+so an installed companion finds it too. Numbers are BCM GPIO numbers for the
+box on the Pi's header; the ``[pico]`` table is the other box, a Raspberry Pi
+Pico's GP numbers (``firmware/boxconfig.py`` mirrors it; a test checks).
 
 >>> pm = load_pinmap()
 >>> pm.slots[0].button, pm.slots[0].led
@@ -31,6 +33,11 @@ RESERVED = {
 MAX_PLAYERS = 6
 LED_KINDS = ("digital", "pwm")
 PIEZO_KINDS = ("active", "tonal")
+#: The Pico's GPIOs on its edge pins (GP23 to GP25 and GP29 are on-board).
+PICO_GPIOS = tuple(range(0, 23)) + (26, 27, 28)
+#: The ten inputs the Pico's PIO samples in one instruction, in bit order.
+PICO_SAMPLED = ("button 1", "button 2", "button 3", "button 4", "button 5", "button 6",
+                "selftest_in", "test_out", "cue_led", "sync_mark")
 #: Environment variable naming a pin map file to use instead of the default.
 ENV_VAR = "COMPANION_PINMAP"
 
@@ -61,6 +68,36 @@ class Slot:
 
 
 @dataclass(frozen=True)
+class PicoPins:
+    """The Pico box: GP numbers of its buttons, LEDs, cue and self-test.
+
+    ``buttons``, ``selftest_in``, ``test_out``, ``cue_led`` and
+    ``sync_mark`` are sampled together by one PIO instruction, so they are
+    ten consecutive GPIOs in that order (:meth:`sampled`)."""
+
+    buttons: tuple[int, ...]
+    leds: tuple[int, ...]
+    selftest_in: int
+    test_out: int
+    cue_led: int
+    sync_mark: int
+    piezo: int | None = None
+
+    def sampled(self) -> tuple[int, ...]:
+        return (*self.buttons, self.selftest_in, self.test_out, self.cue_led, self.sync_mark)
+
+    def pins(self) -> dict[int, str]:
+        """Every Pico GPIO in use and what it is for."""
+        out = {g: f"buzzer {i} button" for i, g in enumerate(self.buttons, 1)}
+        out.update({g: f"buzzer {i} led" for i, g in enumerate(self.leds, 1)})
+        out.update({self.selftest_in: "self-test input", self.test_out: "test output",
+                    self.cue_led: "cue led", self.sync_mark: "sync mark"})
+        if self.piezo is not None:
+            out[self.piezo] = "cue piezo"
+        return out
+
+
+@dataclass(frozen=True)
 class PinMap:
     """A validated pin map."""
 
@@ -70,6 +107,7 @@ class PinMap:
     piezo_kind: str = "active"
     led_kind: str = "digital"
     source: str = "<pinmap>"
+    pico: PicoPins | None = None
 
     def for_players(self, players) -> dict[str, Slot]:
         """Give the players slots in order (the first player gets slot 1)."""
@@ -132,7 +170,7 @@ def parse_pinmap(text: str, source: str = "<pinmap>") -> PinMap:
     def where(what):
         return f"{source}: {what}"
 
-    known = {"schema", "led_kind", "allow_reserved", "player", "cue"}
+    known = {"schema", "led_kind", "allow_reserved", "player", "cue", "pico"}
     extra = sorted(set(data) - known)
     if extra:
         raise PinMapError(where(f"unknown key(s) {extra}"))
@@ -199,7 +237,51 @@ def parse_pinmap(text: str, source: str = "<pinmap>") -> PinMap:
     if piezo_kind not in PIEZO_KINDS:
         raise PinMapError(where(f"[cue] piezo_kind must be one of {PIEZO_KINDS}, "
                                 f"not {piezo_kind!r}"))
-    return PinMap(tuple(slots), cue_led, piezo, piezo_kind, led_kind, source)
+    pico = _parse_pico(data["pico"], where) if "pico" in data else None
+    return PinMap(tuple(slots), cue_led, piezo, piezo_kind, led_kind, source, pico)
+
+
+def _parse_pico(table, where) -> PicoPins:
+    """The ``[pico]`` table: GP numbers, each once, the sampled ten in a row."""
+    if not isinstance(table, dict):
+        raise PinMapError(where("[pico] must be a table"))
+    keys = {"buttons", "leds", "selftest_in", "test_out", "cue_led", "sync_mark", "piezo"}
+    extra = sorted(set(table) - keys)
+    if extra:
+        raise PinMapError(where(f"[pico]: unknown key(s) {extra}"))
+    missing = sorted(keys - {"piezo"} - set(table))
+    if missing:
+        raise PinMapError(where(f"[pico]: missing {missing}"))
+    used: dict[int, str] = {}
+
+    def gp(value, what):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise PinMapBadNumber(where(f"[pico] {what}: {value!r} is not a GP number"))
+        if value not in PICO_GPIOS:
+            raise PinMapBadNumber(where(f"[pico] {what}: GP{value} is not on the Pico's edge "
+                                        f"pins (GP0 to GP22, GP26 to GP28)"))
+        if value in used:
+            raise PinMapDuplicate(where(f"[pico] GP{value} is used twice: {used[value]} "
+                                        f"and {what}"))
+        used[value] = what
+        return value
+
+    buttons, leds = table["buttons"], table["leds"]
+    if not isinstance(buttons, list) or len(buttons) != 6:
+        raise PinMapError(where("[pico] buttons must list 6 GP numbers (the box has 6 buzzers)"))
+    if not isinstance(leds, list) or len(leds) != len(buttons):
+        raise PinMapError(where("[pico] leds must list one GP number per button"))
+    pins = PicoPins(tuple(gp(b, f"button {i}") for i, b in enumerate(buttons, 1)),
+                    tuple(gp(b, f"led {i}") for i, b in enumerate(leds, 1)),
+                    gp(table["selftest_in"], "selftest_in"), gp(table["test_out"], "test_out"),
+                    gp(table["cue_led"], "cue_led"), gp(table["sync_mark"], "sync_mark"),
+                    gp(table["piezo"], "piezo") if table.get("piezo") is not None else None)
+    s = pins.sampled()
+    if list(s) != list(range(s[0], s[0] + len(s))):
+        raise PinMapError(where("[pico] the sampled inputs (" + ", ".join(PICO_SAMPLED) + ") "
+                                f"must be ten consecutive GPIOs in that order, not {list(s)}: "
+                                f"the PIO reads them in one instruction"))
+    return pins
 
 
 def _check_number(value, what: str) -> None:
