@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from companion.buzzers.base import open_source
+from companion.buzzers.base import SourceUnavailable, open_source
 from companion.buzzers.feedback import Feedback, FeedbackSettings
 from companion.buzzers.mock import ClockedMockFactory, MockSource
 from companion.buzzers.pinmap import PinMapError, load_pinmap
@@ -342,6 +342,10 @@ def run(argv=None, stdin=None, stdout=None, *, pin_factory=None,
                     args.debounce_ms * MS, pin_factory, press)
     except (PinMapError, ValueError) as exc:
         out.write(f"harness: {exc}\n")
+        return 2
+    except SourceUnavailable:
+        out.write("harness: no GPIO here (needs lgpio and /dev/gpiochip0); run without --real "
+                  f"(and without {ENV_REAL}) to check on mock pins\n")
         return 2
     except Exception as exc:   # no GPIO here, pin busy...
         out.write(f"harness: cannot open the pins: {exc}\n")
