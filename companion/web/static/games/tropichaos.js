@@ -114,6 +114,24 @@
       return out;
     },
 
+    /* For a player's own page, when the page kit gets one (not in the panel
+     * API yet): `pv` is the game's private_view for that player. */
+    private(container, pv, s) {
+      const hand = pv.exact ? (pv.chips || []).map((c) => name(s, c))
+        : [...(pv.known_chips || []).map((c) => name(s, c)), ...Array(pv.unknown_chips || 0).fill('?')];
+      container.append(el('h2', { text: 'Your chip stand' }),
+        hand.length ? TC.chips(hand) : el('p', { class: 'muted', text: 'empty' }));
+      const worth = (w) => (w.points != null ? TC.plural(w.points, 'point') : `${w.min}–${w.max} points`);
+      const rows = [];
+      if (pv.now) rows.push([worth(pv.now), `if sold now (${name(s, pv.now.season)})`]);
+      for (const w of pv.coming || []) rows.push([worth(w), `in ${name(s, w.season)}`]);
+      if (rows.length) container.append(TC.stats(rows));
+      const sales = (pv.sales || []).map((x) => `${name(s, x.season)}: ${x.chips
+        ? x.chips.map((c) => name(s, c)).join(', ') + ` = ${x.points}` : TC.plural(x.count, 'chip')}`);
+      if (sales.length) container.append(el('h2', { text: 'Your sales' }), TC.chips(sales));
+      if (pv.deductions) container.append(el('p', { class: 'muted small', text: TC.plural(pv.deductions, 'deduction chip') }));
+    },
+
     count(vp) {
       if (vp.score != null) return [vp.score, 'points'];
       return [vp.hand ?? 0, vp.hand === 1 ? 'chip in hand' : 'chips in hand'];
