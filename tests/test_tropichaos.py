@@ -560,6 +560,26 @@ def test_player_pages_offer_their_own_events():
         {"type": "sold", "player": "bo", "sale": 0, "chips": [M]}]
 
 
+def test_private_view_works_out_sales_from_the_players_own_notes():
+    """A sale the host logged by count is worked out on the seller's page when her stand
+    allows one answer only (she sold all of a hand she knows)."""
+    s = play(new(), draw(K), draw(M), draw(P), deal("bo", P), deal("cy"))
+    s = play(s, take(M), draw(M))             # ana: Mango
+    s = play(s, take(K), draw(K))             # bo: Pomegranate (noted) + Kiwi
+    s = play(s, sell(1), sell(1))             # cy sells her starting chip; ana her Mango
+    bo = G.private_view(s, "bo")
+    assert bo["chips"] == [K, P] and bo["exact"]
+    assert bo["now"]["points"] == 2 and [c["points"] for c in bo["coming"]] == [1 + 0, 1 + 3]
+    assert G.private_view(s, "cy")["sales"][0]["chips"] is None    # cy noted nothing
+    assert G.private_view(s, "ana")["sales"] == [
+        {"season": "spring", "count": 1, "space": 0, "chips": [M], "named": False, "points": 1}]
+    s = play(s, sell(2))                      # bo sells both
+    assert G.private_view(s, "bo")["sales"][0]["chips"] == [K, P]
+    assert G.private_view(s, "bo")["sold_points"] == 2 + 0
+    assert view(s)["players"][1]["sold"]["spring"] == 2 and "points" not in json.dumps(
+        view(s)["players"][1]["sales"])
+
+
 def test_a_named_sale_is_checked_against_the_stand():
     """The tracker checks every sale it can: the fruits when it knows them."""
     s = hand_of(2)                              # ana took K and M in public

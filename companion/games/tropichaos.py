@@ -900,6 +900,8 @@ class Tropichaos(Game):
         return out + self._sold_options(s, player)
 
     def _sold_options(self, s, player) -> list[dict]:
+        """``sold`` events naming the fruits of ``player``'s unnamed sales, each
+        fitting her history and her own notes."""
         st, sec = s["stands"][player], s["secrets"][player]
         out = []
         for no, sale in enumerate(st["sales"]):
@@ -1076,10 +1078,15 @@ class Tropichaos(Game):
                     "min": values[0], "max": values[-1]}
 
         sales = []
+        worked_out = {}
+        for ev in self._sold_options(s, player):
+            worked_out.setdefault(ev["sale"], []).append(ev["chips"])
         for no, sale in enumerate(st["sales"]):
             named = sec["sales"].get(str(no))
-            sales.append({**sale, "chips": named,
-                          "points": sale_points(sale["season"], named) if named else None})
+            options = worked_out.get(no, [])
+            sold = named or (options[0] if len(options) == 1 else None)
+            sales.append({**sale, "chips": sold, "named": bool(named),
+                          "points": sale_points(sale["season"], sold) if sold else None})
         return {
             "player": player, "hand_size": st["hand"], "exact": exact,
             "chips": chips if exact else None, "known_chips": chips,
