@@ -58,6 +58,9 @@ class ArmingSettings:
     announced_wait_ns: int      # announced race: deadline after GO
     tie_window_ns: int = 0      # presses this close to the first are a tie
     lockout_ns: int | None = None   # a false starter may come back after this
+    late_ns: int = 2_000 * MS   # presses this soon after a race's window closed are late: strays
+    confirm_ns: int = 6_000 * MS    # a claimed burst older than this asks the host first
+    flipper_arms: bool = False  # the flipper's own press marks the flip and arms the race
 
     @classmethod
     def from_settings(cls, settings: dict) -> "ArmingSettings":
@@ -69,14 +72,17 @@ class ArmingSettings:
                    countdown_ns=int(settings["countdown_ms"]) * MS,
                    announced_wait_ns=int(settings["announced_wait_ms"]) * MS,
                    tie_window_ns=int(settings["tie_window_us"]) * US,
-                   lockout_ns=None if lockout is None else int(lockout) * MS)
+                   lockout_ns=None if lockout is None else int(lockout) * MS,
+                   late_ns=int(settings.get("late_ms", 2_000)) * MS,
+                   confirm_ns=int(settings.get("confirm_ms", 6_000)) * MS,
+                   flipper_arms=bool(settings.get("flipper_arms", False)))
 
     @property
     def horizon_ns(self) -> int:
         """How long a recorded edge can still matter to a card logged later:
         a burst that began a claim window ago, its quiet gaps, and the race it
         may become. Older edges may be forgotten."""
-        return self.claim_window_ns + 2 * self.quiet_gap_ns + self.wait_ns
+        return self.claim_window_ns + 2 * self.quiet_gap_ns + self.wait_ns + self.late_ns
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,13 @@ class Arming:
     arm_ns: int
     deadline_ns: int
     burst: tuple[Edge, ...] = ()
+    #: why the host must confirm the claimed burst first (None: no need)
+    confirm: str | None = None
+    #: the flipper whose press armed the race (flipper arming), else None
+    flipper: str | None = None
+    #: where the race's window began (the claimed burst may hold false
+    #: starts before ``arm_ns`` when the flipper armed it)
+    start_ns: int | None = None
 
     @property
     def go_ns(self) -> int:
@@ -100,7 +113,8 @@ class Arming:
 
     @property
     def window(self) -> "RaceWindow":
-        return RaceWindow(self.arm_ns, self.deadline_ns)
+        return RaceWindow(self.arm_ns if self.start_ns is None else self.start_ns,
+                          self.deadline_ns)
 
 
 @dataclass(frozen=True)
@@ -150,10 +164,35 @@ def _canonical(e: Edge) -> tuple[int, bool, str]:
     return (e.t_ns, e.pressed, e.player)
 
 
-def claimed_floor(events: Sequence[dict], now_ns: int, horizon_ns: int) -> int | None:
-    """The latest press or arm time of the races in ``events`` (the log's
-    effective events) within ``horizon_ns`` before ``now_ns``: a burst a new
-    card claims must begin after it, so one burst never decides two cards."""
+def _int(t) -> bool:
+    return isinstance(t, int) and not isinstance(t, bool)
+
+
+def race_close_ns(event: dict, quiet_gap_ns: int) -> int | None:
+    """When a logged race's window closed: a quiet gap after its last press
+    (the runner-ups of a decided race still belong to it), never after its
+    deadline; its deadline (or arm time) when nobody pressed."""
+    spec = event.get("spec") if isinstance(event.get("spec"), dict) else {}
+    deadline = spec.get("deadline_ns") if _int(spec.get("deadline_ns")) else None
+    presses = [e.get("t_ns") for e in event.get("edges") or ()
+               if isinstance(e, dict) and e.get("edge", "press") == "press" and _int(e.get("t_ns"))]
+    if presses:
+        close = max(presses) + quiet_gap_ns
+        return close if deadline is None else min(close, max(deadline, max(presses)))
+    if deadline is not None:
+        return deadline
+    return spec.get("arm_ns") if _int(spec.get("arm_ns")) else None
+
+
+def claimed_floor(events: Sequence[dict], now_ns: int, horizon_ns: int,
+                  settings: "ArmingSettings | None" = None) -> int | None:
+    """The time after which a burst a new card claims must begin, from the
+    races in ``events`` (the log's effective events) within ``horizon_ns``
+    before ``now_ns``: after their arm times and presses (one burst never
+    decides two cards) and, given ``settings``, after each race's window
+    closed plus ``late_ns`` (presses just after a race closed are late
+    presses for it: strays, never the next card's). May lie after ``now_ns``
+    (a race closed a moment ago: nothing is claimable yet)."""
     low = now_ns - horizon_ns
     floor = None
     for ev in events[-RECENT_RACE_EVENTS:]:
@@ -162,25 +201,66 @@ def claimed_floor(events: Sequence[dict], now_ns: int, horizon_ns: int) -> int |
             continue
         times = [ev["spec"].get("arm_ns")] + [e.get("t_ns") for e in ev.get("edges") or ()
                                               if isinstance(e, dict)]
+        times = [t for t in times if _int(t) and low <= t <= now_ns]
+        if settings is not None and times:
+            close = race_close_ns(ev, settings.quiet_gap_ns)
+            if close is not None:
+                times.append(close + settings.late_ns)
         for t in times:
-            if isinstance(t, int) and not isinstance(t, bool) and low <= t <= now_ns \
-                    and (floor is None or t > floor):
+            if floor is None or t > floor:
                 floor = t
     return floor
 
 
+@dataclass(frozen=True)
+class Claim:
+    """The burst a logged card takes: its edges (that burst and every edge
+    after it) and, when it looks like it belongs to something else, why the
+    host must confirm it first."""
+
+    edges: tuple[Edge, ...]
+    confirm: str | None = None
+
+    @property
+    def start_ns(self) -> int | None:
+        return self.edges[0].t_ns if self.edges else None
+
+
+def find_claim(edges: Iterable[Edge], now_ns: int, settings: ArmingSettings,
+               floor_ns: int | None = None, previous_log_ns: int | None = None) -> Claim:
+    """Which recorded edges a card logged at ``now_ns`` claims.
+
+    A burst is claimable when it began within the claim window before
+    ``now_ns`` (not in the future) and after ``floor_ns``. It needs the
+    host's confirmation when it began before the previous card was logged
+    (``previous_log_ns``) or more than ``confirm_ns`` before this log. The
+    earliest claimable burst that needs no confirmation is taken (an older
+    doubtful one becomes a stray); failing that, the earliest doubtful one,
+    flagged. Every edge from the taken burst on comes with it (a slow
+    player's press in a later burst still counts)."""
+    all_bursts = bursts(edges, settings.quiet_gap_ns)
+    ok = [i for i, b in enumerate(all_bursts)
+          if b[0].t_ns <= now_ns and now_ns - b[0].t_ns <= settings.claim_window_ns
+          and (floor_ns is None or b[0].t_ns > floor_ns)]
+    if not ok:
+        return Claim(())
+
+    def doubt(start: int) -> str | None:
+        if previous_log_ns is not None and start < previous_log_ns:
+            return "the presses began before the previous card was logged"
+        if now_ns - start > settings.confirm_ns:
+            return (f"the presses began {(now_ns - start) / S:.1f} s before this card "
+                    f"was logged")
+        return None
+    pick = next((i for i in ok if doubt(all_bursts[i][0].t_ns) is None), ok[0])
+    taken = tuple(e for later in all_bursts[pick:] for e in later)
+    return Claim(taken, doubt(taken[0].t_ns))
+
+
 def claim(edges: Iterable[Edge], now_ns: int, settings: ArmingSettings,
           floor_ns: int | None = None) -> tuple[Edge, ...]:
-    """Which recorded edges a card logged at ``now_ns`` claims: those of the
-    earliest burst that began within the claim window (not in the future)
-    and after ``floor_ns``, and every edge after it; () when none."""
-    all_bursts = bursts(edges, settings.quiet_gap_ns)
-    for i, b in enumerate(all_bursts):
-        start = b[0].t_ns
-        if start <= now_ns and now_ns - start <= settings.claim_window_ns \
-                and (floor_ns is None or start > floor_ns):
-            return tuple(e for later in all_bursts[i:] for e in later)
-    return ()
+    """The edges :func:`find_claim` takes (no previous log known); ()."""
+    return find_claim(edges, now_ns, settings, floor_ns).edges
 
 
 def claim_windows(edges: Iterable[Edge], now_ns: int, settings: ArmingSettings,
@@ -216,14 +296,68 @@ def forget_before(edges: Sequence[Edge], newest_ns: int, settings: ArmingSetting
 
 
 def arm_unannounced(edges: Iterable[Edge], race_events: Sequence[dict], now_ns: int,
-                    settings: ArmingSettings) -> Arming:
+                    settings: ArmingSettings, previous_log_ns: int | None = None,
+                    flipper: str | None = None) -> Arming:
     """Arm an unannounced race for a card logged at ``now_ns``: at the first
-    press of the burst it claims (see :func:`claim`), else at ``now_ns``;
-    its deadline is the arm time + ``wait_ns``."""
-    floor = claimed_floor(race_events, now_ns, settings.claim_window_ns + settings.wait_ns)
-    burst = claim(edges, now_ns, settings, floor)
-    arm = burst[0].t_ns if burst else now_ns
-    return Arming(False, arm, arm + settings.wait_ns, burst)
+    press of the burst it claims (see :func:`find_claim`), else at
+    ``now_ns``; its deadline is the arm time + ``wait_ns``.
+
+    With ``settings.flipper_arms`` and a ``flipper`` (the player who turned
+    the card and may not race), the flipper's latest press in the window
+    marks the flip: the race is armed there, presses of others before it
+    (back to the window's start) are false starts, and no burst is claimed.
+    Without such a press the race is armed as above."""
+    edges = list(edges)
+    floor = claimed_floor(race_events, now_ns, settings.claim_window_ns + settings.wait_ns,
+                          settings)
+    if settings.flipper_arms and flipper is not None:
+        low = now_ns - settings.claim_window_ns
+        if floor is not None:
+            low = max(low, floor + 1)
+        marks = [e.t_ns for e in edges
+                 if e.player == flipper and e.pressed and low <= e.t_ns <= now_ns]
+        if marks:
+            mark = max(marks)
+            taken = tuple(e for e in sorted(edges, key=_canonical)
+                          if e.t_ns >= low and e.player != flipper)
+            return Arming(False, mark, mark + settings.wait_ns, taken, None, flipper, low)
+    got = find_claim(edges, now_ns, settings, floor, previous_log_ns)
+    arm = got.start_ns if got.edges else now_ns
+    return Arming(False, arm, arm + settings.wait_ns, got.edges, got.confirm)
+
+
+def strays(edges: Iterable[Edge], race_events: Sequence[dict], after_ns: int | None,
+           before_ns: int, settings: ArmingSettings) -> list[Edge]:
+    """The presses after ``after_ns`` and before ``before_ns`` that no race
+    took: after every recent race's window (and its late span), so not the
+    runner-ups of a race. What a card armed at ``before_ns`` leaves behind."""
+    floor = claimed_floor(race_events, before_ns, settings.horizon_ns, settings)
+    low = after_ns if floor is None else max(floor, after_ns if after_ns is not None else floor)
+    return [e for e in sorted(edges, key=_canonical) if e.pressed and e.t_ns < before_ns
+            and (low is None or e.t_ns > low)]
+
+
+def press_window(t_ns: int, race_events: Sequence[dict], settings: ArmingSettings,
+                 live_window: "RaceWindow | None" = None) -> dict:
+    """Which window a press at ``t_ns`` fell in, for the pages: ``race`` (the
+    live race's window, or the last race's before it closed: a runner-up),
+    ``late`` (just after a race closed: a stray), else ``open`` (a card
+    logged before ``closes_ns`` may claim it)."""
+    if live_window is not None and t_ns in live_window:
+        return {"window": "race", "closes_ns": live_window.end_ns}
+    for ev in reversed(list(race_events[-RECENT_RACE_EVENTS:])):
+        if not isinstance(ev, dict) or ev.get("type") != "race" \
+                or not isinstance(ev.get("spec"), dict):
+            continue
+        arm = ev["spec"].get("arm_ns")
+        close = race_close_ns(ev, settings.quiet_gap_ns)
+        if _int(arm) and close is not None and arm <= t_ns:
+            if t_ns <= close:
+                return {"window": "race", "closes_ns": close}
+            if t_ns <= close + settings.late_ns:
+                return {"window": "late", "closes_ns": None}
+        break
+    return {"window": "open", "closes_ns": t_ns + settings.claim_window_ns}
 
 
 def arm_announced(now_ns: int, settings: ArmingSettings, countdown_ns: int | None = None,
@@ -284,6 +418,7 @@ def go_in_ms(go_ns: int, now_ns: int) -> int:
     return max(0, (go_ns - now_ns) // MS)
 
 
-__all__ = ["Arming", "ArmingSettings", "RaceWindow", "arm_announced", "arm_unannounced",
-           "bursts", "claim", "claim_windows", "claimed_floor", "forget_before", "go_in_ms",
-           "phase", "race_spec", "request_wait_ns"]
+__all__ = ["Arming", "ArmingSettings", "Claim", "RaceWindow", "arm_announced",
+           "arm_unannounced", "bursts", "claim", "claim_windows", "claimed_floor", "find_claim",
+           "forget_before", "go_in_ms", "phase", "press_window", "race_close_ns", "race_spec",
+           "request_wait_ns", "strays"]

@@ -69,8 +69,11 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "tie_window_us": 0,         # presses this close to the first are a tie
     "lockout_ms": None,         # a false starter may come back after this
     "quiet_gap_ms": 1_500,      # a burst of presses ends after this long without a press
-    "claim_window_ms": 10_000,  # a logged card takes a burst that began at most this long ago
-    "wait_ms": 5_000,           # unannounced race: deadline after its arm time
+    "claim_window_ms": 10_000,  # a card's race window reaches this far before its log
+    "wait_ms": 5_000,           # ... and this far after its arm time (its deadline)
+    "late_ms": 2_000,           # presses this soon after a race's window closed are strays
+    "confirm_ms": 6_000,        # a claimed burst older than this needs the host's tap
+    "flipper_arms": False,      # the flipper's press marks the flip and arms the race
     "countdown_ms": 3_000,      # announced race: countdown before GO
     "announced_wait_ms": 5_000,  # announced race: deadline after GO
     "auto_start": False,        # start announced races as soon as the game asks for one
@@ -81,6 +84,25 @@ DEFAULT_SETTINGS: dict[str, Any] = {
 #: tracker or store failure left it undone), the next try is this much later:
 #: the clock thread retries, it never spins.
 RETRY_NS = 10 * MS
+
+def _in_order(edges) -> list[Edge]:
+    """Edges in the referee's canonical order (by time, a release first)."""
+    return sorted(edges, key=lambda e: (e.t_ns, e.pressed, e.player))
+
+
+def _flipper(req: RaceRequest) -> str | None:
+    """The player who turned the card and may not race it: the request's
+    ``info["flipper"]``, else the one player of a first-press race who is
+    not eligible (Chope!'s Table: the flipper cannot chope)."""
+    info = req.info if isinstance(req.info, dict) else {}
+    if isinstance(info.get("flipper"), str):
+        return info["flipper"]
+    if req.kind == "first-press" and req.players:
+        out = [p for p in req.players if p not in req.eligible]
+        if len(out) == 1:
+            return out[0]
+    return None
+
 
 class ResumeError(StoreError):
     """A stored game that the tracker can no longer replay."""
@@ -102,6 +124,13 @@ class _Race:
     seen: int = 0               # number of edges checked for virtual presses
     error: str | None = None    # the tracker refused the verdict
     virtual: set = field(default_factory=set)
+    logged_ns: int | None = None    # when the host logged the card (unannounced races)
+    confirmed: bool = False     # the host accepted a doubtful claimed burst
+
+    @property
+    def confirm(self) -> str | None:
+        """Why the host must accept the claimed burst first (None: no need)."""
+        return None if self.confirmed else self.armed.confirm
 
     @property
     def announced(self) -> bool:
@@ -157,6 +186,10 @@ class TableSession:
         self._decided: LiveRace | None = None
         self._polled_at: int | None = None
         self.unknown_edges = 0
+        self._strays: deque = deque(maxlen=20)
+        self._stray_mark: int | None = None     # presses up to here are classified
+        self._card_logged_ns: list[int] = []    # when the host logged the last cards
+        self._press_seq: dict[str, int] = {}    # the last sequence number per virtual buzzer
 
     # ------------------------------------------------------------------
     # properties
@@ -192,6 +225,16 @@ class TableSession:
             self._publish_state(None, None)
         self._dispatch()
         return gid
+
+    def rematch(self) -> int:
+        """A new game of the same game for the same players (names, colours,
+        buzzers, seating) with the same options; its id. The finished game
+        stays in the history."""
+        with self._lock:
+            self._need_game()
+            info = self.store.game_info(self.game_id)
+            game, players, options = info["game"], [dict(p) for p in self.players], info["options"]
+        return self.new_game(game, players, options)
 
     def resume(self, game_id: int | None = None) -> bool:
         """Reopen the table's current game (or ``game_id``, which becomes
@@ -249,7 +292,8 @@ class TableSession:
         self.faults.clear()
         try:   # the faults recorded before a restart are still the table's news
             self.faults.extend({k: v for k, v in f.items() if k not in ("id", "created")}
-                               for f in self.store.faults(gid, limit=self.faults.maxlen or 20))
+                               for f in self.store.faults(gid, limit=self.faults.maxlen or 20)
+                               if f.get("fault") != "stray")
         except StoreError as exc:
             log.warning("could not read the recorded faults: %s", exc)
         self.players = [dict(p) for p in players]
@@ -312,9 +356,11 @@ class TableSession:
             self._need_game()
             event = jsonable(event)
             eid = self._commit(event, expected_version)
-            update = self._publish_state(eid, event)
             kind = event["type"]
+            # the race first: the state update must not carry a race the
+            # game no longer asks for (a live board would keep "May win")
             self._sync_race("host" if kind not in ("undo", "redo", "race") else kind)
+            update = self._publish_state(eid, event)
         self._dispatch()
         return update
 
@@ -352,8 +398,8 @@ class TableSession:
                 raise RulesError(f"{player} cannot log that from their own page now: it is "
                                  f"not one of their events", "private")
             eid = self._commit(event, expected_version)
-            update = self._publish_state(eid, event)
             self._sync_race("host")
+            update = self._publish_state(eid, event)
             answer = {**update, "private": views.private_snapshot(
                 self.game, self.state, player, self.version)}
         self._dispatch()
@@ -456,13 +502,31 @@ class TableSession:
             self._transient("buzzers", views.buzzers_view(status))
         self._dispatch()
 
-    def virtual_press(self, player: str, pressed: bool | None = None) -> None:
+    def virtual_press(self, player: str, pressed: bool | None = None,
+                      seq: int | None = None) -> None:
         """A phone's on-screen buzzer, stamped with the clock now (millisecond
         accuracy, marked ``virtual`` in the race record). ``pressed=None`` is
-        a tap (press and release); True holds the button down, False lets go."""
+        a tap (press and release); True holds the button down, False lets go.
+
+        ``seq`` is the page's increasing number (by one) for this buzzer's
+        changes: two requests can overtake each other on the way. A change
+        older than the last one applied is dropped (a press arriving after
+        its own release would otherwise hold the buzzer down: stuck); a
+        release whose press has not arrived is taken as a tap, so the press
+        still counts."""
+        if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
+            raise RulesError("seq must be an integer", "buzzer")
         with self._lock:
             self._need_game()
             self._need_player(player, "buzzer")
+            if seq is not None:
+                last = self._press_seq.get(player)
+                if last is not None and seq <= last:
+                    return          # overtaken by a later change: dropped
+                if pressed is False and (last is None or seq > last + 1) \
+                        and not self.referee.level(player):
+                    pressed = None  # its press is still on the way: a tap, now
+                self._press_seq[player] = seq
             now = self.clock()
             edges = ([Edge(player, True, now), Edge(player, False, now + 1)] if pressed is None
                      else [Edge(player, bool(pressed), now)])
@@ -542,8 +606,11 @@ class TableSession:
             for _ in range(arming.forget_before(self._edges, e.t_ns, self.arming)):
                 self._edges.popleft()
             virtual = (e.player, e.t_ns, e.pressed) in self._virtual
-            self._transient("press", {"player": e.player, "pressed": e.pressed,
-                                      "t_ns": e.t_ns, "virtual": virtual})
+            data = {"player": e.player, "pressed": e.pressed, "t_ns": e.t_ns,
+                    "virtual": virtual}
+            if e.pressed and self.replay is not None:
+                data.update(self._press_window(e))
+            self._transient("press", data)
         elif kind == "order":
             self._race_dirty = True
         elif kind == "verdict":
@@ -579,6 +646,92 @@ class TableSession:
             if (e.player, e.t_ns, e.pressed) in self._virtual:
                 race.virtual.add(e.player)
         race.seen = len(edges)
+
+    def _press_window(self, e: Edge) -> dict:
+        """Which window a press fell in (``race``, ``late``, ``mark``, ``open``),
+        for the pages; a late press is a stray at once."""
+        race = self._race
+        live = race.armed.window if race is not None else None
+        got = arming.press_window(e.t_ns, self.replay.events, self.arming, live)
+        if got["window"] == "late":
+            self._stray(e, "late")
+        elif got["window"] == "open" and self.arming.flipper_arms:
+            try:
+                if self.game.current_player(self.state) == e.player:
+                    got["window"] = "mark"     # the flipper marks the flip
+            except Exception:  # noqa: BLE001 - a tracker bug must not drop the press
+                log.exception("current_player failed")
+        return got
+
+    def _stray(self, e: Edge, why: str) -> None:
+        """A press outside every race window: shown briefly, kept in the
+        store's record (as a ``stray`` fault), never a later card's."""
+        item = {"player": e.player, "t_ns": e.t_ns, "why": why}
+        if any(x["player"] == e.player and x["t_ns"] == e.t_ns for x in self._strays):
+            return
+        self._strays.append(item)
+        try:
+            self.store.record_fault(self.game_id, {
+                "player": e.player, "fault": "stray", "t_ns": e.t_ns,
+                "message": f"stray press by {e.player} ({why}): no race window held it"})
+        except StoreError as exc:
+            log.warning("could not record a stray press: %s", exc)
+
+    def confirm_race(self, accept: bool) -> dict | None:
+        """The host's tap on a doubtful claimed burst: ``accept`` lets it
+        decide the card (logged at once if it already has a verdict);
+        otherwise its presses become strays and the race runs again from
+        the card's log. The race view."""
+        with self._lock:
+            self._need_game()
+            race = self._race
+            if race is None or race.confirm is None:
+                raise RulesError("no race is waiting for the host's confirmation", "race")
+            now = self.clock()
+            if accept:
+                race.confirmed = True
+                if race.live.verdict is not None:
+                    self._finish_race(race, now)
+                else:
+                    self._transient("race", self._race_view(now))
+            else:
+                start = race.logged_ns if race.logged_ns is not None else now
+                for e in race.armed.burst:
+                    if e.pressed and e.t_ns < start:
+                        self._stray(e, "rejected")
+                taken = tuple(e for e in _in_order(self._edges) if e.t_ns >= start)
+                self._begin(race.request, arming.Arming(False, start,
+                                                        start + self.arming.wait_ns, taken),
+                            now, logged_ns=race.logged_ns, confirmed=True)
+            view = self._race_view(now)
+        self._dispatch()
+        return view
+
+    def use_presses(self, t_ns: int) -> dict | None:
+        """The host's tap on a stray press: the card waiting for an
+        unannounced race takes the presses from ``t_ns`` on (that press and
+        every later one), as if they had been its burst. The race view."""
+        if isinstance(t_ns, bool) or not isinstance(t_ns, int):
+            raise RulesError("t_ns must be the press's time in nanoseconds", "race")
+        with self._lock:
+            self._need_game()
+            req = self._request()
+            if req is None or req.announced:
+                raise RulesError("no card is waiting for an unannounced race: nothing for "
+                                 "these presses to decide", "race")
+            taken = tuple(e for e in _in_order(self._edges) if e.t_ns >= t_ns)
+            if not any(e.pressed and e.t_ns == t_ns for e in taken):
+                raise RulesError("no press was recorded at that time (it may be too old)",
+                                 "race")
+            now = self.clock()
+            logged = self._race.logged_ns if self._race is not None else None
+            self._begin(req, arming.Arming(False, t_ns, t_ns + self.arming.wait_ns, taken),
+                        now, logged_ns=logged, confirmed=True)
+            self._strays = deque((x for x in self._strays if x["t_ns"] < t_ns),
+                                 maxlen=self._strays.maxlen)
+            view = self._race_view(now)
+        self._dispatch()
+        return view
 
     def _request(self) -> RaceRequest | None:
         if self.replay is None or self.game.finished(self.state):
@@ -636,7 +789,8 @@ class TableSession:
                 except StoreError as exc:
                     self._fault("store", f"could not clear the live race: {exc}")
 
-    def _begin(self, req: RaceRequest, armed: arming.Arming, now: int) -> None:
+    def _begin(self, req: RaceRequest, armed: arming.Arming, now: int,
+               logged_ns: int | None = None, confirmed: bool = False) -> None:
         """Run ``req`` as the live race, armed as ``armed``; its record is
         written durably now, once (a power cut resumes it as interrupted)."""
         spec = arming.race_spec(req, armed, self.arming, self.names, self.referee.debounce_ns)
@@ -646,7 +800,8 @@ class TableSession:
         record = {"reason": req.reason, "kind": live.spec.kind, "announced": armed.announced,
                   "go_ns": armed.go_ns, "request": jsonable(req.to_json(), "race request"),
                   "spec": live.spec.to_json()}
-        race = _Race(req, live, armed, self.version, record)
+        race = _Race(req, live, armed, self.version, record, logged_ns=logged_ns,
+                     confirmed=confirmed)
         self._race = race
         for e in armed.burst:
             live.feed(e)
@@ -682,6 +837,8 @@ class TableSession:
         """After the state changed: drop a race the game no longer asks for;
         after the host logged a card, give an unannounced race its burst."""
         now = self.clock()
+        if trigger == "host":       # "the previous card was logged" at ...
+            self._card_logged_ns = self._card_logged_ns[-1:] + [now]
         try:
             req = self._request()
         except Exception as exc:  # a tracker bug must not take the table down
@@ -700,9 +857,16 @@ class TableSession:
             return
         try:
             if not req.announced and trigger == "host":
-                armed = arming.arm_unannounced(self._edges, self.replay.events, now,
-                                               self.arming)
-                self._begin(req, armed, now)
+                events = self.replay.events
+                previous = self._card_logged_ns[-2] if len(self._card_logged_ns) > 1 else None
+                armed = arming.arm_unannounced(self._edges, events, now, self.arming,
+                                               previous, _flipper(req))
+                cut = armed.window.start_ns if armed.burst else now
+                for e in arming.strays(self._edges, events, self._stray_mark, cut,
+                                       self.arming):
+                    self._stray(e, "unclaimed")
+                self._stray_mark = now
+                self._begin(req, armed, now, logged_ns=now)
             elif req.announced and self.settings["auto_start"] and trigger in ("host", "race"):
                 self._start_announced(req, None)
         except (RaceError, RulesError, ValueError) as exc:
@@ -716,9 +880,14 @@ class TableSession:
 
     def _finish_race(self, race: _Race, now: int) -> None:
         """Log a decided race as an event (the tracker may refuse it: a fault)."""
+        if race.confirm is not None:    # the host accepts or rejects the burst first
+            self._transient("race", self._race_view(now))
+            return
         live = race.live
         event = {"type": "race", "reason": race.request.reason, **live.record(),
                  "announced": race.announced, "virtual": bool(race.virtual)}
+        if race.armed.flipper is not None:
+            event["armed_by"] = race.armed.flipper
         if race.virtual:
             event["virtual_players"] = sorted(race.virtual)
         event = jsonable(event)
@@ -761,7 +930,9 @@ class TableSession:
             return views.live_race_view(game, race.request, race.live,
                                         announced=race.announced, go_ns=race.go_ns,
                                         now_ns=now, virtual=bool(race.virtual),
-                                        error=race.error)
+                                        error=race.error,
+                                        window_start_ns=race.armed.window.start_ns,
+                                        confirm=race.confirm, flipper=race.armed.flipper)
         if self._interrupted is not None:
             return views.interrupted_race_view(game, self._interrupted)
         if self.replay is None:
@@ -777,7 +948,8 @@ class TableSession:
                 info = before.info if before is not None else None
             except Exception:  # noqa: BLE001 - wording only
                 info = None
-            return views.decided_race_view(game, rep.events[-1], info)
+            return views.decided_race_view(game, rep.events[-1], info, edges=self._edges,
+                                           quiet_gap_ns=self.arming.quiet_gap_ns)
         return None
 
     def snapshot(self) -> dict:
@@ -790,11 +962,28 @@ class TableSession:
         if self.replay is None:
             return views.empty_snapshot(self.faults, buzzers)
         now = self.clock()
-        return views.snapshot(self.game, self.replay, game_id=self.game_id,
+        snap = views.snapshot(self.game, self.replay, game_id=self.game_id,
                               version=self.version, players=self.players,
                               race=self._race_view(now), faults=self.faults,
                               last_event=self._log[-1][1] if self._log else None,
                               buzzers=buzzers)
+        snap["strays"] = [dict(x) for x in self._strays
+                          if now - x["t_ns"] <= self.arming.claim_window_ns + self.arming.wait_ns]
+        snap["waiting"] = self._waiting(now)
+        snap["windows_ms"] = {"before": self.arming.claim_window_ns // MS,
+                              "after": self.arming.wait_ns // MS,
+                              "late": self.arming.late_ns // MS}
+        return snap
+
+    def _waiting(self, now: int) -> list[dict]:
+        """The bursts a card logged now could still claim (none while a
+        race runs), each with its claim window draining."""
+        if self.replay is None or self._race is not None:
+            return []
+        floor = arming.claimed_floor(self.replay.events, now,
+                                     self.arming.claim_window_ns + self.arming.wait_ns,
+                                     self.arming)
+        return arming.claim_windows(self._edges, now, self.arming, floor)
 
     def host_snapshot(self) -> dict:
         """The snapshot plus what the host console needs: legal events,
@@ -804,12 +993,7 @@ class TableSession:
         with self._lock:
             snap = self._snapshot()
             req = None if self.replay is None else self._request()
-            windows = []
-            if self.replay is not None and self._race is None:
-                now = self.clock()
-                floor = arming.claimed_floor(self.replay.events, now,
-                                             self.arming.claim_window_ns + self.arming.wait_ns)
-                windows = arming.claim_windows(self._edges, now, self.arming, floor)
+            windows = snap.get("waiting") or []
             extras = views.host_extras(self.game, self.replay, request=req,
                                        log_rows=self._log, settings=self.settings,
                                        windows=windows)

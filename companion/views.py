@@ -29,16 +29,21 @@ VERDICT_KEYS = ("kind", "winner", "loser", "tied", "order", "false_starts", "ine
                 "no_edge")
 
 RACE_VIEW_KEYS = ("reason", "title", "kind", "phase", "announced", "go_ns", "go_in_ms",
-                  "deadline_ns", "eligible", "order", "verdict", "text", "virtual", "error")
+                  "deadline_ns", "window_start_ns", "eligible", "order", "verdict", "text",
+                  "virtual", "error", "confirm", "flipper")
 
 
 def race_view(game: Game | None, reason, kind, phase, *, announced=False, go_ns=None,
               go_in_ms=None, deadline_ns=None, eligible=(), order=(), verdict=None,
-              info=None, virtual=False, error=None) -> dict:
+              info=None, virtual=False, error=None, window_start_ns=None, confirm=None,
+              flipper=None) -> dict:
     """A race as the page sees it: every key of :data:`RACE_VIEW_KEYS`,
     always. ``title`` is the game's name for the race and ``text`` the
     verdict in the game's words (null until decided), so the page needs no
-    per-game wording."""
+    per-game wording. ``window_start_ns`` .. ``deadline_ns`` is the race's
+    window (the pages draw it draining); ``confirm`` says why the host must
+    accept the claimed presses first; ``flipper`` the player whose press
+    armed it (flipper arming)."""
     title, text = reason, None
     if game is not None and isinstance(reason, str):
         try:
@@ -50,8 +55,11 @@ def race_view(game: Game | None, reason, kind, phase, *, announced=False, go_ns=
             log.exception("race wording failed")
     return {"reason": reason, "title": title, "kind": kind, "phase": phase,
             "announced": announced, "go_ns": go_ns, "go_in_ms": go_in_ms,
-            "deadline_ns": deadline_ns, "eligible": list(eligible), "order": list(order),
-            "verdict": verdict, "text": text, "virtual": virtual, "error": error}
+            "deadline_ns": deadline_ns,
+            "window_start_ns": go_ns if window_start_ns is None else window_start_ns,
+            "eligible": list(eligible), "order": list(order),
+            "verdict": verdict, "text": text, "virtual": virtual, "error": error,
+            "confirm": confirm, "flipper": flipper}
 
 
 def order_json(order: Iterable[tuple[str, int]], go_ns: int | None = None) -> list[dict]:
@@ -70,7 +78,9 @@ def order_json(order: Iterable[tuple[str, int]], go_ns: int | None = None) -> li
 
 
 def live_race_view(game: Game, request, live, *, announced: bool, go_ns: int, now_ns: int,
-                   virtual: bool = False, error: str | None = None) -> dict:
+                   virtual: bool = False, error: str | None = None,
+                   window_start_ns: int | None = None, confirm: str | None = None,
+                   flipper: str | None = None) -> dict:
     """The race that is running (countdown, live, or decided and not yet
     logged): ``live`` is the referee's :class:`~companion.referee.LiveRace`."""
     v = live.verdict
@@ -81,7 +91,8 @@ def live_race_view(game: Game, request, live, *, announced: bool, go_ns: int, no
                      deadline_ns=live.spec.deadline_ns, eligible=live.spec.eligible,
                      order=order_json(order, go_ns if announced else None),
                      verdict=None if v is None else v.to_json(), info=request.info,
-                     virtual=virtual, error=error)
+                     virtual=virtual, error=error, window_start_ns=window_start_ns,
+                     confirm=confirm, flipper=flipper)
 
 
 def interrupted_race_view(game: Game, body: dict) -> dict:
@@ -109,16 +120,57 @@ def pending_race_view(game: Game, request) -> dict:
                      info=request.info)
 
 
-def decided_race_view(game: Game, event: dict, info: dict | None = None) -> dict:
+def runner_ups(event: dict, edges: Iterable[Edge], quiet_gap_ns: int) -> list[dict]:
+    """Presses that came in a decided race's window after its verdict (a
+    runner-up 40 ms behind the winner, when the decision hold was 30 ms):
+    eligible players' first presses after the last counted one, each within
+    the quiet gap of the one before, never after the deadline. They decided
+    nothing; the race card shows them with their margins."""
+    spec = event.get("spec") if isinstance(event.get("spec"), dict) else {}
+    order = [o for o in event.get("order") or () if isinstance(o, dict)
+             and isinstance(o.get("t_ns"), int)]
+    if not order:
+        return []
+    eligible = set(spec.get("eligible") or ())
+    deadline = spec.get("deadline_ns")
+    recorded = {(e.get("player"), e.get("t_ns")) for e in event.get("edges") or ()
+                if isinstance(e, dict)}
+    seen = {o.get("player") for o in order}
+    seen.update(event.get("false_starts") or ())
+    t0, last = order[0]["t_ns"], max(o["t_ns"] for o in order)
+    out = []
+    for e in sorted(edges, key=lambda e: (e.t_ns, e.pressed, e.player)):
+        if not e.pressed or e.t_ns <= last or (e.player, e.t_ns) in recorded:
+            continue
+        if (isinstance(deadline, int) and e.t_ns > deadline) or e.t_ns - last > quiet_gap_ns:
+            break
+        if e.player in seen or (eligible and e.player not in eligible):
+            continue
+        seen.add(e.player)
+        last = e.t_ns
+        out.append({"player": e.player, "t_ns": e.t_ns, "offset_us": (e.t_ns - t0) / US,
+                    "after_verdict": True})
+    return out
+
+
+def decided_race_view(game: Game, event: dict, info: dict | None = None,
+                      edges: Iterable[Edge] = (), quiet_gap_ns: int = 0) -> dict:
     """The last logged race (shown until the next event); ``info`` is the
-    race request's info at the time, for the verdict's wording."""
+    race request's info at the time, for the verdict's wording. Presses of
+    its window that came after the verdict (``edges``, the recent ones)
+    join its order as runner-ups, so one card shows the whole race."""
     spec = event.get("spec") if isinstance(event.get("spec"), dict) else {}
     order = event.get("order") if isinstance(event.get("order"), list) else []
+    verdict = {k: event.get(k) for k in VERDICT_KEYS if k in event}
+    extra = runner_ups(event, edges, quiet_gap_ns)
+    if extra:
+        verdict["order"] = list(order) + extra
     return race_view(game, event.get("reason"), event.get("kind", spec.get("kind")), "decided",
                      announced=bool(event.get("announced")), go_ns=spec.get("arm_ns"),
                      deadline_ns=spec.get("deadline_ns"), eligible=spec.get("eligible") or (),
-                     order=order, verdict={k: event.get(k) for k in VERDICT_KEYS if k in event},
-                     info=info, virtual=bool(event.get("virtual")))
+                     order=list(order) + extra, verdict=verdict,
+                     info=info, virtual=bool(event.get("virtual")),
+                     flipper=event.get("armed_by"))
 
 
 # ---------------------------------------------------------------------------
@@ -164,6 +216,50 @@ def public_line(game: Game | None, event: dict) -> str:
 # snapshots
 
 
+def current_faults(faults: Iterable[dict]) -> list[dict]:
+    """The faults worth an alert: one line per buzzer (its latest), and none
+    for a buzzer whose latest news is that it was released (``cleared``);
+    faults naming no buzzer are kept (the last five)."""
+    faults = [f for f in faults if isinstance(f, dict) and f.get("fault") != "stray"]
+    latest: dict = {}
+    loose = []
+    for i, f in enumerate(faults):
+        key = f.get("buzzer") or f.get("player")
+        if key is None:
+            loose.append(i)
+        else:
+            latest[key] = i
+    keep = {i for i in latest.values() if faults[i].get("fault") != "cleared"}
+    keep.update(loose[-5:])
+    return [f for i, f in enumerate(faults) if i in keep]
+
+
+def result(game: Game, state: Any) -> dict | None:
+    """The end of a game, for every page: ``places`` (``{"place", "players",
+    "scores", "shared"}``, best first; a shared place lists several players)
+    and ``tiebreak`` (the players whose scores are equal but whose places
+    differ: the game's ranking broke the tie). Null while the game runs. The
+    breakdown of each score is the game's own (its view's players); the
+    game's panel draws it."""
+    if not game.finished(state):
+        return None
+    scores = game.scores(state)
+    places, n = [], 1
+    for group in game.ranking(state):
+        group = list(group)
+        places.append({"place": n, "players": group, "shared": len(group) > 1,
+                       "scores": {p: scores.get(p) for p in group}})
+        n += len(group)
+    broken = []
+    for a, b in zip(places, places[1:]):
+        sa = {a["scores"][p] for p in a["players"]}
+        sb = {b["scores"][p] for p in b["players"]}
+        if sa & sb:
+            broken.append({"places": [a["place"], b["place"]],
+                           "players": a["players"] + b["players"], "score": min(sa & sb)})
+    return {"places": places, "tiebreak": broken}
+
+
 def buzzers_view(status) -> dict | None:
     """The latest status the buzzer source reported (null when never):
     ``{"source","connected","precision_us","error_bound_us","detail"}``."""
@@ -185,7 +281,8 @@ def empty_snapshot(faults: Iterable[dict] = (), buzzers: dict | None = None) -> 
             "game_id": None, "version": 0, "players": [], "scores": {},
             "hides_scores": False, "current_player": None, "finished": False, "ranking": [],
             "view": None, "race": None, "faults": list(faults), "last_event": None,
-            "can_undo": False, "can_redo": False, "buzzers": buzzers}
+            "can_undo": False, "can_redo": False, "buzzers": buzzers, "result": None,
+            "strays": [], "waiting": []}
 
 
 def snapshot(game: Game, replay, *, game_id: int, version: int, players: list[dict],
@@ -199,10 +296,10 @@ def snapshot(game: Game, replay, *, game_id: int, version: int, players: list[di
             "players": [dict(p) for p in players], "scores": game.scores(st),
             "hides_scores": game.hides_scores, "current_player": game.current_player(st),
             "finished": game.finished(st), "ranking": game.ranking(st),
-            "view": game.public_view(st), "race": race, "faults": list(faults),
+            "view": game.public_view(st), "race": race, "faults": current_faults(faults),
             "last_event": None if last_event is None else public_line(game, last_event),
             "can_undo": bool(replay.events), "can_redo": bool(replay.undone),
-            "buzzers": buzzers}
+            "buzzers": buzzers, "result": result(game, st)}
 
 
 def host_extras(game: Game | None, replay, *, request, log_rows: list[tuple[int, dict]],
@@ -237,7 +334,8 @@ def private_snapshot(game: Game, state: Any, player: str, version: int) -> dict:
             "version": version}
 
 
-__all__ = ["RACE_VIEW_KEYS", "VERDICT_KEYS", "buzzers_view", "decided_race_view",
+__all__ = ["RACE_VIEW_KEYS", "VERDICT_KEYS", "buzzers_view", "current_faults",
+           "decided_race_view", "result", "runner_ups",
            "empty_snapshot", "host_extras", "interrupted_race_view", "line",
            "live_race_view", "order_json", "pending_race_view", "private_snapshot",
            "public_event", "public_line", "race_view", "snapshot"]

@@ -22,10 +22,10 @@ MS = 1_000_000
 S = 1_000 * MS
 T0 = 100 * S
 
-SETTINGS = ArmingSettings.from_settings({
-    "quiet_gap_ms": 1_500, "claim_window_ms": 10_000, "wait_ms": 5_000,
-    "countdown_ms": 3_000, "announced_wait_ms": 5_000, "tie_window_us": 0,
-    "lockout_ms": None})
+RAW = {"quiet_gap_ms": 1_500, "claim_window_ms": 10_000, "wait_ms": 5_000,
+       "countdown_ms": 3_000, "announced_wait_ms": 5_000, "tie_window_us": 0,
+       "lockout_ms": None, "late_ms": 2_000, "confirm_ms": 6_000}
+SETTINGS = ArmingSettings.from_settings(RAW)
 
 
 def tap(player, t, hold_ms=60):
@@ -147,9 +147,62 @@ def test_a_burst_that_already_decided_a_race_is_not_claimed_again():
     log = [race_event(T0, T0)]                                # that burst became a race
     armed = arm_unannounced(edges, log, T0 + 2 * S, SETTINGS)
     assert armed.burst == () and armed.arm_ns == T0 + 2 * S
-    later = edges + tap("cy", T0 + 3 * S)                      # a fresh burst after it
-    armed = arm_unannounced(later, log, T0 + 4 * S, SETTINGS)
-    assert armed.arm_ns == T0 + 3 * S
+    later = edges + tap("cy", T0 + 4 * S)                      # a fresh burst after it
+    armed = arm_unannounced(later, log, T0 + 5 * S, SETTINGS)
+    assert armed.arm_ns == T0 + 4 * S
+
+
+def test_a_burst_just_after_a_race_closed_is_late_for_it_and_never_the_next_cards():
+    # the game-night case: a Table raced by nobody closes at its deadline;
+    # presses 3 s after the flip... 0.5 s after the close are late presses
+    # for it, and the next Table, logged before anyone pressed for it, waits
+    nobody = {"type": "race", "reason": "chope",
+              "spec": {"arm_ns": T0, "deadline_ns": T0 + 5 * S}, "edges": []}
+    edges = tap("bo", T0 + 5_500 * MS) + tap("cy", T0 + 5_520 * MS)
+    armed = arm_unannounced(edges, [nobody], T0 + 9 * S, SETTINGS)
+    assert armed.burst == () and armed.arm_ns == T0 + 9 * S
+    assert arming.strays(edges, [nobody], None, T0 + 9 * S, SETTINGS) == []   # recorded as late
+    assert arming.press_window(T0 + 5_500 * MS, [nobody], SETTINGS)["window"] == "late"
+    assert arming.press_window(T0 + 4 * S, [nobody], SETTINGS)["window"] == "race"
+    # once the late span is over, presses are the next card's again
+    fresh = edges + tap("ana", T0 + 7_600 * MS)
+    assert arm_unannounced(fresh, [nobody], T0 + 9 * S, SETTINGS).arm_ns == T0 + 7_600 * MS
+    assert arming.press_window(T0 + 7_600 * MS, [nobody], SETTINGS) == {
+        "window": "open", "closes_ns": T0 + 17_600 * MS}
+
+
+def test_a_decided_race_keeps_its_runner_ups_for_a_quiet_gap():
+    decided = race_event(T0, T0, T0 + 40 * MS)
+    decided["spec"]["deadline_ns"] = T0 + 5 * S
+    assert arming.race_close_ns(decided, SETTINGS.quiet_gap_ns) == T0 + 1_540 * MS
+    assert arming.press_window(T0 + 200 * MS, [decided], SETTINGS)["window"] == "race"
+    assert arming.press_window(T0 + 2 * S, [decided], SETTINGS)["window"] == "late"
+
+
+def test_a_doubtful_burst_asks_the_host_and_a_fresher_one_is_preferred():
+    old = tap("bo", T0)
+    got = arming.find_claim(old, T0 + 7 * S, SETTINGS)         # long before its own log
+    assert got.start_ns == T0 and "7.0 s before" in got.confirm
+    got = arming.find_claim(old, T0 + 2 * S, SETTINGS, previous_log_ns=T0 + S)
+    assert got.start_ns == T0 and "previous card" in got.confirm
+    both = old + tap("cy", T0 + 5 * S)
+    got = arming.find_claim(both, T0 + 7 * S, SETTINGS)         # the fresh one, no question
+    assert got.start_ns == T0 + 5 * S and got.confirm is None
+    armed = arm_unannounced(old, [], T0 + 7 * S, SETTINGS)
+    assert armed.confirm and armed.arm_ns == T0
+
+
+def test_the_flippers_press_arms_the_race_and_earlier_presses_are_false_starts():
+    flip = ArmingSettings.from_settings({**RAW, "flipper_arms": True})
+    edges = tap("cy", T0 - 300 * MS) + tap("ana", T0) + tap("bo", T0 + 180 * MS)
+    armed = arm_unannounced(edges, [], T0 + 3 * S, flip, flipper="ana")
+    assert armed.arm_ns == T0 and armed.flipper == "ana" and armed.confirm is None
+    assert all(e.player != "ana" for e in armed.burst)      # the mark is not a race press
+    assert Edge("cy", True, T0 - 300 * MS) in armed.burst    # judged: a false start
+    assert armed.window.start_ns == T0 + 3 * S - flip.claim_window_ns
+    # the setting off, or no press by the flipper: the burst is claimed as usual
+    assert arm_unannounced(edges, [], T0 + 3 * S, SETTINGS, flipper="ana").arm_ns == T0 - 300 * MS
+    assert arm_unannounced(edges, [], T0 + 3 * S, flip, flipper="dee").flipper is None
 
 
 def test_the_claimed_floor_is_the_latest_press_or_arm_time_of_recent_races():

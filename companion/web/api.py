@@ -177,11 +177,15 @@ def games_info() -> list[dict]:
 
 
 def virtual_press():
-    """A virtual buzzer from a page: ``{"player": name, "pressed": bool}``,
-    stamped when the server receives it (millisecond accuracy)."""
+    """A virtual buzzer from a page: ``{"player": name, "pressed": bool,
+    "seq": n}``, stamped when the server receives it (millisecond accuracy).
+    ``seq`` (optional, increasing by one per change on the page) lets the
+    session put a press and its release back in order when two requests
+    overtake each other."""
     data = body()
     player, pressed = data.get("player"), data.get("pressed", True)
     if not isinstance(player, str) or not isinstance(pressed, bool):
         raise BadRequest("send {\"player\": name, \"pressed\": true|false}")
-    services().session.virtual_press(player, pressed)
+    seq = optional_int(data, "seq")
+    services().session.virtual_press(player, pressed, seq=seq)
     return {"ok": True, "player": player, "pressed": pressed, "accuracy": "ms"}

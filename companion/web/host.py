@@ -243,6 +243,42 @@ def cancel_race():
     return {"ok": True, "state": _host_state()}
 
 
+@bp.post("/api/host/race/confirm")
+@auth.host_required
+def confirm_race():
+    """The host's tap on a doubtful claimed burst: ``{"accept": true}`` lets
+    it decide the card, ``false`` makes its presses strays and runs the race
+    again from the card's log."""
+    accept = body().get("accept")
+    if not isinstance(accept, bool):
+        raise BadRequest("'accept' must be true or false", "accept")
+    need_game()
+    race = services().session.confirm_race(accept)
+    return {"ok": True, "race": race, "state": _host_state()}
+
+
+@bp.post("/api/host/race/use")
+@auth.host_required
+def use_presses():
+    """The host's tap on a stray press: ``{"t_ns": n}``; the card waiting for
+    an unannounced race takes the presses from that one on."""
+    t_ns = optional_int(body(), "t_ns")
+    if t_ns is None:
+        raise BadRequest("'t_ns' must be the stray press's time", "t_ns")
+    need_game()
+    race = services().session.use_presses(t_ns)
+    return {"ok": True, "race": race, "state": _host_state()}
+
+
+@bp.post("/api/host/rematch")
+@auth.host_required
+def rematch():
+    """A new game of the same game, same players, same options."""
+    need_game()
+    game_id = services().session.rematch()
+    return {"ok": True, "game_id": game_id, "state": _host_state()}
+
+
 @bp.post("/api/host/press")
 @auth.host_required
 def host_press():

@@ -1,0 +1,316 @@
+"""Game night (issue 14): a press decides only the race whose window it fell in.
+
+The server-side half runs a real Chope! table on a fake clock: the case seen
+at the table (a late burst after a closed race deciding the next Table),
+stray presses between cards, a doubtful burst the host confirms or rejects
+with one tap, a stray the host hands to the waiting card, flipper arming,
+runner-ups kept in the race card, the live board's stale race after a
+verdict logged by hand, faults one line per buzzer, and the end of a game.
+The browser half (marked ``browser``) drives the real server on a phone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from companion.edges import Edge
+from companion.gamefile import check_race
+from companion.session import TableSession
+from companion.store import Store
+
+MS = 1_000_000
+S = 1_000 * MS
+T0 = 100 * S
+PLAYERS = [{"name": "ana", "buzzer": "b1"}, {"name": "bo", "buzzer": "b2"},
+           {"name": "cy", "buzzer": "b3"}]
+
+
+class Clock:
+    def __init__(self, t: int = T0):
+        self.t = t
+
+    def __call__(self) -> int:
+        return self.t
+
+
+def table(**settings):
+    clock = Clock()
+    s = TableSession(Store(":memory:"), clock=clock, settings=settings or None)
+    s.new_game("chope", PLAYERS)
+    return s, clock
+
+
+def press(s, clock, buzzer, hold_ms=60):
+    t = clock.t
+    s.feed_edge(Edge(buzzer, True, t))
+    s.feed_edge(Edge(buzzer, False, t + hold_ms * MS))
+    return t
+
+
+def run(s, clock, ms, step=5):
+    for _ in range(ms // step):
+        clock.t += step * MS
+        s.tick()
+
+
+def races(s):
+    return [e for _, e in s.store.events(s.game_id) if e.get("type") == "race"]
+
+
+def flip(s, card):
+    s.log({"type": "flip", "card": card}, expected_version=s.version)
+
+
+# ---------------------------------------------------------------------------
+# fairness
+
+
+def test_a_late_burst_after_a_closed_race_does_not_decide_the_next_table():
+    s, clock = table()
+    run(s, clock, 2_000)                      # the Red Table is flipped; nobody presses
+    flip(s, "table:red")                      # ana flipped; logged 2 s later
+    run(s, clock, 5_100)                      # its window closes: nobody
+    [red] = races(s)
+    assert red["winner"] is None and s.state["discard"].get("table:red") == 1
+    run(s, clock, 900)                        # 8 s after the flip, bo and cy slap
+    press(s, clock, "b2")
+    press(s, clock, "b3")
+    strays = s.snapshot()["strays"]
+    assert [(x["player"], x["why"]) for x in strays] == [("bo", "late"), ("cy", "late")]
+    run(s, clock, 3_000)
+    flip(s, "table:orange")                   # the Orange Table, before anyone pressed for it
+    snap = s.snapshot()
+    assert snap["race"]["phase"] == "live" and snap["race"]["order"] == []
+    run(s, clock, 5_100)                      # still nobody: the late presses decided nothing
+    orange = races(s)[-1]
+    assert orange["winner"] is None and orange["edges"] == []
+    check_race(orange)
+    # kept for the record, never shown as a buzzer fault
+    recorded = [f for f in s.store.faults(s.game_id) if f["fault"] == "stray"]
+    assert {f["player"] for f in recorded} == {"bo", "cy"}
+    assert not [f for f in s.snapshot()["faults"] if f["fault"] == "stray"]
+
+
+def test_stray_presses_between_cards_do_not_win_the_next_table():
+    s, clock = table()
+    press(s, clock, "b3")                     # cy tries her buzzer
+    run(s, clock, 11_000)                     # long before any card: outside every window
+    flip(s, "table:blue")
+    assert s.snapshot()["race"]["order"] == []
+    assert [x["player"] for x in s.snapshot()["strays"]] == ["cy"]
+    assert s.snapshot()["strays"][0]["why"] == "unclaimed"
+    run(s, clock, 300)
+    press(s, clock, "b2")                     # bo chopes it for real
+    run(s, clock, 60)
+    assert races(s)[-1]["winner"] == "bo"
+
+
+def test_one_tap_hands_a_stray_to_the_waiting_card():
+    s, clock = table()
+    run(s, clock, 2_000)
+    flip(s, "table:red")
+    run(s, clock, 5_100)                      # nobody
+    run(s, clock, 500)
+    t_bo = press(s, clock, "b2")              # late: a stray
+    run(s, clock, 2_000)
+    flip(s, "table:orange")                   # the host knows bo slapped the Orange one
+    view = s.use_presses(t_bo)
+    assert view["order"][0]["player"] == "bo"
+    run(s, clock, 60)
+    orange = races(s)[-1]
+    assert orange["winner"] == "bo" and orange["spec"]["arm_ns"] == t_bo
+    check_race(orange)
+    assert s.snapshot()["strays"] == []
+    with pytest.raises(Exception, match="no card is waiting"):
+        s.use_presses(t_bo)
+
+
+def test_a_burst_from_before_the_previous_card_asks_the_host_first():
+    s, clock = table()
+    t_cy = press(s, clock, "b3")              # cy presses...
+    run(s, clock, 1_000)
+    food = next(c for c, n in s.state["deck"].items() if n and c.startswith("food:"))
+    flip(s, food)
+    run(s, clock, 1_000)                      # ... before a Food card was logged
+    flip(s, "table:green")
+    run(s, clock, 100)
+    race = s.snapshot()["race"]
+    assert race["phase"] == "decided" and "previous card" in race["confirm"]
+    assert not races(s)                       # nothing logged until the host taps
+    s.confirm_race(False)                     # reject: the race runs from the card's log
+    race = s.snapshot()["race"]
+    assert race["phase"] == "live" and race["confirm"] is None and race["order"] == []
+    assert ("cy", t_cy) in {(x["player"], x["t_ns"]) for x in s.snapshot()["strays"]}
+    run(s, clock, 200)
+    press(s, clock, "b2")
+    run(s, clock, 60)
+    assert races(s)[-1]["winner"] == "bo"
+
+
+def test_a_doubtful_burst_the_host_accepts_is_logged_at_once():
+    s, clock = table()
+    press(s, clock, "b3")
+    run(s, clock, 7_000)                      # the host logs the card 7 s later
+    flip(s, "table:green")
+    run(s, clock, 100)
+    assert "7.0 s before" in s.snapshot()["race"]["confirm"]
+    s.confirm_race(True)
+    assert races(s)[-1]["winner"] == "cy"
+    with pytest.raises(Exception, match="confirmation"):
+        s.confirm_race(True)
+
+
+def test_the_flipper_armed_race_judges_false_starts_on_the_flippers_clock():
+    s, clock = table(flipper_arms=True)
+    updates = []
+    s.subscribe(updates.append)
+    press(s, clock, "b2")                     # bo jumps the gun
+    run(s, clock, 200)
+    t_flip = press(s, clock, "b1")            # ana turns the Table over and presses
+    mark = [u["data"] for u in updates if u["type"] == "press" and u["data"]["pressed"]]
+    assert mark[-1]["window"] == "mark"
+    run(s, clock, 150)
+    t_cy = press(s, clock, "b3")              # cy, 150 ms after the flip
+    run(s, clock, 2_000)
+    flip(s, "table:yellow")
+    run(s, clock, 60)
+    race = races(s)[-1]
+    assert race["spec"]["arm_ns"] == t_flip and race["armed_by"] == "ana"
+    assert race["winner"] == "cy" and race["false_starts"] == ["bo"]
+    assert race["order"][0]["t_ns"] == t_cy and "ana" not in race["ineligible"]
+    check_race(race)
+    assert s.snapshot()["race"]["flipper"] == "ana"
+
+
+def test_without_the_flippers_press_the_race_is_claimed_as_usual():
+    s, clock = table(flipper_arms=True)
+    t_bo = press(s, clock, "b2")
+    run(s, clock, 1_000)
+    flip(s, "table:yellow")
+    run(s, clock, 60)
+    race = races(s)[-1]
+    assert race["winner"] == "bo" and race["spec"]["arm_ns"] == t_bo and "armed_by" not in race
+
+
+# ---------------------------------------------------------------------------
+# what the pages see
+
+
+def test_runner_ups_stay_in_the_race_card_with_their_margins():
+    s, clock = table()
+    t_bo = press(s, clock, "b2")
+    run(s, clock, 1_000)
+    flip(s, "table:red")
+    run(s, clock, 40)                          # decided: bo (the hold is 30 ms)
+    clock.t += 80 * MS
+    s.feed_edge(Edge("b3", True, clock.t))     # cy 1.12 s behind, after the verdict
+    race = s.snapshot()["race"]
+    assert race["phase"] == "decided" and race["verdict"]["winner"] == "bo"
+    assert [o["player"] for o in race["order"]] == ["bo", "cy"]
+    assert race["order"][1]["after_verdict"] and race["order"][1]["offset_us"] == (
+        (clock.t - t_bo) / 1000)
+    assert s.snapshot()["strays"] == []        # cy's press belongs to that race
+
+
+def test_a_verdict_logged_by_hand_clears_the_live_race_in_the_same_update():
+    s, clock = table()
+    updates = []
+    s.subscribe(updates.append)
+    flip(s, "table:red")
+    assert s.snapshot()["race"]["phase"] == "live"
+    s.log({"type": "race", "reason": "chope", "winner": "bo"}, expected_version=s.version)
+    state = [u for u in updates if u["type"] == "state"][-1]
+    assert state["data"]["race"]["phase"] == "decided"
+    assert state["data"]["race"]["verdict"]["winner"] == "bo"
+
+
+def test_faults_are_one_line_per_buzzer_and_cleared_ones_go():
+    from types import SimpleNamespace
+    s, clock = table()
+    for _ in range(3):
+        s.source_fault(SimpleNamespace(kind="stuck", message="b2 held", buzzer="b2", t_ns=None))
+    s.source_fault(SimpleNamespace(kind="stuck", message="b3 held", buzzer="b3", t_ns=None))
+    assert [f["buzzer"] for f in s.snapshot()["faults"]] == ["b2", "b3"]
+    s.source_fault(SimpleNamespace(kind="cleared", message=None, buzzer="b2", t_ns=None))
+    assert [f["buzzer"] for f in s.snapshot()["faults"]] == ["b3"]
+
+
+def test_the_end_of_a_game_shows_places_and_the_tiebreak():
+    from companion import views
+    from companion.games import get_game
+    game = get_game("chope")
+    s, clock = table()
+    st = s.state
+    assert views.result(game, st) is None
+    done = dict(st, deck={c: 0 for c in st["deck"]})
+    res = views.result(game, done)
+    assert res is not None and res["places"][0]["place"] == 1
+    assert res["places"][0]["shared"] and res["places"][0]["players"] == ["ana", "bo", "cy"]
+    assert res["tiebreak"] == []
+    hands = {p: dict(h) for p, h in st["hands"].items()}
+    hands["bo"] = dict(hands["bo"], tables=["table:red"])     # 0 - 1 = -1 point
+    hands["cy"] = dict(hands["cy"], tables=["table:blue"], food=["food:" + next(
+        f for f, i in st["foods"].items() if i["kind"] == "main")])   # 1 + 0 = ... points
+    res = views.result(game, dict(done, hands=hands))
+    assert [p["players"] for p in res["places"]][0] == ["cy"]
+
+
+def test_virtual_presses_reach_the_session_in_the_order_the_page_sent_them():
+    s, clock = table()
+    presses = []
+    s.subscribe(lambda u: presses.append(u["data"]["pressed"]) if u["type"] == "press" else None)
+    s.virtual_press("bo", False, seq=1002)     # the release overtook its press
+    run(s, clock, 30)                          # (the debounce settles the tap's release)
+    assert not s.referee.level("bo") and presses == [True, False]    # taken as a tap
+    s.virtual_press("bo", True, seq=1001)      # the press, late: dropped, not stuck
+    assert not s.referee.level("bo") and presses == [True, False]
+    clock.t += 100 * MS
+    s.virtual_press("bo", True, seq=1003)
+    assert s.referee.level("bo")
+    clock.t += 100 * MS
+    s.virtual_press("bo", False, seq=1004)
+    assert not s.referee.level("bo")
+
+
+def test_press_requests_that_overtake_each_other_never_leave_a_buzzer_stuck(host, session):
+    session.new_game("chope", ["ana", "bo", "cy"])
+    errors = []
+
+    def send(pressed, seq):
+        r = host.post("/api/host/press", {"player": "bo", "pressed": pressed, "seq": seq})
+        if r.status_code != 200:
+            errors.append(r.json)
+    for base in range(10, 130, 4):
+        a = threading.Thread(target=send, args=(False, base + 2))   # sent second, lands first
+        a.start()
+        a.join()
+        b = threading.Thread(target=send, args=(True, base + 1))
+        b.start()
+        b.join()
+        time.sleep(0.025)                     # past the debounce: the tap's release settles
+        session.tick()
+        assert not session.referee.level("bo")
+    assert not errors
+
+
+def test_the_host_confirms_uses_strays_and_asks_for_a_rematch_over_http(host, session):
+    session.new_game("chope", [{"name": "ana", "colour": "blue"}, "bo", "cy"],
+                     {"own_colour_bonus": "any"})
+    first = session.game_id
+    assert host.post("/api/host/race/confirm", {"accept": True}).status_code == 400
+    assert host.post("/api/host/race/confirm", {"accept": "yes"}).status_code == 400
+    r = host.post("/api/host/race/use", {"t_ns": 5})
+    assert r.status_code == 400 and "no card is waiting" in r.json["error"]
+    r = host.post("/api/host/rematch")
+    assert r.status_code == 200 and r.json["game_id"] != first
+    again = session.store.game_info(r.json["game_id"])
+    assert again["game"] == "chope" and again["options"]["own_colour_bonus"] == "any"
+    assert [p["name"] for p in again["players"]] == ["ana", "bo", "cy"]
+    assert again["players"][0]["colour"] == "blue"
+    assert session.store.game_info(first)["id"] == first        # still in the history
