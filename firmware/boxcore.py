@@ -75,6 +75,9 @@ class Box:
         self.tx_dropped = 0
         self.tx_dropped_reported = 0
         self.edges_sent = 0
+        self.last_host_us = self.last_drain_us - 10_000_000
+        self.last_hello_us = self.last_drain_us
+        self.escape = False       # mpremote knocked: leave the loop for the REPL
 
     # -- start --------------------------------------------------------------------
 
@@ -88,7 +91,7 @@ class Box:
         """Say hello (after a lone delimiter that ends any partial frame the
         host holds)."""
         self.hw.write(b"\x00")
-        self.send(self.hello())
+        self.send(self.hello)
 
     # -- the main loop's step ------------------------------------------------------
 
@@ -97,8 +100,19 @@ class Box:
         self.drain(now)
         data = self.hw.read()
         if data:
+            if not self.unframer.buf and data[:2] == b"\r\x03":
+                # mpremote's interrupt; a companion frame never starts so
+                self.escape = True
+                return
             for cmd in self.unframer.feed(data):
+                self.last_host_us = now
                 self.command(cmd)
+        if (self.hw.diff(now, self.last_host_us) > 2_000_000
+                and self.hw.diff(now, self.last_hello_us) >= 1_000_000):
+            # nobody is talking to the box: keep introducing it, so a host
+            # that just opened the port learns who it is without asking
+            self.last_hello_us = now
+            self.send(self.hello)
         self.timers(now)
         self.flush()
 
@@ -167,7 +181,7 @@ class Box:
         if changed & (1 << c.BIT_CUE) and self.cue_ack is not None:
             seq = self.cue_ack
             self.cue_ack = None
-            self.send(self.framer.ack(seq, P.SET_CUE, P.ACK_OK, tick))
+            self.send(self.framer.ack, seq, P.SET_CUE, P.ACK_OK, tick)
         debounced = c.DEBOUNCED_BITS if not self.flags & P.CONFIG_RAW else 0
         plain = changed & ~debounced & ~(1 << c.BIT_MARK)
         if plain:
@@ -197,7 +211,7 @@ class Box:
                 self.sync_tokens = []        # its stamp is gone: the host retries
                 continue
             if b == c.BIT_CUE and self.cue_ack is not None:
-                self.send(self.framer.ack(self.cue_ack, P.SET_CUE, P.ACK_OK, 0))
+                self.send(self.framer.ack, self.cue_ack, P.SET_CUE, P.ACK_OK, 0)
                 self.cue_ack = None
             self.levels = (self.levels & ~m) | (active & m)
             self.d_start[b] = -1
@@ -307,12 +321,12 @@ class Box:
     def marked(self, tick):
         """The mark's edge came back through the PIO: ``tick`` is "now"."""
         for token in self.sync_tokens:
-            self.send(self.framer.sync_reply(token, tick))
+            self.send(self.framer.sync_reply, token, tick)
         self.sync_tokens = []
         if self.heartbeat_due:
             self.heartbeat_due = False
-            self.send(self.framer.heartbeat(tick, self.levels, self.overflows,
-                                            self.tx_dropped, self.unframer.corrupt))
+            self.send(self.framer.heartbeat, tick, self.levels, self.overflows,
+                      self.tx_dropped, self.unframer.corrupt)
 
     # -- commands ----------------------------------------------------------------------
 
@@ -325,7 +339,7 @@ class Box:
                     self.toggle_mark()
             return
         if ftype == P.HELLO_REQUEST:
-            self.send(self.hello())
+            self.send(self.hello)
             return
         status = P.ACK_OK
         if ftype == P.SET_LEDS:
@@ -371,13 +385,13 @@ class Box:
             status = P.ACK_UNKNOWN
         if status != P.ACK_OK:
             self.fault(P.F_BAD_COMMAND, P.NO_INPUT, self.tick, ftype)
-        self.send(self.framer.ack(seq, ftype, status, 0))
+        self.send(self.framer.ack, seq, ftype, status, 0)
 
     def set_cue(self, on, seq):
         """Cue LED and piezo together; the ACK waits for the PIO to stamp the
         cue pin's edge (GO on the same clock as the presses)."""
         if bool(self.raw_levels & (1 << self.c.BIT_CUE)) == bool(on):
-            self.send(self.framer.ack(seq, P.SET_CUE, P.ACK_OK, 0))
+            self.send(self.framer.ack, seq, P.SET_CUE, P.ACK_OK, 0)
             return
         self.cue_ack = seq
         self.hw.set_cue(on)
@@ -385,13 +399,15 @@ class Box:
     # -- out ---------------------------------------------------------------------------
 
     def fault(self, code, input_bit, tick, count):
-        self.send(self.framer.fault(code, input_bit, tick, count))
+        self.send(self.framer.fault, code, input_bit, tick, count)
 
-    def send(self, frame):
-        # edges already found go first: a heartbeat or fault never overtakes them
+    def send(self, build, *args):
+        """Queue the frame ``build(*args)`` makes, after any edges already
+        found (a heartbeat or fault never overtakes them, and frames go out
+        in the order of their sequence numbers)."""
         if self.records:
             self.pack_records()
-        self.queue(frame)
+        self.queue(build(*args))
 
     def queue(self, frame):
         if len(self.out) < 32:

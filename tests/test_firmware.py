@@ -352,3 +352,45 @@ def test_the_board_traps_are_handled_in_the_code():
     assert "micropython.kbd_intr(-1)" in main
     assert "sys.stdout.buffer" in hw and "print(" not in hw
     assert "open(" not in (FIRMWARE / "boxcore.py").read_text()      # no flash writes in play
+
+
+def test_the_box_repeats_its_hello_while_nobody_talks_to_it_and_stops_when_someone_does():
+    out = run_mp("""
+        box.start()
+        run_to(4_100_000, step=10_000)
+        n = len(b"".join(sent))
+        command(P.SYNC_REQUEST, bytes(4))
+        for k in range(8):                   # a host syncing 8 times a second
+            run_to(4_200_000 + 125_000 * k, step=5_000)
+            command(P.SYNC_REQUEST, bytes([k, 0, 0, 0]))
+        done(split=n)
+    """)
+    msgs = P.Decoder().feed(bytes.fromhex(out["wire"]))
+    hellos = [m for m in msgs if isinstance(m, P.Hello)]
+    assert len(hellos) == 1 + 3                 # at start, then once a second from 2 s on
+    later = P.Decoder().feed(bytes.fromhex(out["wire"])[out["split"]:])
+    assert not [m for m in later if isinstance(m, P.Hello)]
+
+
+def test_mpremotes_interrupt_lets_the_box_go_back_to_the_repl():
+    out = run_mp("""
+        import main
+        inbox.append(b"\\r\\x03")
+        def step():
+            board.fixed_now += 1000
+            return True
+        box2 = main.run(hw=hw, box=box, keep_going=step)
+        done(escape=box2.escape)
+    """)
+    assert out["escape"] is True
+
+
+def test_holding_buzzer_1_at_power_up_keeps_the_repl():
+    out = run_mp("""
+        import main
+        free = main.hold_to_skip()
+        board.schedule(board.now_us(), C.INPUTS[0][2], 0)
+        board.advance()
+        done(free=free, held=main.hold_to_skip())
+    """)
+    assert out["free"] is False and out["held"] is True

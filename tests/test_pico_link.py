@@ -363,3 +363,13 @@ def test_pico_is_a_registered_source_opened_by_name(box):
         assert isinstance(src, PicoSource) and src.buzzers == tuple(NAMES)
     finally:
         src.close()
+
+
+def test_the_udev_rule_gives_the_name_the_transport_looks_for():
+    from companion.pico import transport
+    rule = (ROOT / "hardware" / "udev" / "99-buzzerbox.rules").read_text()
+    line = [l for l in rule.splitlines() if l and not l.startswith("#")][0]
+    assert 'ATTRS{idVendor}=="2e8a"' in line and f"{transport.PICO_VID:04x}" == "2e8a"
+    assert 'SYMLINK+="buzzerbox"' in line and transport.STABLE_NAME == "/dev/buzzerbox"
+    assert 'GROUP="dialout"' in line
+    assert "ID_MM_DEVICE_IGNORE" in line        # ModemManager must not probe it

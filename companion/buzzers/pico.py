@@ -49,6 +49,9 @@ UPDATE_HINT = ("update the box's firmware from this companion's source tree: "
                "mpremote cp firmware/*.py : + reset   (docs/pico.md)")
 MS = 1_000_000
 S = 1_000_000_000
+#: How long after opening the port to wait for the box's own hello before
+#: asking for one (the box must be running its loop, Ctrl-C off, first).
+HELLO_WAIT_S = 1.5
 
 
 class IncompatibleFirmware(SourceUnavailable):
@@ -108,6 +111,8 @@ class PicoSource(EdgeSource):
         self._hello_ev = threading.Event()
         self._stop = threading.Event()
         self._connected = False
+        self._connected_at = 0
+        self._prev_hello: P.Hello | None = None
         self._last_status = 0
         self._box_counters = (0, 0)
         self.link = SerialLink(port, self._bytes, self._state, clock=clock,
@@ -133,12 +138,18 @@ class PicoSource(EdgeSource):
     # -- the link's side (its threads) -------------------------------------------------
 
     def _state(self, connected: bool, detail: str) -> None:
+        # Nothing is sent before the box's hello: until its main.py has
+        # turned Ctrl-C off, a 0x03 in a frame would stop it. The box repeats
+        # its hello while nobody talks to it; if none comes, ask for one
+        # after HELLO_WAIT_S (_sync_loop).
         with self._lock:
             self._connected = connected
+            self._connected_at = self.clock()
             self.decoder.reset()
-        if connected:
-            self._send(P.HelloRequest(0))
-        else:
+            if self.hello is not None:
+                self._prev_hello = self.hello
+            self.hello = None
+        if not connected:
             self._hello_ev.clear()
             self._fault(SourceFault("disconnected", f"buzzer box lost ({detail}); "
                                                     f"reconnecting", t_ns=self.clock()))
@@ -191,7 +202,8 @@ class PicoSource(EdgeSource):
                          f"(protocol {h.protocol}); this companion needs firmware "
                          f"{FIRMWARE_MAJOR}.x (protocol {P.PROTOCOL_VERSION}): {UPDATE_HINT}")
             return
-        restarted = self.hello is None or h.boot_id != self.hello.boot_id
+        prev = self.hello or self._prev_hello
+        restarted = prev is None or h.boot_id != prev.boot_id
         self.hello = h
         self.role = {i.bit: i.role for i in h.inputs}
         numbers = {i.number: i.bit for i in h.inputs if i.role == P.ROLE_BUZZER}
@@ -335,9 +347,16 @@ class PicoSource(EdgeSource):
                     self._tokens.pop(next(iter(self._tokens)))
 
     def _sync_loop(self) -> None:
+        asked = None
         while not self._stop.wait(self.sync_period_s):
-            if self._connected and self.hello is not None and not self.refused:
+            if not self._connected or self.refused:
+                continue
+            if self.hello is not None:
                 self._send_sync()
+            elif (self.clock() - self._connected_at > HELLO_WAIT_S * S
+                  and asked != self._connected_at):
+                asked = self._connected_at
+                self._send(P.HelloRequest(0))
 
     # -- commands ------------------------------------------------------------------------
 

@@ -14,7 +14,8 @@ class Pin:
         self.id = id
         if pull == Pin.PULL_UP:
             board.pull_up[id] = True
-            board.levels[id] = 1
+            if id not in board.external:    # a held button wins over the pull-up
+                board.levels[id] = 1
         if mode == Pin.OUT and value is not None:
             board.drive(id, 1 if value else 0)
 

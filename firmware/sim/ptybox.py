@@ -169,6 +169,27 @@ class SimBox:
     def pin(self, gpio: int, level: int, at_ns: int) -> None:
         self.control.write(f"at {self._at(at_ns)} {gpio} {level}\n")
 
+    def jumper(self, src: int, dst: int) -> None:
+        """Fit a wire from output ``src`` to input ``dst`` (GP numbers)."""
+        self.control.write(f"jumper {src} {dst}\n")
+
+    def watch(self, gpio: int) -> None:
+        """Log each change of ``gpio`` with its true time (see :meth:`edges`)."""
+        self.control.write(f"watch {gpio}\n")
+
+    def edges(self, gpio: int, near_ns: int) -> list[tuple[int, int]]:
+        """The watched changes of ``gpio`` as (level, Pi monotonic ns)."""
+        out = []
+        for line in list(self.log):
+            w = line.split()
+            if len(w) == 4 and w[0] == "edge" and int(w[1]) == gpio:
+                t_us = int(w[3])
+                d = (t_us - near_ns // 1000) & US_MASK
+                if d >= 1 << 29:
+                    d -= 1 << 30
+                out.append((int(w[2]), (near_ns // 1000 + d) * 1000))
+        return out
+
     def stall(self, ms: int) -> None:
         """Stop the firmware's main loop for ``ms`` (its FIFO drain too)."""
         self.control.write(f"stall {ms}\n")

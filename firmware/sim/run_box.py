@@ -10,6 +10,8 @@
 #     at T GPIO LEVEL        a pin goes to LEVEL at ticks_us() == T (mod 2**30)
 #     press N T / release N T   buzzer N (1..6) at T
 #     stall MS               the main loop stops for MS milliseconds
+#     jumper SRC DST         a wire from output SRC to input DST
+#     watch GPIO             print "edge GPIO LEVEL TICKS_US" on stderr when it changes
 #     quit
 #
 # and prints "ready" on stderr once the box runs.
@@ -43,6 +45,10 @@ def command(line):
         state["go"] = False
     elif w[0] == "stall":
         time.sleep_ms(int(w[1]))
+    elif w[0] == "jumper":
+        board.jumpers[int(w[1])] = int(w[2])
+    elif w[0] == "watch":
+        board.watched.add(int(w[1]))
     elif w[0] == "at":
         board.schedule(board.unwrap(int(w[1])), int(w[2]), int(w[3]))
     elif w[0] in ("press", "release"):

@@ -38,6 +38,9 @@ class Board:
         self.stall_flag = False
         self.words = 0
         self.fixed_now = None           # tests may freeze the clock
+        self.jumpers = {}               # gpio -> gpio wired to it (the self-test jumper)
+        self.watched = set()            # gpios whose changes are printed on stderr
+        self.external = set()           # gpios something outside drives (a button)
 
     # -- time ------------------------------------------------------------------
 
@@ -64,15 +67,23 @@ class Board:
 
     def schedule(self, t_us, gpio, level):
         """An outside change (a button) at an exact time."""
+        self.external.add(gpio)
         self.pending.append((t_us, gpio, level))
         self.pending.sort()
 
     def drive(self, gpio, level):
-        """A change the firmware makes (an output), now."""
+        """A change the firmware makes (an output), now; a jumper carries it
+        to the input wired to it in the same instant."""
         self.advance()
-        self.pending.append((self.now_us(), gpio, level))
+        now = self.now_us()
+        self.pending.append((now, gpio, level))
+        if gpio in self.jumpers:
+            self.pending.append((now, self.jumpers[gpio], level))
         self.pending.sort()
         self.advance()
+        if gpio in self.watched:
+            import sys
+            sys.stderr.write("edge %d %d %d\n" % (gpio, level, time.ticks_us()))
 
     def level(self, gpio):
         self.advance()
