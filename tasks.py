@@ -27,6 +27,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
 CHROMIUM = Path("/usr/bin/chromium")
+MOSQUITTO = Path("/usr/sbin/mosquitto")
 
 
 def say(msg: str) -> None:
@@ -81,9 +82,31 @@ def ensure_chromium() -> None:
                            "fonts-dejavu-core"], check=True, env=env, stdout=subprocess.DEVNULL)
 
 
+def ensure_mosquitto() -> None:
+    """Debian's Mosquitto broker for the league tests and benchmark (the
+    fixtures start their own broker on a free port; the system service is
+    not used)."""
+    if MOSQUITTO.exists():
+        return
+    apt = shutil.which("apt-get")
+    if apt is None:
+        say("no apt-get: league tests will be skipped (install mosquitto by hand)")
+        return
+    sudo = [] if os.geteuid() == 0 else (["sudo", "-n"] if shutil.which("sudo") else None)
+    if sudo is None:
+        say("not root and no sudo: league tests will be skipped")
+        return
+    say("installing Debian's mosquitto for the league tests")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.run(sudo + [apt, "-q", "update"], check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(sudo + [apt, "-y", "-q", "install", "mosquitto"], check=True, env=env,
+                   stdout=subprocess.DEVNULL)
+
+
 def cmd_test(args: list[str]) -> int:
     ensure_venv("test")
     ensure_chromium()
+    ensure_mosquitto()
     return subprocess.call([str(PY), "-m", "pytest", *args], cwd=ROOT)
 
 
@@ -94,6 +117,7 @@ def cmd_run(args: list[str]) -> int:
 
 def cmd_bench(args: list[str]) -> int:
     ensure_venv("test")
+    ensure_mosquitto()
     return subprocess.call([str(PY), "-m", "bench", *args], cwd=ROOT)
 
 

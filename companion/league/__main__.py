@@ -1,0 +1,93 @@
+"""``python -m companion.league``: the league screen and its broker's files.
+
+    python -m companion.league config --out broker --tables t1,t2,t3 [--port 1883]
+    python -m companion.league serve --broker mqtt://HOST:1883 --db league.db \\
+        --user league --password-file broker/secrets/league.password [--port 8090]
+
+``config`` writes mosquitto.conf, the password file, the ACL and one password
+file per table (docs/league.md); ``serve`` runs the read-only league page.
+Bad options exit 2 with a message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="companion league",
+                                description="A league across tables, over a Mosquitto broker.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("config", help="write the broker's config, passwords and ACL")
+    c.add_argument("--out", required=True, help="directory for the broker's files")
+    c.add_argument("--tables", required=True, help="table ids, comma-separated (t1,t2,...)")
+    c.add_argument("--league-user", default="league", help="the league screen's user")
+    c.add_argument("--port", type=int, default=1883)
+    c.add_argument("--bind", default="0.0.0.0", help="address the broker listens on")
+    c.add_argument("--prefix", default="tabletop", help="topic prefix")
+    c.add_argument("--run-as", default=None,
+                   help="the user mosquitto runs as (default: mosquitto's own, 'mosquitto')")
+    c.add_argument("--log-file", default=None, help="broker log file (default: syslog/stderr)")
+    c.set_defaults(run=_config)
+
+    s = sub.add_parser("serve", help="run the league page")
+    s.add_argument("--broker", required=True, help="mqtt://host:port")
+    s.add_argument("--db", required=True, help="the league's SQLite file")
+    s.add_argument("--user", default="league", help="broker user (default: league)")
+    s.add_argument("--password-file", default=None,
+                   help="file whose first line is the user's password")
+    s.add_argument("--host", default="0.0.0.0")
+    s.add_argument("--port", type=int, default=8090)
+    s.add_argument("--prefix", default="tabletop")
+    s.add_argument("--name", default="league",
+                   help="this screen's name at the broker (two screens need two names)")
+    s.set_defaults(run=_serve)
+    return p
+
+
+def _config(args, out) -> int:
+    from .config import generate
+
+    tables = [t.strip() for t in args.tables.split(",") if t.strip()]
+    made = generate(args.out, tables, args.league_user, args.port, args.bind, args.prefix,
+                    args.run_as, args.log_file)
+    print(f"wrote {made['conf']}, {made['passwd']}, {made['acl']}", file=out)
+    for user, path in made["secrets"].items():
+        print(f"  {user:>12}: password in {path}", file=out)
+    print(f"start the broker: mosquitto -c {made['conf']}", file=out)
+    return 0
+
+
+def _serve(args, out) -> int:
+    from .app import serve
+    from .topics import Credentials
+
+    creds = Credentials.from_file(args.user, args.password_file) if args.password_file else None
+
+    def say(text: str) -> None:
+        print(text, file=out, flush=True)
+
+    return serve(args.broker, args.db, creds, args.host, args.port, args.prefix, args.name,
+                 print_fn=say)
+
+
+def main(argv: Sequence[str] | None = None, stdout=None, stderr=None) -> int:
+    from .topics import LeagueError
+
+    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    try:
+        return args.run(args, stdout)
+    except LeagueError as exc:
+        print(f"companion league: {exc}", file=stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,424 @@
+"""``companion league``: the league screen.
+
+A small Flask app (the table page's stack: Flask on waitress, no CDN) that
+subscribes to every table through the broker and keeps its own SQLite store
+of what it received (:class:`~companion.league.store.LeagueStore`):
+
+* :class:`LeagueSubscriber`: one MQTT v5 client with a *persistent session*
+  (``clean_start=False``, a long session expiry), subscribed to
+  ``<prefix>/#`` with QoS 1. The broker queues the tables' events while the
+  league is away and hands them over when it is back. Each message is
+  written to the store before paho acknowledges it (the acknowledgement goes
+  out when the callback returns), so a message the broker considers
+  delivered is on the league's disk. The table id is taken from the topic
+  (which the broker's ACL ties to the table's user), never from the payload.
+* :class:`Hub`: Server-Sent Events to the open league pages: a compact
+  notice per stored message (``event``, ``state``, ``result``, ``status``),
+  a ``heartbeat`` every 15 s; a page that cannot keep up gets ``resync``.
+* :func:`create_app`: the page (``/``), the whole view as JSON
+  (``/api/league``), the live stream (``/api/live``) and the exports
+  (``/export.csv``, ``/export.json``). Every route is a GET: the league
+  page is read-only.
+* :class:`LeagueServer` / :func:`serve`: all of it on waitress, closed together.
+
+>>> # python -m companion.league serve --broker mqtt://127.0.0.1:1883 --db league.db \\
+>>> #     --user league --password-file broker/secrets/league.password
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from typing import Callable, Iterator
+
+from flask import Flask, Response, jsonify, render_template
+
+from .store import LeagueStore
+from .topics import (DEFAULT_PREFIX, BrokerURL, Credentials, LeagueError, Topics, check_table_id,
+                     loads)
+
+log = logging.getLogger(__name__)
+
+#: A league screen that is away keeps its queue at the broker this long.
+SESSION_EXPIRY_S = 14 * 24 * 3600
+
+
+class Hub:
+    """Fan-out of the league's notices to the open pages (bounded queues)."""
+
+    def __init__(self, queue_size: int = 256, max_clients: int = 100, heartbeat_s: float = 15.0):
+        self.queue_size, self.max_clients, self.heartbeat_s = queue_size, max_clients, heartbeat_s
+        self._clients: set[queue.Queue] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def publish(self, kind: str, data: dict) -> None:
+        frame = (f"event: {kind}\ndata: "
+                 f"{json.dumps({**data, 'pub_ns': time.monotonic_ns()}, separators=(',', ':'))}"
+                 "\n\n").encode()
+        with self._lock:
+            clients = list(self._clients)
+        for q in clients:
+            try:
+                q.put_nowait(frame)
+            except queue.Full:          # too slow: it reloads everything instead
+                try:
+                    while True:
+                        q.get_nowait()
+                except queue.Empty:
+                    pass
+                q.put_nowait(b"event: resync\ndata: {}\n\n")
+
+    def connect(self) -> queue.Queue | None:
+        with self._lock:
+            if self._closed or len(self._clients) >= self.max_clients:
+                return None
+            q: queue.Queue = queue.Queue(self.queue_size)
+            self._clients.add(q)
+            return q
+
+    def stream(self, q: queue.Queue) -> Iterator[bytes]:
+        try:
+            yield b"retry: 2000\n\nevent: hello\ndata: {}\n\n"
+            while True:
+                try:
+                    item = q.get(timeout=self.heartbeat_s)
+                except queue.Empty:
+                    yield b"event: heartbeat\ndata: {}\n\n"
+                    continue
+                if item is None:
+                    return
+                yield item
+        finally:
+            with self._lock:
+                self._clients.discard(q)
+
+    @property
+    def count(self) -> int:
+        with self._lock:
+            return len(self._clients)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            clients = list(self._clients)
+        for q in clients:
+            try:
+                q.put_nowait(None)
+            except queue.Full:
+                try:
+                    q.get_nowait()
+                    q.put_nowait(None)
+                except (queue.Empty, queue.Full):
+                    pass
+
+
+class LeagueSubscriber:
+    """Receives every table's messages into the :class:`LeagueStore`.
+
+    ``name`` makes the broker session's client id (two league screens need
+    two names). ``on_stored(kind, data)`` is called after each message is
+    stored (the :class:`Hub`). :meth:`status` reports the connection."""
+
+    def __init__(self, store: LeagueStore, url: str, credentials: Credentials | None = None,
+                 *, prefix: str = DEFAULT_PREFIX, name: str = "league",
+                 on_stored: Callable[[str, dict], None] | None = None,
+                 reconnect_s: tuple[int, int] = (1, 10), keepalive_s: int = 15):
+        self.store = store
+        self.broker = BrokerURL.parse(url)
+        self.credentials = credentials
+        self.topics = Topics(prefix)
+        self.name = check_table_id(name)
+        self.on_stored = on_stored
+        self.reconnect_s, self.keepalive_s = reconnect_s, keepalive_s
+        self.connected = False
+        self.error: str | None = None
+        self.received = self.duplicates = self.rejected = 0
+        self._client = None
+
+    def start(self) -> "LeagueSubscriber":
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
+
+        client = mqtt.Client(CallbackAPIVersion.VERSION2,
+                             client_id=f"{self.topics.prefix}-league-{self.name}",
+                             protocol=mqtt.MQTTv5)
+        if self.credentials is not None:
+            client.username_pw_set(self.credentials.username, self.credentials.password)
+        if self.broker.tls:
+            client.tls_set()
+        client.reconnect_delay_set(*self.reconnect_s)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_message = self._on_message
+        props = Properties(PacketTypes.CONNECT)
+        props.SessionExpiryInterval = SESSION_EXPIRY_S
+        self._client = client
+        client.connect_async(self.broker.host, self.broker.port, keepalive=self.keepalive_s,
+                             clean_start=False, properties=props)
+        client.loop_start()
+        return self
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                client.disconnect()
+            except Exception:
+                pass
+            client.loop_stop()
+        self.connected = False
+
+    def status(self) -> dict:
+        return {"broker": str(self.broker), "connected": self.connected, "error": self.error,
+                "received": self.received, "duplicates": self.duplicates,
+                "rejected": self.rejected}
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties=None):
+        if reason_code.is_failure:
+            self.error = f"the broker refused the league: {reason_code}"
+            log.warning("league: %s", self.error)
+            return
+        self.connected, self.error = True, None
+        client.subscribe(self.topics.everything, qos=1)
+        self._notify("status", {"league": True, "connected": True})
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties=None):
+        self.connected = False
+        self._notify("status", {"league": True, "connected": False})
+
+    def _on_message(self, client, userdata, message) -> None:
+        try:
+            self.handle(message.topic, message.payload)
+        except Exception:   # a bad message must never stop the league
+            log.exception("league: message on %s could not be stored", message.topic)
+            self.rejected += 1
+
+    def handle(self, topic: str, payload: bytes) -> str | None:
+        """Store one message; its kind, or None if it was refused (not a
+        league topic, not our wire format) or empty (a cleared retained one)."""
+        where = self.topics.parse(topic)
+        if where is None or not payload:
+            if payload:
+                self.rejected += 1
+            return None
+        table, kind, game_id = where
+        try:
+            msg = loads(payload)
+            now = time.time_ns()
+            if kind == "event":
+                new = self.store.add_event(table, msg, now)
+                data = {"table": table, "id": msg["id"], "line": msg.get("line"), "new": new}
+                if not new:
+                    self.duplicates += 1
+            elif kind == "state":
+                self.store.set_state(table, msg, now)
+                data = {"table": table, "version": msg.get("version")}
+            elif kind == "status":
+                self.store.set_status(table, bool(msg.get("online")), now)
+                data = {"table": table, "online": bool(msg.get("online"))}
+            else:
+                self.store.set_result(table, game_id, msg, now)
+                data = {"table": table, "game_id": game_id, "finished": bool(msg.get("finished"))}
+        except (LeagueError, ValueError, KeyError, TypeError) as exc:
+            self.rejected += 1
+            log.warning("league: refused a message on %s: %s", topic, exc)
+            return None
+        self.received += 1
+        self._notify(kind, data)
+        return kind
+
+    def _notify(self, kind: str, data: dict) -> None:
+        if self.on_stored is not None:
+            try:
+                self.on_stored(kind, data)
+            except Exception:
+                log.exception("league: a live update failed")
+
+
+def create_app(config: dict | None = None, store: LeagueStore | None = None,
+               hub: Hub | None = None, subscriber: LeagueSubscriber | None = None) -> Flask:
+    """The league page's Flask app (read-only: every route is a GET)."""
+    app = Flask(__name__, static_folder="static", template_folder="templates")
+    app.config.update({"TITLE": "League", **(config or {})})
+    store = store or LeagueStore(app.config.get("DB", ":memory:"))
+    hub = hub or Hub()
+    app.extensions["league"] = {"store": store, "hub": hub, "subscriber": subscriber}
+
+    @app.after_request
+    def headers(resp: Response) -> Response:
+        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+        resp.headers.setdefault("Referrer-Policy", "no-referrer")
+        resp.headers.setdefault("Content-Security-Policy",
+                                "default-src 'self'; style-src 'self'; script-src 'self'")
+        return resp
+
+    @app.get("/")
+    def page():
+        return render_template("league/index.html", title=app.config["TITLE"])
+
+    @app.get("/api/league")
+    def api_league():
+        out = store.league()
+        out["broker"] = subscriber.status() if subscriber is not None else None
+        return jsonify(out)
+
+    @app.get("/api/live")
+    def api_live():
+        q = hub.connect()
+        if q is None:
+            return jsonify({"error": "too many live pages; reload later"}), 503
+        return Response(hub.stream(q), mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    @app.get("/export.csv")
+    def export_csv():
+        return Response(store.export_csv(), mimetype="text/csv", headers={
+            "Content-Disposition": "attachment; filename=league.csv"})
+
+    @app.get("/export.json")
+    def export_json():
+        return Response(json.dumps(store.export_json(), indent=1), mimetype="application/json",
+                        headers={"Content-Disposition": "attachment; filename=league.json"})
+
+    @app.errorhandler(404)
+    @app.errorhandler(405)
+    def not_here(exc):
+        return jsonify({"error": f"{exc.name}: the league page is read-only"
+                        if exc.code == 405 else exc.name}), exc.code
+
+    return app
+
+
+class LeagueServer:
+    """The league: store, subscriber, hub, app on waitress, opened and closed together.
+
+    :meth:`open` binds (port 0: a free one); :meth:`start` serves in a
+    background thread; :meth:`run` serves in this one; :meth:`close` stops."""
+
+    def __init__(self, broker: str, db_path, credentials: Credentials | None = None,
+                 host: str = "0.0.0.0", port: int = 8090, prefix: str = DEFAULT_PREFIX,
+                 name: str = "league", threads: int = 32, title: str = "League"):
+        self.broker, self.db_path, self.credentials = broker, db_path, credentials
+        self.host, self.port, self.prefix, self.name = host, port, prefix, name
+        self.threads, self.title = threads, title
+        self.store = self.hub = self.subscriber = self.app = self.server = None
+        self._map: dict = {}
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+
+    def open(self) -> "LeagueServer":
+        import waitress
+
+        BrokerURL.parse(self.broker)          # a bad URL fails before anything opens
+        self.store = LeagueStore(self.db_path)
+        self.hub = Hub()
+        self.subscriber = LeagueSubscriber(self.store, self.broker, self.credentials,
+                                           prefix=self.prefix, name=self.name,
+                                           on_stored=self.hub.publish)
+        self.app = create_app({"TITLE": self.title}, self.store, self.hub, self.subscriber)
+        self.server = waitress.create_server(
+            self.app, map=self._map, host=self.host, port=self.port, threads=self.threads,
+            ident="tabletop-league", asyncore_use_poll=True, channel_request_lookahead=1)
+        self.port = int(self.server.effective_port)
+        self.subscriber.start()
+        return self
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "", "::") else self.host
+        return f"http://{host}:{self.port}"
+
+    def run(self) -> None:
+        try:
+            if not self._stopping.is_set():
+                self.server.run()
+        finally:
+            self.server.task_dispatcher.shutdown(timeout=3)
+
+    def start(self) -> "LeagueServer":
+        self._thread = threading.Thread(target=self.run, name="league-web", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        if self.hub is not None:
+            self.hub.close()
+        if self.server is not None:
+            try:
+                self.server.trigger.pull_trigger(self._close_dispatchers)
+            except OSError:
+                pass
+
+    def _close_dispatchers(self) -> None:
+        """In the serving thread: let running requests finish (the live
+        streams already ended with the hub), then close every connection."""
+        if self.server is not None:
+            self.server.task_dispatcher.shutdown(cancel_pending=True, timeout=2)
+        for d in list(self._map.values()):
+            try:
+                d.close()
+            except OSError:
+                pass
+        self._map.clear()
+
+    def close(self) -> None:
+        self.stop()
+        if self._thread is not None:
+            self._thread.join(10)
+            self._thread = None
+        if self.server is not None and self._map:
+            self._close_dispatchers()
+            self.server.task_dispatcher.shutdown(timeout=1)
+        if self.subscriber is not None:
+            self.subscriber.close()
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+
+def serve(broker: str, db_path, credentials: Credentials | None = None, host: str = "0.0.0.0",
+          port: int = 8090, prefix: str = DEFAULT_PREFIX, name: str = "league",
+          print_fn: Callable[[str], None] = print) -> int:
+    """Run the league until SIGINT/SIGTERM; 0 on a clean stop, 2 if it cannot start."""
+    import signal
+
+    server = LeagueServer(broker, db_path, credentials, host, port, prefix, name)
+    try:
+        server.open()
+    except OSError as exc:
+        print_fn(f"companion league: cannot listen on {host}:{port}: {exc.strerror or exc}")
+        server.close()
+        return 2
+    except (LeagueError, ValueError) as exc:
+        print_fn(f"companion league: {exc}")
+        server.close()
+        return 2
+    print_fn(f"League page: {server.url}/  (broker {broker}, store {db_path}); Ctrl-C stops.")
+
+    def on_signal(signum, frame):
+        threading.Thread(target=server.stop, daemon=True).start()
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, on_signal)
+    try:
+        server.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        server.close()
+    print_fn("companion league: stopped.")
+    return 0
+
+
+__all__ = ["Hub", "LeagueServer", "LeagueSubscriber", "SESSION_EXPIRY_S", "create_app", "serve"]

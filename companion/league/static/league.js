@@ -1,0 +1,104 @@
+// The league page: everything from /api/league, refreshed when /api/live
+// says something arrived (at most a few times a second). Text only
+// (textContent): names come from the tables and are never parsed as HTML.
+(function () {
+  "use strict";
+  var pending = false, last = 0, MIN_MS = 250;
+
+  function el(tag, text, cls) {
+    var e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (cls) e.className = cls;
+    return e;
+  }
+  function row(cells, numeric) {
+    var tr = el("tr");
+    cells.forEach(function (c, i) { tr.appendChild(el("td", c, numeric && numeric[i] ? "num" : "")); });
+    return tr;
+  }
+  function fill(id, rows) {
+    var body = document.querySelector("#" + id + " tbody");
+    body.replaceChildren.apply(body, rows);
+  }
+  function us(v) { return v >= 1000 ? (v / 1000).toFixed(1) + " ms" : v + " µs"; }
+
+  function tableCard(t) {
+    var card = el("div", null, "card");
+    var h = el("h3");
+    h.appendChild(el("span", "Table " + t.table));
+    h.appendChild(el("span", t.title || "no game", "game"));
+    card.appendChild(h);
+    if (t.online === false) card.appendChild(el("div", "offline: catching up when back", "offline"));
+    var ul = el("ul");
+    (t.players || []).forEach(function (p) {
+      var li = el("li", null, p.name === t.current_player ? "turn" : "");
+      var dot = el("span", null, "dot");
+      if (/^#[0-9a-fA-F]{3,8}$/.test(p.colour || "")) dot.style.background = p.colour;
+      li.appendChild(dot);
+      var score = t.scores && t.scores[p.name] !== undefined ? " — " + t.scores[p.name] : "";
+      li.appendChild(document.createTextNode(p.name + score));
+      ul.appendChild(li);
+    });
+    card.appendChild(ul);
+    if (t.finished) card.appendChild(el("div", "Finished", "small"));
+    if (t.last_race) card.appendChild(el("div", "Last race: " + t.last_race, "small"));
+    if (t.last_event) card.appendChild(el("div", "Last: " + t.last_event, "small"));
+    card.appendChild(el("div", t.events + " events received", "small"));
+    if (t.gaps) card.appendChild(el("div", t.gaps + " event(s) missing so far", "gap"));
+    return card;
+  }
+
+  function render(d) {
+    var tables = document.getElementById("tables");
+    if (d.tables.length) tables.replaceChildren.apply(tables, d.tables.map(tableCard));
+    fill("standings", d.standings.map(function (p) {
+      return row([p.rank, p.name, p.games, p.wins, p.beaten, p.points, p.places.join(" ")],
+                 [true, false, true, true, true, true, false]);
+    }));
+    var results = document.getElementById("results");
+    if (d.results.length) results.replaceChildren.apply(results, d.results.slice().reverse().map(function (r) {
+      var box = el("div", null, "result");
+      box.appendChild(el("strong", r.title + " at table " + r.table));
+      var place = 1, parts = [];
+      r.ranking.forEach(function (g) {
+        parts.push(place + ". " + g.map(function (n) {
+          return n + (r.scores[n] !== undefined ? " (" + r.scores[n] + ")" : "");
+        }).join(" = "));
+        place += g.length;
+      });
+      box.appendChild(el("div", parts.join("   ")));
+      if (r.tiebreak) box.appendChild(el("div", "Ranking: " + r.tiebreak, "small"));
+      return box;
+    }));
+    fill("reactions", d.records.reactions.map(function (r) {
+      return row([r.player, us(r.reaction_us), r.table, r.game], [false, true, false, false]);
+    }));
+    fill("finishes", d.records.finishes.map(function (r) {
+      return row([r.first + " over " + r.second + " (" + r.reason + ")", us(r.margin_us), r.table],
+                 [false, true, false]);
+    }));
+  }
+
+  function load() {
+    pending = false; last = Date.now();
+    fetch("api/league", {cache: "no-store"}).then(function (r) { return r.json(); })
+      .then(render).catch(function () { /* the next update retries */ });
+  }
+  function soon() {
+    if (pending) return;
+    pending = true;
+    setTimeout(load, Math.max(0, MIN_MS - (Date.now() - last)));
+  }
+
+  var live = document.getElementById("live");
+  function connect() {
+    var es = new EventSource("api/live");
+    es.onopen = function () { live.textContent = "live"; live.className = "live"; soon(); };
+    es.onerror = function () { live.textContent = "reconnecting"; live.className = "live off"; };
+    ["event", "state", "result", "status", "resync"].forEach(function (k) {
+      es.addEventListener(k, soon);
+    });
+  }
+  load();
+  connect();
+})();

@@ -1,0 +1,465 @@
+"""The league over a real Mosquitto (issue 13), started by the fixtures on a
+free loopback port with the configuration ``python -m companion.league
+config`` writes: tables publish their durable logs, the league screen shows
+them, outages lose nothing, nothing is duplicated, the ACL holds, and a
+secret card never reaches the broker.
+
+Tables are real :class:`Store` + :class:`TableSession` on temporary files,
+driven through ``session.log`` and, for races, through buzzer edges on a
+test clock (the session's own race path)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from companion.edges import ButtonEdge
+from companion.games import register_game, unregister_game
+from companion.league.app import LeagueServer, LeagueSubscriber
+from companion.league.config import generate
+from companion.league.publisher import LeaguePublisher
+from companion.league.store import LeagueStore
+from companion.league.topics import Credentials, Topics
+from companion.session import TableSession
+from companion.store import Store
+from helpers import wait_for
+from toygame import CoinRace
+
+MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+pytestmark = pytest.mark.skipif(not Path(MOSQUITTO).exists(),
+                                reason="Debian's mosquitto is not installed (tasks.py test installs it)")
+
+MS = 1_000_000
+TABLES = ["t1", "t2", "t3"]
+SMALL_CHOPE = {"tables": {"red": 1, "blue": 0, "green": 0}, "mynahs": 0,
+               "foods": {"laksa": {"kind": "main", "copies": 1},
+                         "satay": {"kind": "side", "copies": 1}},
+               "favourite_cards": ["laksa", "satay"]}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Broker:
+    """A real Mosquitto on a free loopback port with the generated config."""
+
+    def __init__(self, root: Path, tables=TABLES):
+        self.port = free_port()
+        self.root = root
+        run_as = "root" if os.geteuid() == 0 else None
+        self.files = generate(root, tables, port=self.port, bind="127.0.0.1", run_as=run_as,
+                              log_file=str(root / "broker.log"))
+        self.url = f"mqtt://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen | None = None
+
+    def creds(self, user: str) -> Credentials:
+        return Credentials.from_file(user, self.files["secrets"][user])
+
+    def start(self) -> "Broker":
+        self.proc = subprocess.Popen([MOSQUITTO, "-c", str(self.files["conf"])],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+        def up():
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return True
+            except OSError:
+                return False
+        if not wait_for(up, timeout=10, step=0.02):
+            self.proc.kill()
+            raise RuntimeError(f"mosquitto did not start: {self.proc.stderr.read()!r}")
+        return self
+
+    def stop(self) -> None:
+        """A clean stop (SIGTERM): the broker saves its queue to disk."""
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+            self.proc.stderr.close()
+            self.proc = None
+
+
+@pytest.fixture
+def broker(tmp_path):
+    b = Broker(tmp_path / "broker").start()
+    yield b
+    b.stop()
+
+
+@pytest.fixture
+def coinrace():
+    register_game(CoinRace, replace=True)
+    yield
+    unregister_game("coinrace")
+
+
+class Clock:
+    """The table's buzzer clock, moved by the test."""
+
+    def __init__(self):
+        self.t = 10 ** 9
+
+    def __call__(self) -> int:
+        return self.t
+
+
+class Table:
+    """One table: store and session on a temp file, with its publisher."""
+
+    def __init__(self, root: Path, broker: Broker, table_id: str, user: str | None = None,
+                 creds: Credentials | None = None):
+        self.clock = Clock()
+        self.path = root / f"{table_id}.db"
+        self.store = Store(self.path)
+        self.session = TableSession(self.store, clock=self.clock)
+        self.session.resume()
+        self.broker, self.table_id = broker, table_id
+        self.creds = creds or broker.creds(user or table_id)
+        self.pub: LeaguePublisher | None = None
+
+    def publish(self) -> "Table":
+        self.pub = LeaguePublisher(self.session, self.store, self.broker.url, self.table_id,
+                                   self.creds, reconnect_s=(1, 1)).start()
+        return self
+
+    def press(self, presses, start=None) -> None:
+        """Buzzer presses at ``start`` + offset (ms), then the race settles."""
+        t0 = self.clock.t if start is None else start
+        for player, offset_ms in presses:
+            t = t0 + int(offset_ms * MS)
+            self.session.feed_edge(ButtonEdge(player, True, t))
+            self.session.feed_edge(ButtonEdge(player, False, t + 80 * MS))
+        self.clock.t = t0 + 3000 * MS
+        self.session.tick()
+
+    def ids(self) -> list[int]:
+        return sorted(i for g in self.store.list_games() for i, _ in self.store.events(g["id"]))
+
+    def close(self) -> None:
+        if self.pub is not None:
+            self.pub.close()
+        self.store.close()
+
+
+def play_chope(table: Table, favourites=False) -> str:
+    """A small Chope! to the end: the Red Table is choped 0.8 ms ahead of
+    the other eligible player; returns who choped it."""
+    s = table.session
+    s.new_game("chope", ["ana", "bo", "cy"], {**SMALL_CHOPE, "favourite_food": favourites})
+    s.log({"type": "flip", "card": "food:laksa"})
+    s.log({"type": "stop"})
+    s.log({"type": "flip", "card": "food:satay"})
+    s.log({"type": "keep"} if {"type": "keep"} in s.legal_events() else {"type": "stop"})
+    s.log({"type": "flip", "card": "table:red"})
+    first, second = s.snapshot()["race"]["eligible"]
+    table.press([(first, 100), (second, 100.8)])
+    assert s.snapshot()["finished"]
+    return first
+
+
+def play_coinrace(table: Table, reactions=((("ana", 150), ("bo", 150.7)),)) -> None:
+    """Announced races (countdown, GO): reaction times from GO."""
+    s = table.session
+    s.new_game("coinrace", ["ana", "bo"], {"target": len(reactions)})
+    for presses in reactions:
+        s.log({"type": "flip", "side": "heads"})
+        s.start_race(countdown_ms=0)
+        table.press(presses)
+
+
+def get_json(url: str):
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return json.loads(r.read())
+
+
+def league_server(tmp_path, broker, db=None) -> LeagueServer:
+    return LeagueServer(broker.url, db or tmp_path / "league.db", broker.creds("league"),
+                        host="127.0.0.1", port=0).open().start()
+
+
+@pytest.fixture
+def tables(tmp_path, broker):
+    made = [Table(tmp_path, broker, t) for t in TABLES]
+    yield made
+    for t in made:
+        t.close()
+
+
+# ---------------------------------------------------------------------------
+
+
+def test_three_tables_play_and_the_league_page_shows_all_three_and_the_standings(
+        tmp_path, broker, tables, coinrace):
+    league = league_server(tmp_path, broker)
+    try:
+        t1, t2, t3 = (t.publish() for t in tables)
+        choper = play_chope(t1)
+        play_coinrace(t2, ((("ana", 150), ("bo", 150.7)), (("ana", 210), ("bo", 260))))
+        t3.session.new_game("chope", ["dee", "eve"], SMALL_CHOPE)
+        t3.session.log({"type": "flip", "card": "food:laksa"})
+        for t in tables:
+            assert t.pub.flush(10), t.pub.status()
+        store = league.store
+        assert wait_for(lambda: all(store.event_ids(t.table_id) == t.ids() for t in tables)
+                        and len(store.results()) == 2, timeout=10), (
+            [(store.event_ids(t.table_id), t.ids()) for t in tables], store.results(),
+            [t.session.snapshot()["finished"] for t in tables])
+        view = get_json(league.url + "/api/league")
+        by_id = {t["table"]: t for t in view["tables"]}
+        assert sorted(by_id) == TABLES
+        assert by_id["t1"]["title"] == "Chope!" and by_id["t1"]["finished"]
+        assert by_id["t3"]["players"] == [{"name": "dee", "colour": "#e53935"},
+                                          {"name": "eve", "colour": "#1e88e5"}]
+        assert by_id["t3"]["current_player"] == t3.session.snapshot()["current_player"]
+        assert by_id["t3"]["last_event"] == t3.session.snapshot()["last_event"]
+        assert choper in by_id["t1"]["last_race"]
+        assert all(t["online"] and t["gaps"] == 0 for t in view["tables"])
+        # standings: each game's own ranking (with its tiebreaks), then the league's order
+        results = {r["table"]: r for r in view["results"]}
+        assert results["t1"]["ranking"] == t1.store.game_info(1)["summary"]["ranking"]
+        assert "Table cards" in results["t1"]["tiebreak"]
+        assert results["t2"]["ranking"][0] == ["ana", "bo"] or results["t2"]["scores"]
+        standings = {p["name"]: p for p in view["standings"]}
+        assert set(standings) == {"ana", "bo", "cy"}
+        assert standings["ana"]["games"] == 2
+        # ana won both races of the coin game (2-0); in Chope! whoever choped the
+        # one Red Table wins; wins first, then opponents beaten
+        assert standings["ana"]["wins"] >= 1 and standings["bo"]["wins"] == 0
+        assert view["standings"][0]["name"] in ("ana", choper)
+        assert standings["bo"]["rank"] > standings["ana"]["rank"]
+        # race records: reactions from GO (announced races); closest finish 0.7 ms
+        reactions = view["records"]["reactions"]
+        assert reactions[0] == {"table": "t2", "game_id": 1, "game": "coinrace",
+                                "player": "ana", "reaction_us": 150_000}
+        assert [r["reaction_us"] for r in reactions] == sorted(r["reaction_us"] for r in reactions)
+        finishes = view["records"]["finishes"]
+        assert finishes[0]["margin_us"] == 700 and finishes[0]["first"] == "ana"
+        assert any(f["table"] == "t1" and f["first"] == choper and f["margin_us"] == 800
+                   for f in finishes)
+        # the page, the exports; read-only
+        with urllib.request.urlopen(league.url + "/", timeout=5) as r:
+            assert b"Standings" in r.read()
+        with urllib.request.urlopen(league.url + "/export.csv", timeout=5) as r:
+            csv_text = r.read().decode()
+        assert csv_text.splitlines()[0] == "rank,player,games,wins,beaten,points,places"
+        assert any(line.split(",")[1] == choper for line in csv_text.splitlines()[1:4])
+        exported = get_json(league.url + "/export.json")
+        assert exported["format"] == "tabletop-companion-league"
+        assert len(exported["events"]) == sum(len(t.ids()) for t in tables)
+        req = urllib.request.Request(league.url + "/api/league", data=b"{}", method="POST")
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(req, timeout=5)
+        assert err.value.code == 405
+        err.value.close()
+    finally:
+        league.close()
+
+
+def test_a_table_that_loses_the_broker_keeps_playing_and_the_league_catches_up_with_every_event(
+        tmp_path, broker, tables):
+    """The broker goes away (a clean restart); the table logs on; when it is
+    back the league has every event exactly once, and the publisher's
+    progress survives the table's own restart too."""
+    league = league_server(tmp_path, broker)
+    t1 = tables[0].publish()
+    try:
+        s = t1.session
+        s.new_game("chope", ["ana", "bo", "cy"], SMALL_CHOPE)
+        s.log({"type": "flip", "card": "food:laksa"})
+        assert t1.pub.flush(10)
+        broker.stop()
+        assert wait_for(lambda: not t1.pub.status()["connected"], timeout=10)
+        s.log({"type": "stop"})
+        s.log({"type": "flip", "card": "food:satay"})
+        s.log({"type": "undo"})
+        s.log({"type": "flip", "card": "food:satay"})
+        assert t1.pub.status()["pending"] == 4          # kept in the log, not lost
+        # the table restarts while offline: its publisher resumes from the acked event
+        acked = t1.pub.status()["acked"]
+        t1.pub.close()
+        t1.pub = None
+        s.log({"type": "stop"})
+        broker.start()
+        t1.publish()
+        assert t1.pub.status()["acked"] == acked
+        assert t1.pub.flush(15), t1.pub.status()
+        assert wait_for(lambda: league.store.event_ids("t1") == t1.ids(), timeout=15), (
+            league.store.event_ids("t1"), t1.ids())
+        ids = league.store.event_ids("t1")
+        assert len(ids) == len(set(ids)) == 6
+        assert league.store.gaps("t1") == []
+        rows = league.store._rows("SELECT type FROM events WHERE table_id='t1' ORDER BY event_id")
+        assert [r[0] for r in rows] == ["flip", "stop", "flip", "undo", "flip", "stop"]
+    finally:
+        league.close()
+
+
+def test_the_broker_keeps_the_league_queue_across_its_restart(tmp_path, broker, tables):
+    """The league screen is away; tables play; the broker restarts; the
+    league comes back and gets everything from the broker's saved queue."""
+    league = league_server(tmp_path, broker)
+    assert wait_for(lambda: league.subscriber.connected, timeout=10)
+    league.close()                       # away, but its session stays at the broker
+    t1 = tables[0].publish()
+    t1.session.new_game("chope", ["ana", "bo", "cy"], SMALL_CHOPE)
+    for ev in ({"type": "flip", "card": "food:laksa"}, {"type": "stop"},
+               {"type": "flip", "card": "food:satay"}):
+        t1.session.log(ev)
+    assert t1.pub.flush(10)
+    t1.pub.close()
+    t1.pub = None
+    broker.stop()
+    broker.start()
+    league = league_server(tmp_path, broker)
+    try:
+        assert wait_for(lambda: league.store.event_ids("t1") == t1.ids(), timeout=15)
+        assert league.subscriber.duplicates == 0
+    finally:
+        league.close()
+
+
+def test_the_league_app_restarts_and_rebuilds_its_view_from_its_store(
+        tmp_path, broker, tables, coinrace):
+    league = league_server(tmp_path, broker)
+    t1, t2 = tables[0].publish(), tables[1].publish()
+    play_chope(t1)
+    play_coinrace(t2)
+    assert t1.pub.flush(10) and t2.pub.flush(10)
+    assert wait_for(lambda: len(league.store.results()) == 2, timeout=10)
+    before = get_json(league.url + "/api/league")
+    league.close()
+    t2.session.new_game("coinrace", ["ana", "bo"], {"target": 1})
+    t2.session.log({"type": "flip", "side": "tails"})     # while the league is away
+    assert t2.pub.flush(10)
+    # a new league process on the same file: the view is back before any message
+    store = LeagueStore(tmp_path / "league.db")
+    rebuilt = store.league()
+    store.close()
+    for key in ("standings", "results", "records"):
+        assert rebuilt[key] == before[key], key
+    league = league_server(tmp_path, broker)
+    try:
+        assert wait_for(lambda: league.store.event_ids("t2") == t2.ids(), timeout=15), (league.store.event_ids("t2"), t2.ids(), league.subscriber.status())
+        after = get_json(league.url + "/api/league")
+        assert after["standings"] == before["standings"]
+        assert {t["table"]: t["game_id"] for t in after["tables"]}["t2"] == 2
+    finally:
+        league.close()
+
+
+def test_wrong_credentials_and_another_tables_topic_are_refused(tmp_path, broker, tables):
+    league = league_server(tmp_path, broker)
+    try:
+        # a wrong password: the broker refuses the connection
+        t1 = tables[0]
+        t1.creds = Credentials("t1", "not-the-password")
+        t1.session.new_game("chope", ["ana", "bo"], SMALL_CHOPE)
+        t1.session.log({"type": "flip", "card": "food:laksa"})
+        t1.publish()
+        assert wait_for(lambda: t1.pub.status()["error"] is not None, timeout=10)
+        assert "refused" in t1.pub.status()["error"]
+        assert not t1.pub.status()["connected"] and t1.pub.status()["acked"] == 0
+        # t2's credentials used to publish as t3: connected, but every message refused
+        t3 = tables[2]
+        t3.creds = broker.creds("t2")
+        t3.session.new_game("chope", ["ana", "bo"], SMALL_CHOPE)
+        t3.session.log({"type": "flip", "card": "food:laksa"})
+        t3.publish()
+        assert wait_for(lambda: t3.pub.status()["refused"] > 0, timeout=10), t3.pub.status()
+        assert t3.pub.status()["acked"] == 0
+        assert "not authorized" in t3.pub.status()["error"].lower()
+        # the league's own user may read but never write
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+        refused = threading.Event()
+        c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="intruder",
+                        protocol=mqtt.MQTTv5)
+        c.username_pw_set("league", broker.creds("league").password)
+        c.on_publish = lambda cl, ud, mid, rc, props: rc.is_failure and refused.set()
+        c.connect("127.0.0.1", broker.port)
+        c.loop_start()
+        try:
+            c.publish(Topics().event("t1"), b'{"v":1}', qos=1)
+            assert refused.wait(10)
+        finally:
+            c.disconnect()
+            c.loop_stop()
+        time.sleep(0.3)
+        assert league.store.event_ids("t1") == [] and league.store.event_ids("t3") == []
+        assert league.subscriber.rejected == 0
+    finally:
+        league.close()
+
+
+def test_a_chope_favourite_never_reaches_the_broker(tmp_path, broker, tables):
+    """The wire check of the phones, on the broker: everything published,
+    read raw as the league receives it, carries no My Favourite food."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    seen: list[bytes] = []
+    sniffer = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="sniffer",
+                          protocol=mqtt.MQTTv5)
+    sniffer.username_pw_set("league", broker.creds("league").password)
+    sniffer.on_message = lambda c, u, m: seen.append(bytes(m.payload))
+    subscribed = threading.Event()
+    sniffer.on_subscribe = lambda *a: subscribed.set()
+    sniffer.on_connect = lambda c, *a: c.subscribe("#", qos=1)
+    sniffer.connect("127.0.0.1", broker.port)
+    sniffer.loop_start()
+    try:
+        assert subscribed.wait(10)
+        t1 = tables[0].publish()
+        s = t1.session
+        s.new_game("chope", ["ana", "bo"], {**SMALL_CHOPE, "favourite_food": True})
+        s.log({"type": "favourite", "player": "ana", "food": "laksa"})
+        s.log({"type": "favourite", "player": "bo", "food": "satay"})
+        assert t1.pub.flush(10)
+        assert wait_for(lambda: sum(b'"favourite"' in p for p in seen) >= 2, timeout=10)
+        for payload in seen:
+            assert b"laksa" not in payload and b"satay" not in payload, payload
+        events = [json.loads(p) for p in seen if b'"type":"favourite"' in p]
+        assert [e["event"] for e in events] == [{"type": "favourite", "player": "ana"},
+                                                {"type": "favourite", "player": "bo"}]
+    finally:
+        sniffer.disconnect()
+        sniffer.loop_stop()
+
+
+def test_the_league_command_writes_a_config_the_broker_runs_and_serve_refuses_bad_options(
+        tmp_path, capsys):
+    from companion.league.__main__ import main
+
+    out = tmp_path / "cfg"
+    assert main(["config", "--out", str(out), "--tables", "a1,a2", "--port", "18999"]) == 0
+    assert (out / "mosquitto.conf").read_text().count("listener 18999") == 1
+    assert oct((out / "secrets" / "a1.password").stat().st_mode & 0o777) == "0o600"
+    before = (out / "secrets" / "a1.password").read_text()
+    assert main(["config", "--out", str(out), "--tables", "a1,a2,a3"]) == 0
+    assert (out / "secrets" / "a1.password").read_text() == before   # kept on a re-run
+    assert "user a3\ntopic write tabletop/a3/#" in (out / "acl").read_text()
+    err = []
+
+    class W:
+        def write(self, s):
+            err.append(s)
+    assert main(["config", "--out", str(out), "--tables", "a/1"], stderr=W()) == 2
+    assert "table id" in "".join(err)
+    assert main(["serve", "--broker", "http://x", "--db", str(tmp_path / "l.db")]) == 2
+    assert "mqtt://" in capsys.readouterr().out
