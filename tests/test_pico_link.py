@@ -19,6 +19,7 @@ import pytest
 
 from companion.buzzers.base import CallbackSink, open_source, source_class
 from companion.buzzers.pico import IncompatibleFirmware, PicoSource
+from companion.edges import ButtonEdge
 from companion.buzzers.runner import BuzzerRunner
 from companion.pico import protocol as P
 from companion.referee import FIRST_PRESS, MS, RaceSpec, Referee
@@ -373,3 +374,21 @@ def test_the_udev_rule_gives_the_name_the_transport_looks_for():
     assert 'SYMLINK+="buzzerbox"' in line and transport.STABLE_NAME == "/dev/buzzerbox"
     assert 'GROUP="dialout"' in line
     assert "ID_MM_DEVICE_IGNORE" in line        # ModemManager must not probe it
+
+
+def test_an_offline_source_holds_edges_until_the_clock_is_synced_then_keeps_tick_order():
+    src = PicoSource.offline(NAMES, _hello())
+    rec = Recorder()
+    src.start(rec)
+    src.feed(P.encode(P.Edges(1, ((5_000, 0b011, 0b011), (5_001, 0b100, 0b111)))), 1)
+    assert rec.edges == [] and src.counters["early"] == 1       # no clock yet: held
+    src.sync.add_exchange(10**9, 4_000, 10**9 + 200_000)
+    src.map.update(4_000)
+    src.feed(P.encode(P.SyncReply(2, 99, 4_500)), 10**9 + 600_000)   # unknown token: ignored
+    src._flush_early()
+    got = [(e.buzzer, e.pressed, e.t_ns) for e in rec.edges]
+    t = src.map.to_ns(5_000)
+    assert got == [("ana", True, t), ("bo", True, t), ("cy", True, t + 1_000)]
+    src.feed(b"\x01\x02\x03\x00" + P.encode(P.Edges(5, ((6_000, 0b1, 0b110),))), 2)
+    assert [f.kind for f in rec.faults] == ["corrupt", "gap"]
+    assert rec.edges[-1] == ButtonEdge("ana", False, src.map.to_ns(6_000))

@@ -54,6 +54,28 @@ S = 1_000_000_000
 HELLO_WAIT_S = 1.5
 
 
+#: changed-mask -> bit number, for masks with one bit set
+_SINGLE_BIT = {1 << b: b for b in range(16)}
+
+
+class _NoLink:
+    """The link of an offline source: sends nothing."""
+
+    path = "offline"
+
+    def write(self, data):
+        return None
+
+    def where(self):
+        return None
+
+    def drop(self):
+        pass
+
+    def close(self):
+        pass
+
+
 class IncompatibleFirmware(SourceUnavailable):
     """The box runs firmware this companion cannot talk to."""
 
@@ -78,11 +100,26 @@ class PicoSource(EdgeSource):
                  connect_timeout_s: float = 3.0, clock: Callable[[], int] = time.monotonic_ns,
                  backoff_s: tuple[float, float] = (0.05, 2.0)):
         super().__init__(buzzers, pinmap)
-        if len(self.buzzers) > 6:
-            raise SourceError(f"a Pico box has 6 buzzers; {len(self.buzzers)} ids given")
         if port is None and not find_pico_ports():
             raise SourceUnavailable("no Raspberry Pi Pico on USB (vendor id 2e8a); plug in the "
                                     "buzzer box, or use --source mock")
+        self._setup(clock, debounce_us, stuck_ms, raw, sync_hz)
+        self.link = SerialLink(port, self._bytes, self._state, clock=clock,
+                               backoff_s=backoff_s)
+        self.link.start()
+        self._syncer = threading.Thread(target=self._sync_loop, name="pico-sync", daemon=True)
+        self._syncer.start()
+        if not self._hello_ev.wait(connect_timeout_s) or self.refused:
+            why = self.refused or (f"the buzzer box at {self.link.where() or 'no port'} did not "
+                                   f"say hello within {connect_timeout_s:g} s")
+            self.close()
+            if self.refused:
+                raise IncompatibleFirmware(why)
+            raise SourceUnavailable(f"{why}; is the firmware on it? {UPDATE_HINT}")
+
+    def _setup(self, clock, debounce_us, stuck_ms, raw, sync_hz) -> None:
+        if len(self.buzzers) > 6:
+            raise SourceError(f"a Pico box has 6 buzzers; {len(self.buzzers)} ids given")
         self.clock = clock
         self.debounce_us = debounce_us
         self.stuck_ms = stuck_ms
@@ -115,18 +152,24 @@ class PicoSource(EdgeSource):
         self._prev_hello: P.Hello | None = None
         self._last_status = 0
         self._box_counters = (0, 0)
-        self.link = SerialLink(port, self._bytes, self._state, clock=clock,
-                               backoff_s=backoff_s)
-        self.link.start()
-        self._syncer = threading.Thread(target=self._sync_loop, name="pico-sync", daemon=True)
-        self._syncer.start()
-        if not self._hello_ev.wait(connect_timeout_s) or self.refused:
-            why = self.refused or (f"the buzzer box at {self.link.where() or 'no port'} did not "
-                                   f"say hello within {connect_timeout_s:g} s")
-            self.close()
-            if self.refused:
-                raise IncompatibleFirmware(why)
-            raise SourceUnavailable(f"{why}; is the firmware on it? {UPDATE_HINT}")
+
+    @classmethod
+    def offline(cls, buzzers, hello: P.Hello, *, clock: Callable[[], int] = time.monotonic_ns,
+                raw: bool = False) -> "PicoSource":
+        """A source with no port, for replaying a recorded stream and for
+        benchmarks: give it bytes with :meth:`feed`. ``hello`` is the box's."""
+        src = cls.__new__(cls)
+        EdgeSource.__init__(src, buzzers)
+        src._setup(clock, 20_000, 0, raw, 8.0)
+        src.link = _NoLink()
+        src._connected = True
+        src._hello(hello)
+        return src
+
+    def feed(self, data: bytes, t_ns: int) -> None:
+        """Bytes from the box that arrived at Pi time ``t_ns`` (what the
+        link's reader thread does with every chunk)."""
+        self._bytes(data, t_ns)
 
     # -- detection ------------------------------------------------------------------
 
@@ -157,11 +200,50 @@ class PicoSource(EdgeSource):
 
     def _bytes(self, data: bytes, t_ns: int) -> None:
         with self._lock:
-            for msg in self.decoder.feed(data):
+            msgs = self.decoder.feed(data)
+            sync, cmap = self.sync, self.map
+            fast = sync is not None and sync.synced and cmap.segments
+            if fast:
+                # the hot path, inlined: one edge record of one buzzer. Same
+                # steps as _edges -> _input (extend, map, level check, emit).
+                ref = sync._ref_tick or 0
+                hi = ref & ~0xFFFF_FFFF
+                seg_tick, seg_ns, seg_rate = cmap.segments[-1]
+                single, bit_buzzer, levels = _SINGLE_BIT, self.bit_buzzer, self.levels
+                held, sink, n_edges, n_frames = self.held, self._sink, 0, 0
+            for msg in msgs:
                 try:
+                    if fast and type(msg) is P.Edges and len(msg.records) == 1:
+                        tick_lo, changed, lv = msg.records[0]
+                        bit = single.get(changed)
+                        buzzer = bit_buzzer.get(bit)
+                        if buzzer is not None:
+                            n_frames += 1
+                            level = bool(lv & changed)
+                            if levels.get(bit, False) != level:
+                                tick = hi | tick_lo
+                                d = tick - ref
+                                if d > 0x7FFF_FFFF:
+                                    tick -= 1 << 32
+                                elif d < -0x8000_0000:
+                                    tick += 1 << 32
+                                t = (seg_ns + (((tick - seg_tick) * seg_rate) >> 32)
+                                     if tick >= seg_tick else cmap.to_ns(tick))
+                                levels[bit] = level
+                                if level:
+                                    held.add(buzzer)
+                                else:
+                                    held.discard(buzzer)
+                                n_edges += 1
+                                if sink is not None:
+                                    sink.edge(ButtonEdge(buzzer, level, t))
+                            continue
                     self._message(msg, t_ns)
                 except Exception:       # a bug here must not kill the reader
                     log.exception("handling %r failed", msg)
+            if fast:
+                self.counters["frames"] += n_frames
+                self.counters["edges"] += n_edges
 
     def _message(self, msg, t_ns: int) -> None:
         kind = type(msg)
@@ -288,16 +370,22 @@ class PicoSource(EdgeSource):
         return self.map.to_ns(self.sync.extend(tick_lo))
 
     def _edges(self, e: P.Edges) -> None:
-        if self.sync is None:
+        sync = self.sync
+        if sync is None:
             return
-        if not self.sync.synced:
+        if not sync.synced:
             if len(self._early) < 256:
                 self._early.append(e)
             self.counters["early"] += 1
             return
+        extend, to_ns, single = sync.extend, self.map.to_ns, _SINGLE_BIT
         for tick_lo, changed, levels in e.records:
-            tick = self.sync.extend(tick_lo)
-            t_ns = self.map.to_ns(tick)
+            tick = extend(tick_lo)
+            t_ns = to_ns(tick)
+            bit = single.get(changed)
+            if bit is not None:                # the common case: one input changed
+                self._input(bit, bool(levels & changed), tick, t_ns)
+                continue
             bit = 0
             while changed >> bit:
                 if changed >> bit & 1:
@@ -312,12 +400,18 @@ class PicoSource(EdgeSource):
     def _input(self, bit: int, level: bool, tick: int, t_ns: int) -> None:
         buzzer = self.bit_buzzer.get(bit)
         if buzzer is not None:
-            if self.levels.get(bit, False) == level:
+            levels = self.levels
+            if levels.get(bit, False) == level:
                 return                         # no change from what was reported
-            self.levels[bit] = level
-            self._set_held(buzzer, level)
+            levels[bit] = level
+            if level:
+                self.held.add(buzzer)
+            else:
+                self.held.discard(buzzer)
             self.counters["edges"] += 1
-            self._emit(ButtonEdge(buzzer, level, t_ns))
+            sink = self._sink
+            if sink is not None:
+                sink.edge(ButtonEdge(buzzer, level, t_ns))
             return
         role = self.role.get(bit)
         self.levels[bit] = level

@@ -276,6 +276,9 @@ class SlewedClock:
         segs = self.segments
         if not segs:
             return self.sync.to_ns(tick)
+        t0, n0, r = segs[-1]
+        if tick >= t0:
+            return n0 + (((tick - t0) * r) >> Q)
         i = len(segs) - 1
         while i > 0 and segs[i][0] > tick:
             i -= 1

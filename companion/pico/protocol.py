@@ -215,6 +215,7 @@ class Pulse(NamedTuple):
 
 
 _HEADER = struct.Struct("<BBH")
+_EDGE1 = struct.Struct("<BBHBIHH")        # a whole one-record edges frame, CRC aside
 _HELLO_FIXED = struct.Struct("<BBBBIIQBIIB")
 _RECORD = struct.Struct("<IHH")
 
@@ -260,7 +261,7 @@ def payload_of(msg) -> bytes:
                 raise ProtocolError(f"an edges frame carries 1 to {MAX_RECORDS} records")
             return bytes([len(msg.records)]) + b"".join(_RECORD.pack(*r) for r in msg.records)
         return _FIXED[t][1].pack(*msg[1:])
-    except struct.error as exc:
+    except (struct.error, TypeError) as exc:
         raise ProtocolError(f"{TYPE_NAMES[t]}: {exc}") from None
 
 
@@ -404,6 +405,15 @@ class Decoder:
             except _CobsError:
                 msg = LinkFault("corrupt", f"not a valid COBS frame ({len(chunk)} bytes)")
             else:
+                # the common frame, one edge record, checked and unpacked in one go
+                if (len(body) == 15 and body[1] == EDGES and body[0] == PROTOCOL_VERSION
+                        and body[4] == 1 and crc_hqx(body[:13], CRC_INIT) == body[13] | body[14] << 8):
+                    _, _, seq, _, tick, changed, levels = _EDGE1.unpack_from(body)
+                    if changed and seq == self._next_seq:
+                        self._next_seq = (seq + 1) & 0xFFFF
+                        self.frames += 1
+                        out.append(Edges(seq, ((tick, changed, levels),)))
+                        continue
                 msg = parse_body(body)
             if type(msg) is LinkFault:
                 if msg.kind == "corrupt":

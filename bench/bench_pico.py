@@ -1,0 +1,163 @@
+"""Benchmarks of the Pico box's link: decoding speed, clock sync error, edge latency.
+
+* ``serial_frames_per_s``: edge frames decoded into ButtonEdges per second
+  on one core, through the pico source's own path (COBS, CRC, sequence,
+  32-to-64-bit extension, the clock map, the edge). Goal: at least 200000
+  (a full-speed USB link carries well under 100000 small frames a second).
+* ``pico_sync_error_us_p99``: the clock model's error against the true
+  time of an edge, in a simulation with USB-like round trips (each leg
+  0.25-1.25 ms plus a jittery tail: 0.5-4 ms round trips), 8 exchanges a
+  second, crystals 100 ppm fast and slow; after 20 s of sync, p99 over two
+  minutes. Goal: at most 100.
+* ``pico_edge_latency_ms_p99``: a press on the simulated board (the real
+  firmware under the MicroPython unix port) to the edge reaching the
+  source's sink (the referee's input), over a pty. Reported.
+
+Run: ``python -m bench pico``.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from companion.buzzers.pico import PicoSource
+from companion.pico import protocol as P
+from companion.pico.clocksync import ClockSync, SlewedClock
+
+HZ = 1_000_000
+S = 1_000_000_000
+MS = 1_000_000
+
+
+def _hello() -> P.Hello:
+    inputs = tuple(P.Input(i, P.ROLE_BUZZER, i + 1, i + 2) for i in range(6))
+    return P.Hello(0, 1, (1, 0, 0), HZ, 1, 0, 0, 20_000, 0, inputs, (), None)
+
+
+class _Count:
+    def __init__(self):
+        self.n = 0
+
+    def edge(self, e):
+        self.n += 1
+
+    def fault(self, f):
+        raise AssertionError(f"unexpected fault {f}")
+
+    def status(self, s):
+        pass
+
+
+def frames_per_second(n_frames: int = 200_000, chunk: int = 4096) -> float:
+    """Frames of one edge record each, fed in 4 KiB reads, decoded to edges."""
+    src = PicoSource.offline(["1", "2", "3", "4", "5", "6"], _hello())
+    src.sync.add_exchange(10 * S, 1_000, 10 * S + 400_000)
+    src.map.update(1_000)
+    sink = _Count()
+    src.start(sink)
+    wire = bytearray()
+    levels = 0
+    for i in range(n_frames):
+        bit = 1 << (i % 6)
+        levels ^= bit
+        rec = ((2_000 + 50 * i) & 0xFFFF_FFFF, bit, levels)
+        wire += P.encode(P.Edges((i + 1) & 0xFFFF, (rec,)))
+    data = bytes(wire)
+    start = time.perf_counter()
+    for k in range(0, len(data), chunk):
+        src.feed(data[k:k + chunk], 11 * S)
+    elapsed = time.perf_counter() - start
+    assert sink.n == n_frames, (sink.n, n_frames)
+    return n_frames / elapsed
+
+
+def _leg(rng: random.Random) -> int:
+    return int(250_000 + rng.random() * 1_000_000 + min(rng.expovariate(1 / 200_000), 750_000))
+
+
+def sync_error_p99_us(seconds: int = 120, rate: int = 8, seeds=(1, 2, 3)) -> float:
+    errs = []
+    for seed in seeds:
+        for ppm in (100, -100):
+            rng = random.Random(seed * 1000 + ppm)
+            t0, tick0 = 5 * S, 777
+            speed = 1 + ppm * 1e-6
+
+            def tick(t):
+                return tick0 + int((t - t0) * speed * HZ // S)
+
+            sync = ClockSync(HZ)
+            m = SlewedClock(sync)
+            t = t0
+            for i in range(seconds * rate):
+                up, down = _leg(rng), _leg(rng)
+                sync.add_exchange(t, tick(t + up), t + up + down)
+                m.update(tick(t + up))
+                if i >= 20 * rate:
+                    edge_t = t + int(rng.random() * S // rate)
+                    k = tick(edge_t)
+                    truth = t0 + (k - tick0) * S / HZ / speed
+                    errs.append(abs(m.to_ns(k) - truth))
+                t += S // rate
+    errs.sort()
+    return errs[int(len(errs) * 0.99)] / 1000
+
+
+def edge_latency_p99_ms(presses: int = 40) -> float | None:
+    sim = Path(__file__).resolve().parents[1] / "firmware" / "sim"
+    if not Path(sys.executable).with_name("micropython").exists():
+        return None
+    sys.path.insert(0, str(sim))
+    from ptybox import SimBox
+
+    got = []
+
+    class Sink(_Count):
+        def edge(self, e):
+            got.append((e, time.monotonic_ns()))
+
+        def fault(self, f):
+            pass
+
+    with SimBox(Path(tempfile.mkdtemp(prefix="bench-pico-"))) as box:
+        src = PicoSource(["1", "2", "3"], port=box.port)
+        try:
+            src.start(Sink())
+            time.sleep(1.5)
+            truth = {}
+            t = time.monotonic_ns() + 100 * MS
+            for i in range(presses):
+                n = i % 3 + 1
+                box.press(n, t)
+                box.release(n, t + 40 * MS)
+                truth[(str(n), True, t)] = t
+                t += 80 * MS
+            time.sleep((t - time.monotonic_ns()) / S + 0.5)
+        finally:
+            src.close()
+    lat = []
+    for e, arrived in got:
+        if e.pressed:
+            true_t = min((t for (b, p, t) in truth if b == e.buzzer), key=lambda t: abs(t - e.t_ns))
+            lat.append(arrived - true_t)
+    lat.sort()
+    return lat[int(len(lat) * 0.99)] / MS if lat else None
+
+
+def run() -> list[tuple[str, float, str]]:
+    frames_per_second(5_000)            # warm up
+    out = [("serial_frames_per_s", round(frames_per_second(), 0), "frames/s"),
+           ("pico_sync_error_us_p99", round(sync_error_p99_us(), 1), "us")]
+    lat = edge_latency_p99_ms()
+    if lat is not None:
+        out.append(("pico_edge_latency_ms_p99", round(lat, 2), "ms"))
+    return out
+
+
+if __name__ == "__main__":
+    for name, value, unit in run():
+        print(f"{name}: {value} {unit}")
