@@ -127,7 +127,26 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX faults_by_game ON faults (game_id, id)")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v0_to_v1, _v1_to_v2, _v2_to_v3]
+def _v3_to_v4(conn: sqlite3.Connection) -> None:
+    """Private player links: each player's secret link to their own page.
+    Only a digest of the secret is kept (with the random nonce the web layer
+    derives it from under the server's key), so a copy of the database alone
+    opens no player's page; a revoked link keeps its row, marked."""
+    conn.execute("""CREATE TABLE player_links (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        game_id INTEGER NOT NULL REFERENCES games(id),  -- the game it was issued in
+        player TEXT NOT NULL,          -- the player's name
+        seats TEXT NOT NULL,           -- JSON sorted names at the table when issued
+        nonce TEXT NOT NULL,           -- random; the link's secret is derived from it
+        digest TEXT NOT NULL UNIQUE,   -- SHA-256 of the secret, hex
+        created INTEGER NOT NULL,      -- wall clock, Unix nanoseconds
+        revoked INTEGER                -- wall clock when revoked, NULL while valid
+    )""")
+    conn.execute("CREATE INDEX player_links_by_seats ON player_links (seats, player, id)")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v0_to_v1, _v1_to_v2, _v2_to_v3,
+                                                          _v3_to_v4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -634,6 +653,71 @@ class Store:
                 self._pending.pop(game_id, None)
             self._write(lambda c: c.execute("DELETE FROM live_race WHERE game_id = ?",
                                             (game_id,)))
+
+
+    # -- private player links (see docs/store.md, "Player links") -----------
+    @staticmethod
+    def seats_key(names: Iterable[str]) -> str:
+        """The key of a table's seating: its player names, sorted, as JSON."""
+        return json.dumps(sorted(str(n) for n in names), ensure_ascii=False)
+
+    @staticmethod
+    def _link(row) -> dict:
+        lid, gid, player, seats, nonce, digest, created, revoked = row
+        return {"id": lid, "game_id": gid, "player": player, "seats": json.loads(seats),
+                "nonce": nonce, "digest": digest, "created_ns": created, "created": iso(created),
+                "revoked": revoked is not None, "revoked_ns": revoked}
+
+    _LINK_COLS = "SELECT id, game_id, player, seats, nonce, digest, created, revoked FROM player_links"
+
+    def add_player_link(self, game_id: int, player: str, seats: Iterable[str], nonce: str,
+                        digest: str) -> dict:
+        """Record a new link for ``player`` at this seating (the names of
+        ``seats``), revoking that player's earlier links at the same seating,
+        in one transaction; the new row."""
+        if not isinstance(player, str) or not isinstance(nonce, str) \
+                or not isinstance(digest, str) or len(digest) != 64:
+            raise StoreError("a player link needs a player name, a nonce and a SHA-256 digest")
+        key = self.seats_key(seats)
+        now = self.wall_clock()
+
+        def tx(conn):
+            conn.execute("UPDATE player_links SET revoked = ? WHERE seats = ? AND player = ?"
+                         " AND revoked IS NULL", (now, key, player))
+            try:
+                cur = conn.execute(
+                    "INSERT INTO player_links (game_id, player, seats, nonce, digest, created)"
+                    " VALUES (?, ?, ?, ?, ?, ?)", (game_id, player, key, nonce, digest, now))
+            except sqlite3.IntegrityError as exc:
+                raise StoreError(f"could not record the link: {exc}") from None
+            return cur.lastrowid
+        lid = self._write(tx)
+        return self._link(self._read(self._LINK_COLS + " WHERE id = ?", (lid,))[0])
+
+    def find_player_link(self, digest: str) -> dict | None:
+        """The link whose secret has this digest (revoked or not), or None."""
+        if not isinstance(digest, str):
+            return None
+        rows = self._read(self._LINK_COLS + " WHERE digest = ?", (digest,))
+        return self._link(rows[0]) if rows else None
+
+    def player_links(self, seats: Iterable[str]) -> dict[str, dict]:
+        """Each player's newest link at this seating (revoked or not), by name."""
+        rows = self._read(self._LINK_COLS + " WHERE seats = ? ORDER BY id",
+                          (self.seats_key(seats),))
+        return {r[2]: self._link(r) for r in rows}
+
+    def revoke_player_links(self, seats: Iterable[str], player: str | None = None) -> int:
+        """Revoke the valid links at this seating (one player's, or all);
+        how many were revoked."""
+        key, now = self.seats_key(seats), self.wall_clock()
+        if player is None:
+            return self._write(lambda c: c.execute(
+                "UPDATE player_links SET revoked = ? WHERE seats = ? AND revoked IS NULL",
+                (now, key)).rowcount)
+        return self._write(lambda c: c.execute(
+            "UPDATE player_links SET revoked = ? WHERE seats = ? AND player = ?"
+            " AND revoked IS NULL", (now, key, player)).rowcount)
 
 
 def _live_race_writer(ref: "weakref.ref[Store]", wake: threading.Event) -> None:

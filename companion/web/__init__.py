@@ -166,10 +166,11 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
 
     register_errors(app)
 
-    from . import board, host
+    from . import board, host, player
 
     app.register_blueprint(board.bp)
     app.register_blueprint(host.bp)
+    app.register_blueprint(player.bp)
     app.jinja_env.globals["csrf_token"] = auth.csrf_token
     return app
 

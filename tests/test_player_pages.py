@@ -1,0 +1,493 @@
+"""Private player pages (docs/web.md, "Private player pages"): the secret
+links, the page, the player's own events and buzzer, and the wire checks
+that no other page, answer, stream or export carries a player's hidden
+cards (DESIGN.md, "Hidden information").
+
+The strongest check is non-interference: two tables play the same public
+game while one player draws different hidden cards; everything any other
+phone can fetch (the scoreboard, /api/state, the public stream, another
+player's page, JSON and stream, the host's endpoints without the login)
+must be byte for byte the same at both tables, apart from clocks and
+per-browser tokens."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import sqlite3
+import time
+
+import pytest
+
+from conftest import PIN, HostClient, make_app
+
+HAWKER_SETUP = [{"type": "choose_stall", "player": "ana", "stall": "malay"},
+                {"type": "choose_stall", "player": "bo", "stall": "chinese"},
+                {"type": "dish", "card": "you-tiao"}, {"type": "dish", "card": "fish-head-curry"},
+                {"type": "dish", "card": "nasi-lemak"}, {"type": "dish", "card": "rojak"},
+                {"type": "market", "card": "water"}, {"type": "market", "card": "water"},
+                {"type": "market", "card": "spices"}]
+ANA_A = (["chili", "egg", "egg", "flour"], ["family-recipe"])
+ANA_B = (["meat-seafood", "rice-noodles", "chili", "wildcard"], ["price-inflation"])
+BO = (["meat-seafood", "water", "spices", "spices"], ["copycat-stall"])
+
+
+class Table:
+    """A table on its own temporary file: store, session, app, a host and
+    a bare phone (a fresh test client: no login)."""
+
+    def __init__(self, path, demo=True):
+        from companion.session import TableSession
+        from companion.store import Store
+
+        self.store = Store(path)
+        self.session = TableSession(self.store)
+        self.session.resume()
+        self.app = make_app(self.session, DEMO=demo, SSE_HEARTBEAT_S=0.05)
+        self.host = HostClient(self.app.test_client())
+        self.phone = self.app.test_client()
+
+    def links(self) -> dict[str, str]:
+        r = self.host.post("/api/host/player-links")
+        assert r.status_code == 200, r.json
+        return {p["player"]: p["url"].rsplit("/p/", 1)[1] for p in r.json["players"] if p["url"]}
+
+    def phone_for(self, secret: str):
+        """A phone that opened ``secret``'s page (and so has its CSRF cookie)."""
+        c = self.app.test_client()
+        assert c.get(f"/p/{secret}").status_code == 200
+        return c
+
+    def close(self):
+        self.app.extensions["companion"].close()
+        self.store.close()
+
+
+def csrf(client) -> dict:
+    return {"X-CSRF-Token": client.get("/api/csrf").json["csrf"]}
+
+
+def log_own(client, secret, event, expected=None):
+    return client.post(f"/api/p/{secret}/event", json={"event": event, "expected_version": expected},
+                       headers=csrf(client))
+
+
+def draw(player, pile, cards):
+    """A private draw in the tracker's canonical form (cards in card order)."""
+    from companion.games.hawker import cards_list
+
+    counts: dict = {}
+    for c in cards:
+        counts[c] = counts.get(c, 0) + 1
+    return {"type": "draw", "player": player, "pile": pile, "cards": cards_list(counts)}
+
+
+def read_frames(resp, want_state: int, timeout: float = 5.0) -> list[tuple[str, dict]]:
+    """SSE frames (kind, payload) of a streamed test-client response, until
+    ``want_state`` log updates (state or snapshot) arrived; heartbeats dropped."""
+    out, buf, states = [], b"", 0
+    deadline = time.monotonic() + timeout
+    it = iter(resp.response)
+    while states < want_state and time.monotonic() < deadline:
+        buf += next(it)
+        while b"\n\n" in buf:
+            raw, buf = buf.split(b"\n\n", 1)
+            fields = dict(line.split(": ", 1) for line in raw.decode().splitlines() if ": " in line)
+            if "event" not in fields or fields["event"] == "heartbeat":
+                continue
+            out.append((fields["event"], json.loads(fields["data"])))
+            states += fields["event"] in ("state", "snapshot")
+    # what is left in the same chunk (the private frame after the last state)
+    while b"\n\n" in buf:
+        raw, buf = buf.split(b"\n\n", 1)
+        fields = dict(line.split(": ", 1) for line in raw.decode().splitlines() if ": " in line)
+        if fields.get("event") not in (None, "heartbeat"):
+            out.append((fields["event"], json.loads(fields["data"])))
+    return out
+
+
+def drain_private(resp, timeout=0.3) -> list[tuple[str, dict]]:
+    """Frames arriving within ``timeout`` (the stream heartbeats every 50 ms)."""
+    out, buf = [], b""
+    it = iter(resp.response)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            buf += next(it)
+        except StopIteration:
+            break
+        while b"\n\n" in buf:
+            raw, buf = buf.split(b"\n\n", 1)
+            fields = dict(line.split(": ", 1) for line in raw.decode().splitlines() if ": " in line)
+            if fields.get("event") not in (None, "heartbeat"):
+                out.append((fields["event"], json.loads(fields["data"])))
+    return out
+
+
+VOLATILE = re.compile(r'"(\w*_ns|created|finished_at|csrf|pub_ns|now_ns|t_ns)":\s*("[^"]*"|-?\d+|null)')
+
+
+def norm(text: str, secrets: dict[str, str] = {}) -> str:
+    """Clocks, per-browser CSRF tokens and the table's own secrets out."""
+    text = VOLATILE.sub(lambda m: f'"{m.group(1)}":0', text)
+    text = re.sub(r'name="csrf-token" content="[^"]*"', 'name="csrf-token" content=""', text)
+    text = re.sub(r'name="csrf_token" value="[^"]*"', 'name="csrf_token" value=""', text)
+    for who, s in secrets.items():
+        text = text.replace(s, f"<secret of {who}>")
+    return text
+
+
+@pytest.fixture
+def tables(tmp_path):
+    made = []
+
+    def make(name="t", demo=True):
+        t = Table(tmp_path / f"{name}.db", demo=demo)
+        made.append(t)
+        return t
+    yield make
+    for t in made:
+        t.close()
+
+
+STALLS = {"ana": "malay", "bo": "chinese", "cy": "indian"}
+
+
+def hawker(t: Table, players=("ana", "bo")) -> dict[str, str]:
+    t.session.new_game("hawker", [{"name": n} for n in players], {"draws": "private"})
+    for ev in HAWKER_SETUP:
+        if ev["type"] == "choose_stall" and ev["player"] == "bo":
+            for p in players[2:]:
+                t.session.log({"type": "choose_stall", "player": p, "stall": STALLS[p]})
+        t.session.log(ev)
+    return t.links()
+
+
+# ---------------------------------------------------------------------------
+# the links
+
+
+def test_each_player_gets_a_256_bit_secret_link_that_is_stored_only_hashed(tables, tmp_path):
+    t = tables()
+    links = hawker(t)
+    assert set(links) == {"ana", "bo"} and links["ana"] != links["bo"]
+    for secret in links.values():
+        assert len(base64.urlsafe_b64decode(secret + "=")) == 32      # 256 bits
+        row = t.store.find_player_link(hashlib.sha256(secret.encode()).hexdigest())
+        assert row and not row["revoked"] and secret not in json.dumps(row)
+    assert t.links() == links                    # the console shows the same links again
+    body = t.host.get("/api/host/player-links").json
+    assert all(p["qr"].startswith("data:image/svg+xml") and p["state"] == "valid" for p in body["players"])
+    assert body["hidden_information"] is True
+    t.store.flush()
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob("t.db*") if not p.name.endswith("secret"))
+    for secret in links.values():
+        assert secret.encode() not in raw          # the database holds no secret
+
+
+def test_only_the_logged_in_host_sees_or_changes_the_links(tables):
+    t = tables()
+    hawker(t)
+    assert t.phone.get("/api/host/player-links").status_code == 401
+    for path in ("/api/host/player-links", "/api/host/player-links/reissue",
+                 "/api/host/player-links/revoke"):
+        r = t.phone.post(path, json={"player": "ana"}, headers=csrf(t.phone))
+        assert r.status_code == 401 and "url" not in r.get_data(as_text=True)
+        assert t.host.client.post(path, json={"player": "ana"}).status_code == 403   # no CSRF token
+    r = t.host.post("/api/host/player-links/revoke", json={"player": "zed"})
+    assert r.status_code == 400 and r.json["field"] == "player"
+
+
+def test_a_wrong_revoked_or_stale_link_gets_404_and_no_data(tables):
+    t = tables()
+    links = hawker(t)
+    ana = t.phone_for(links["ana"])
+    assert log_own(ana, links["ana"], draw("ana", "ingredient", ANA_A[0])).status_code == 200
+
+    def closed(secret):
+        page = t.phone.get(f"/p/{secret}")
+        api = t.phone.get(f"/api/p/{secret}/state")
+        stream = t.phone.get(f"/api/p/{secret}/events")
+        assert page.status_code == api.status_code == stream.status_code == 404
+        assert set(api.json) == {"error", "rule"}          # nothing but why
+        assert api.json["rule"] == ("link" if "/" not in secret else None)   # None: no such route
+        for r in (page, api, stream):
+            text = r.get_data(as_text=True)
+            assert "Egg" not in text and "hand" not in text and "egg" not in text
+        r = t.phone.post(f"/api/p/{secret}/event", headers=csrf(t.phone),
+                         json={"event": draw("ana", "action", ANA_A[1])})
+        assert r.status_code == 404
+        r = t.phone.post(f"/api/p/{secret}/press", headers=csrf(t.phone), json={"pressed": True})
+        assert r.status_code == 404
+
+    closed("x" * 43)
+    closed(links["ana"][:-1] + ("A" if links["ana"][-1] != "A" else "B"))
+    closed("not-a-secret")
+    closed("../" + links["ana"])
+    t.host.post("/api/host/player-links/revoke", json={"player": "ana"})
+    closed(links["ana"])
+    assert t.links()["bo"] == links["bo"]                  # others keep theirs
+    assert "ana" not in t.links()                         # revoked stays revoked ...
+    states = {p["player"]: p["state"] for p in t.host.get("/api/host/player-links").json["players"]}
+    assert states == {"ana": "revoked", "bo": "valid"}
+    t.host.post("/api/host/player-links/reissue", json={"player": "ana"})   # ... until reissued
+    new = t.links()["ana"]
+    assert new != links["ana"] and t.phone.get(f"/api/p/{new}/state").status_code == 200
+    closed(links["ana"])
+    t.host.post("/api/host/player-links/reissue", json={"player": "bo"})
+    assert t.phone.get(f"/api/p/{links['bo']}/state").status_code == 404   # reissue revokes
+
+    # a new game with the same players keeps the links; with others, none work
+    hawker(t)
+    assert t.phone.get(f"/api/p/{new}/state").json["private"]["view"]["hand"] == []
+    hawker(t, ("ana", "bo", "cy"))
+    closed(new)
+    assert set(t.links()) == {"ana", "bo", "cy"}
+
+
+def test_a_link_logs_only_its_own_players_events(tables):
+    t = tables()
+    links = hawker(t)
+    ana = t.phone_for(links["ana"])
+    before = t.session.version
+    r = log_own(ana, links["ana"], draw("bo", "ingredient", BO[0]))      # bo's draw, ana's link
+    assert r.status_code == 400 and r.json["rule"] == "private"
+    assert "not one of their events" in r.json["error"]
+    r = log_own(ana, links["ana"], {"type": "dish", "card": "you-tiao"})  # a host event
+    assert r.status_code == 400 and r.json["rule"] == "private"
+    r = log_own(ana, links["ana"], {"type": "draw", "player": "ana", "pile": "ingredient", "count": 4})
+    assert r.status_code == 400 and r.json["rule"] == "private"         # the cardless form is the host's
+    r = ana.post(f"/api/p/{links['ana']}/event", json={"event": "draw"}, headers=csrf(ana))
+    assert r.status_code == 400 and r.json["field"] == "event"
+    r = ana.post(f"/api/p/{links['ana']}/event", json={"event": draw("ana", "ingredient", ANA_A[0])})
+    assert r.status_code == 403 and r.json["rule"] == "csrf"
+    assert t.session.version == before
+    r = log_own(ana, links["ana"], draw("ana", "ingredient", ANA_A[0]), expected=before - 1)
+    assert r.status_code == 409 and t.session.version == before           # stale page
+    assert log_own(ana, links["ana"], draw("ana", "ingredient", ANA_A[0]), before).status_code == 200
+
+
+def test_the_page_shows_the_hand_and_logs_a_draw(tables):
+    t = tables()
+    links = hawker(t)
+    ana = t.phone_for(links["ana"])
+    html = ana.get(f"/p/{links['ana']}")
+    assert html.headers["Cache-Control"] == "no-store"
+    assert html.headers["Referrer-Policy"] == "no-referrer"
+    page = html.get_data(as_text=True)
+    assert "js/player.js" in page and "css/player.css" in page and 'id="my-buzzer"' in page
+    st = ana.get(f"/api/p/{links['ana']}/state").json
+    assert st["player"] == "ana" and st["demo"] is True
+    events, labels = st["private"]["events"], st["private"]["labels"]
+    assert events and all(e["player"] == "ana" and e["type"] == "draw" for e in events)
+    i = events.index(draw("ana", "ingredient", ["chili", "egg", "egg", "flour"]))
+    assert labels[i]["text"] == "Egg, Egg, Flour, Chili"
+    assert labels[i]["detail"] == "ana draws 4 Ingredient card(s)"
+    r = log_own(ana, links["ana"], events[i], st["state"]["version"])
+    assert r.status_code == 200 and r.json["ok"]
+    assert r.json["private"]["view"]["hand"] == ["egg", "egg", "flour", "chili"]
+    assert r.json["state"]["view"]["players"][0]["hand"] == 4
+    assert r.json["event"] == {"type": "draw", "player": "ana", "pile": "ingredient",
+                                        "count": 4}
+    assert "hand" not in json.dumps(r.json["state"]["view"]["players"][0]).replace('"hand": 4', "")
+
+
+def test_the_private_stream_carries_only_its_players_snapshot_and_ends_when_revoked(tables):
+    t = tables()
+    links = hawker(t)
+    ana, bo = t.phone_for(links["ana"]), t.phone_for(links["bo"])
+    s = ana.get(f"/api/p/{links['ana']}/events", buffered=False)
+    try:
+        assert s.mimetype == "text/event-stream" and "no-store" in s.headers["Cache-Control"]
+        first = read_frames(s, 1)
+        kinds = [k for k, _ in first]
+        assert kinds[:2] == ["snapshot", "private"]
+        assert first[1][1]["data"]["player"] == "ana"
+        log_own(bo, links["bo"], draw("bo", "ingredient", BO[0]))
+        got = read_frames(s, 1)
+        assert [k for k, _ in got][0] == "state"
+        assert got[0][1]["data"]["event"] == {"type": "draw", "player": "bo",
+                                              "pile": "ingredient", "count": 4}
+        for kind, msg in got:
+            if kind == "private":                  # ana's own, and bo's cards not in it
+                assert msg["data"]["player"] == "ana" and msg["data"]["view"]["hand"] == []
+                assert "copycat-stall" not in json.dumps(msg["data"]["view"])
+        log_own(ana, links["ana"], draw("ana", "ingredient", ANA_A[0]))
+        got = read_frames(s, 1)
+        mine = [m for k, m in got if k == "private"]
+        assert mine and mine[-1]["data"]["view"]["hand"] == ["egg", "egg", "flour", "chili"]
+        t.host.post("/api/host/player-links/revoke", json={"player": "ana"})
+        tail = drain_private(s)
+        assert tail and tail[-1][0] == "gone" and all(k != "private" for k, _ in tail)
+    finally:
+        s.close()
+    assert t.app.extensions["companion"].broker.count == 0
+
+
+def test_the_buzzer_on_the_page_presses_for_its_player_in_demo_mode_only(tables):
+    t = tables()
+    links = hawker(t)
+    ana = t.phone_for(links["ana"])
+    seen = []
+    t.session.subscribe(seen.append)
+    for pressed in (True, False):
+        time.sleep(0.05)                                 # past the 20 ms debounce
+        r = ana.post(f"/api/p/{links['ana']}/press", json={"pressed": pressed}, headers=csrf(ana))
+        assert r.status_code == 200 and r.json["player"] == "ana"
+    presses = [u["data"] for u in seen if u["type"] == "press"]
+    assert [(p["player"], p["pressed"], p["virtual"]) for p in presses] == [
+        ("ana", True, True), ("ana", False, True)]
+    r = ana.post(f"/api/p/{links['ana']}/press", json={"pressed": "yes"}, headers=csrf(ana))
+    assert r.status_code == 400
+    r = ana.post(f"/api/p/{links['ana']}/press", json={"player": "bo", "pressed": True},
+                 headers=csrf(ana))
+    assert r.json["player"] == "ana"                     # the link decides who presses
+    quiet = tables("quiet", demo=False)
+    ql = hawker(quiet)
+    qa = quiet.phone_for(ql["ana"])
+    assert 'id="my-buzzer"' not in qa.get(f"/p/{ql['ana']}").get_data(as_text=True)
+    r = qa.post(f"/api/p/{ql['ana']}/press", json={"pressed": True}, headers=csrf(qa))
+    assert r.status_code == 404 and r.json["rule"] == "demo"
+
+
+# ---------------------------------------------------------------------------
+# on the wire: nothing another phone can fetch depends on a hidden card
+
+
+def everything_others_see(t: Table, links: dict, streams: dict) -> dict[str, str]:
+    """Every answer a phone without ana's link can get, normalised."""
+    out = {}
+    secrets = {k: v for k, v in links.items()}
+    out["/"] = t.phone.get("/").get_data(as_text=True)
+    out["/api/state"] = t.phone.get("/api/state").get_data(as_text=True)
+    out["/join"] = t.phone.get("/join").get_data(as_text=True)
+    bo = t.phone_for(links["bo"])
+    out["bo page"] = bo.get(f"/p/{links['bo']}").get_data(as_text=True)
+    out["bo state"] = bo.get(f"/api/p/{links['bo']}/state").get_data(as_text=True)
+    for path in ("/api/host/state", f"/api/host/export/{t.session.game_id}", "/api/host/export.csv",
+                 "/api/host/player-links", "/api/host/stats", "/host"):
+        r = t.phone.get(path)
+        out[path] = f"{r.status_code} {r.get_data(as_text=True)}"
+    for name, resp in streams.items():
+        frames = read_frames(resp, 1) if name.endswith("new") else drain_private(resp, 0.4)
+        out[name] = json.dumps([(k, m) for k, m in frames], sort_keys=True)
+    return {k: norm(v, secrets) for k, v in out.items()}
+
+
+def play_hawker(t: Table, ana_cards) -> tuple[dict, dict]:
+    links = hawker(t)
+    ana, bo = t.phone_for(links["ana"]), t.phone_for(links["bo"])
+    streams = {"public stream": t.phone.get("/events", buffered=False),
+               "bo stream": bo.get(f"/api/p/{links['bo']}/events", buffered=False)}
+    for s in streams.values():
+        read_frames(s, 1)
+    assert log_own(ana, links["ana"], draw("ana", "ingredient", ana_cards[0])).status_code == 200
+    assert log_own(ana, links["ana"], draw("ana", "action", ana_cards[1])).status_code == 200
+    assert log_own(bo, links["bo"], draw("bo", "ingredient", BO[0])).status_code == 200
+    assert log_own(bo, links["bo"], draw("bo", "action", BO[1])).status_code == 200
+    streams["public stream new"] = t.phone.get("/events", buffered=False)
+    streams["bo stream new"] = bo.get(f"/api/p/{links['bo']}/events", buffered=False)
+    try:
+        seen = everything_others_see(t, links, streams)
+    finally:
+        for s in streams.values():
+            s.close()
+    return seen, links
+
+
+def test_no_other_phone_ever_carries_a_hawker_hand(tables):
+    a, links_a = play_hawker(tables("a"), ANA_A)
+    b, _ = play_hawker(tables("b"), ANA_B)
+    assert a.keys() == b.keys()
+    for key in a:
+        assert a[key] == b[key], f"{key} depends on ana's hidden cards"
+    # and directly: ana's hand in any of its shapes is nowhere in them
+    for text in a.values():
+        for shape in ('"egg", "egg"', '"egg","egg"', '"family-recipe"]', "Family Recipe, ",
+                      '"hand": ["chili"', '"hand":["egg"'):
+            assert shape not in text
+    assert '"hand":["meat-seafood","water","spices","spices","copycat-stall"]' in a["bo state"] \
+        or '"spices","spices"' in a["bo state"]                     # bo sees his own
+    assert a["/api/host/export/1"].startswith("401")
+
+
+def test_ana_sees_her_own_hand_so_the_check_above_can_fail(tables):
+    t = tables()
+    links = hawker(t)
+    ana = t.phone_for(links["ana"])
+    log_own(ana, links["ana"], draw("ana", "ingredient", ANA_A[0]))
+    log_own(ana, links["ana"], draw("ana", "action", ANA_A[1]))
+    view = ana.get(f"/api/p/{links['ana']}/state").json["private"]["view"]
+    assert view["hand"] == ["egg", "egg", "flour", "chili", "family-recipe"]
+    export = t.host.get(f"/api/host/export/{t.session.game_id}").get_data(as_text=True)
+    assert '"cards": ["chili", "egg", "egg", "flour"]' in export or '"flour"' in export
+
+
+def play_chope(t: Table, food: str) -> dict:
+    t.session.new_game("chope", [{"name": n} for n in ("ana", "bo")], {"favourite_food": True})
+    links = t.links()
+    ana, bo = t.phone_for(links["ana"]), t.phone_for(links["bo"])
+    streams = {"public stream": t.phone.get("/events", buffered=False),
+               "bo stream": bo.get(f"/api/p/{links['bo']}/events", buffered=False)}
+    for s in streams.values():
+        read_frames(s, 1)
+    labels = ana.get(f"/api/p/{links['ana']}/state").json["private"]
+    assert {"type": "favourite", "player": "ana", "food": food} in labels["events"]
+    i = labels["events"].index({"type": "favourite", "player": "ana", "food": food})
+    assert labels["labels"][i]["text"] == {"laksa": "Laksa", "satay": "Satay"}[food]
+    assert log_own(ana, links["ana"], labels["events"][i]).status_code == 200
+    assert log_own(bo, links["bo"], {"type": "favourite", "player": "bo",
+                                     "food": "chicken-rice"}).status_code == 200
+    assert ana.get(f"/api/p/{links['ana']}/state").json["private"]["view"]["favourite"] == food
+    try:
+        return everything_others_see(t, links, streams)
+    finally:
+        for s in streams.values():
+            s.close()
+
+
+def test_no_other_phone_ever_carries_a_chope_favourite(tables):
+    a = play_chope(tables("a"), "laksa")
+    b = play_chope(tables("b"), "satay")
+    for key in a:
+        assert a[key] == b[key], f"{key} depends on ana's My Favourite card"
+    for text in a.values():
+        assert '"food":"laksa"' not in text.replace(" ", "") and '"favourite":"laksa"' not in text
+    assert '"favourite":"chicken-rice"' in a["bo state"].replace(" ", "")
+
+
+# ---------------------------------------------------------------------------
+# the store
+
+
+def test_a_version_3_store_migrates_to_player_links(tmp_path):
+    from companion.store import MIGRATIONS, SCHEMA_VERSION, Store
+
+    path = tmp_path / "v3.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    for step in MIGRATIONS[:3]:
+        step(conn)
+    conn.execute("PRAGMA user_version = 3")
+    conn.execute("INSERT INTO games (game, players, options, created) VALUES ('chope', '[]', '{}', 0)")
+    conn.execute("COMMIT")
+    conn.close()
+    with Store(path) as s:
+        assert s.migrated_from == 3 and s.schema_version() == SCHEMA_VERSION >= 4
+        row = s.add_player_link(1, "ana", ["bo", "ana"], "n1", "a" * 64)
+        assert row["seats"] == ["ana", "bo"] and not row["revoked"]
+        again = s.add_player_link(1, "ana", ["ana", "bo"], "n2", "b" * 64)
+        assert s.find_player_link("a" * 64)["revoked"]          # the newer one replaces it
+        assert s.player_links(["bo", "ana"]) == {"ana": again}
+        assert s.revoke_player_links(["ana", "bo"], "ana") == 1
+        assert s.player_links(["ana", "bo"])["ana"]["revoked"]
+        assert s.find_player_link("c" * 64) is None
+
+
+def test_the_host_console_has_the_player_links_section(tables):
+    t = tables()
+    hawker(t)
+    html = t.host.get("/host").get_data(as_text=True)
+    assert 'id="player-links"' in html and "js/player-links.js" in html
