@@ -137,6 +137,7 @@ class LeagueSubscriber:
         self.connected = False
         self.error: str | None = None
         self.received = self.duplicates = self.rejected = 0
+        self.events = 0             # new events stored (not duplicates)
         self._client = None
 
     def start(self) -> "LeagueSubscriber":
@@ -176,7 +177,7 @@ class LeagueSubscriber:
 
     def status(self) -> dict:
         return {"broker": str(self.broker), "connected": self.connected, "error": self.error,
-                "received": self.received, "duplicates": self.duplicates,
+                "received": self.received, "events": self.events, "duplicates": self.duplicates,
                 "rejected": self.rejected}
 
     def _on_connect(self, client, userdata, flags, reason_code, properties=None):
@@ -214,7 +215,9 @@ class LeagueSubscriber:
             if kind == "event":
                 new = self.store.add_event(table, msg, now)
                 data = {"table": table, "id": msg["id"], "line": msg.get("line"), "new": new}
-                if not new:
+                if new:
+                    self.events += 1
+                else:
                     self.duplicates += 1
             elif kind == "state":
                 self.store.set_state(table, msg, now)
