@@ -1,0 +1,180 @@
+"""Food Poisoning end to end on mock pins (issue "Hawker Wars", Tests).
+
+The rulebook: "Food Poisoning: everyone holds their buzzer like a stomach;
+the first to let go loses 2 cards", and the referee's rule for a
+first-release race: "a player not holding at the arm time counts as
+releasing at the arm time" (DESIGN.md, race kinds). Here the real chain
+runs: mock GPIO pins -> the buzzer pipeline (its own thread) -> the table
+session (referee, arming, the store on a temporary SQLite file) -> the
+Hawker Wars tracker, which takes the loser's 2 cards once they are named.
+Times are the real monotonic clock, as under ``companion serve``."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+import pytest
+
+from companion.buzzers.mock import ClockedMockFactory, MockSource
+from companion.buzzers.pipeline import Pipeline
+from companion.session import TableSession
+from helpers import wait_for
+
+STALLS = ["malay", "chinese", "indian", "international"]
+HANDS = {"ana": (["egg", "egg", "flour", "chili"], ["family-recipe"]),
+         "bo": (["meat-seafood", "water", "spices", "spices"], ["copycat-stall"]),
+         "cy": (["rice-noodles", "rice-noodles", "water", "wildcard"], ["price-inflation"])}
+
+
+def seats(names):
+    return [{"name": n, "buzzer": str(i + 1)} for i, n in enumerate(names)]
+
+
+def hawker_at_food_poisoning(store, names, **settings) -> TableSession:
+    """A Hawker Wars game (players log their own draws) set up and dealt,
+    with Food Poisoning turned up at the start of the first turn: the game
+    now asks for the announced first-release race."""
+    session = TableSession(store, settings=settings or None)
+    session.new_game("hawker", seats(names), {"draws": "private"})
+    for name, stall in zip(names, STALLS):
+        session.log({"type": "choose_stall", "player": name, "stall": stall})
+    for dish in ("you-tiao", "fish-head-curry", "nasi-lemak", "rojak"):
+        session.log({"type": "dish", "card": dish})
+    for card in ("water", "water", "spices"):
+        session.log({"type": "market", "card": card})
+    for name in names:                        # each from their own page
+        ingredients, actions = HANDS[name]
+        session.log_private(name, {"type": "draw", "player": name, "pile": "ingredient",
+                                   "cards": ingredients})
+        session.log_private(name, {"type": "draw", "player": name, "pile": "action",
+                                   "cards": actions})
+    session.log({"type": "event_check", "event": "food-poisoning"})
+    req = session.host_snapshot()["race_request"]
+    assert req["kind"] == "first-release" and req["reason"] == "food-poisoning"
+    assert sorted(req["eligible"]) == sorted(names)          # every player, 2 players too
+    return session
+
+
+@contextmanager
+def table(session, names):
+    """Mock buzzers 1..n (seat order) on a running pipeline to ``session``."""
+    pins = ClockedMockFactory()               # follows the real monotonic clock
+    src = MockSource([str(i + 1) for i in range(len(names))], pin_factory=pins)
+    pipe = Pipeline(src, session).start()
+    try:
+        yield src
+    finally:
+        pipe.close()
+        src.close()
+        pins.close()
+        pins.reset()
+
+
+def buzzer(names, name) -> str:
+    return str(names.index(name) + 1)
+
+
+def race(session) -> dict:
+    return session.snapshot()["race"] or {}
+
+
+def start_and_wait_for_go(session, countdown_ms=400):
+    session.start_race(countdown_ms)
+    assert race(session)["phase"] in ("countdown", "live")   # a busy machine may be past GO
+    assert wait_for(lambda: race(session).get("phase") == "live", timeout=3)
+
+
+def logged_race(session) -> dict:
+    assert wait_for(lambda: session.state["race"] is None
+                    or race(session).get("phase") == "decided", timeout=5)
+    return [e for _, e in session._log if e["type"] == "race"][-1]
+
+
+def hand_size(session, name) -> int:
+    view = session.private_snapshot(name)["view"]
+    return view["ingredients"] + view["actions"]
+
+
+@pytest.mark.parametrize("names", [["ana", "bo", "cy"], ["ana", "bo"]])
+def test_all_hold_one_lets_go_and_loses_two_cards(store, names):
+    session = hawker_at_food_poisoning(store, names)
+    loser = names[-1]
+    with table(session, names) as src:
+        for n in names:                                   # everyone holds before GO
+            src.press(buzzer(names, n))
+        start_and_wait_for_go(session)
+        time.sleep(0.08)
+        assert race(session)["phase"] == "live"           # nobody let go: still holding
+        src.release(buzzer(names, loser))
+        assert wait_for(lambda: race(session).get("phase") == "decided", timeout=3)
+        snap_race = race(session)
+        for n in names:
+            if n != loser:
+                src.release(buzzer(names, n))
+    ev = logged_race(session)
+    assert ev["kind"] == "first-release" and ev["announced"] is True
+    assert ev["loser"] == loser and ev["tied"] == [] and not ev.get("virtual")
+    assert snap_race["text"] == f"{loser} let go first and loses 2 cards"
+    # the tracker takes 2 cards: the loser chooses which (the default setting)
+    before = hand_size(session, loser)
+    assert session.snapshot()["view"]["loss"]["player"] == loser
+    mine = [e for e in session.private_snapshot(loser)["events"] if e["type"] == "lose"]
+    assert mine and all(len(e["cards"]) == 2 and e["player"] == loser for e in mine)
+    assert all(e["type"] != "lose" for n in names if n != loser
+               for e in session.private_snapshot(n)["events"])
+    session.log_private(loser, mine[0])
+    assert hand_size(session, loser) == before - 2
+    public = session.snapshot()["view"]
+    assert [p["hand"] for p in public["players"] if p["name"] == loser] == [before - 2]
+    assert not public["loss"]
+
+
+@pytest.mark.parametrize("names", [["ana", "bo", "cy"], ["ana", "bo"]])
+def test_a_player_who_never_held_loses_at_go(store, names):
+    session = hawker_at_food_poisoning(store, names)
+    slacker = names[0]
+    with table(session, names) as src:
+        for n in names[1:]:
+            src.press(buzzer(names, n))
+        start_and_wait_for_go(session)
+        assert wait_for(lambda: race(session).get("phase") == "decided", timeout=3)
+        for n in names[1:]:
+            src.release(buzzer(names, n))
+    ev = logged_race(session)
+    assert ev["loser"] == slacker and ev["tied"] == []
+    assert session.snapshot()["view"]["loss"]["player"] == slacker
+
+
+def test_a_tie_within_the_tie_window_loses_nobody_anything(store):
+    names = ["ana", "bo", "cy"]
+    session = hawker_at_food_poisoning(store, names, tie_window_us=2_000)
+    with table(session, names) as src:
+        for n in names:
+            src.press(buzzer(names, n))
+        start_and_wait_for_go(session)
+        time.sleep(0.05)
+        t = time.monotonic_ns()
+        src.release(buzzer(names, "ana"), t)              # 1 ms apart: inside 2 ms
+        src.release(buzzer(names, "bo"), t + 1_000_000)
+        src.pin_factory.clock_ns = None                   # back to real time
+        assert wait_for(lambda: race(session).get("phase") == "decided", timeout=3)
+        src.release(buzzer(names, "cy"))
+    ev = logged_race(session)
+    assert ev["loser"] is None and sorted(ev["tied"]) == ["ana", "bo"]
+    assert race(session)["text"] == "ana and bo let go together: nobody loses cards"
+    view = session.snapshot()["view"]
+    assert not view["loss"] and view["race"] is None
+    assert [hand_size(session, n) for n in names] == [5, 5, 5]
+
+
+def test_two_players_both_never_holding_is_a_tie_not_a_loss(store):
+    """With 2 players, if neither holds at GO both "let go" at GO together:
+    a tie, nobody loses (the referee's rule; no one-player race)."""
+    names = ["ana", "bo"]
+    session = hawker_at_food_poisoning(store, names)
+    with table(session, names):
+        start_and_wait_for_go(session)
+        assert wait_for(lambda: race(session).get("phase") == "decided", timeout=3)
+    ev = logged_race(session)
+    assert ev["loser"] is None and sorted(ev["tied"]) == names
