@@ -463,3 +463,27 @@ def test_the_league_command_writes_a_config_the_broker_runs_and_serve_refuses_ba
     assert "table id" in "".join(err)
     assert main(["serve", "--broker", "http://x", "--db", str(tmp_path / "l.db")]) == 2
     assert "mqtt://" in capsys.readouterr().out
+
+
+def test_a_long_outage_larger_than_the_publish_window_arrives_whole_and_in_order(
+        tmp_path, broker, tables):
+    """An hour offline is a long log: more events than the publisher keeps
+    in flight (its window) all arrive, once each, with no gap."""
+    league = league_server(tmp_path, broker)
+    t1 = tables[0]
+    try:
+        gid = t1.session.new_game("chope", ["ana", "bo", "cy"], SMALL_CHOPE)
+        broker.stop()
+        for i in range(450):        # the log as an outage leaves it (appended durably)
+            t1.store.append(gid, {"type": "stop"} if i % 2 else
+                            {"type": "flip", "card": "food:laksa"})
+        t1.publish()
+        assert t1.pub.window < 450
+        time.sleep(0.5)
+        assert t1.pub.status()["acked"] == 0 and t1.pub.status()["pending"] == 450
+        broker.start()
+        assert t1.pub.flush(30), t1.pub.status()
+        assert wait_for(lambda: league.store.event_ids("t1") == t1.ids(), timeout=30)
+        assert league.store.gaps("t1") == [] and len(t1.ids()) == 450
+    finally:
+        league.close()
