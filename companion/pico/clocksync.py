@@ -66,8 +66,8 @@ class ClockSync:
     fitted. ``max_rtt_ns``: exchanges slower than this are not used at all.
     """
 
-    def __init__(self, tick_hz: int, window: int = 256, keep: int = 8,
-                 max_rtt_ns: int = 50_000_000, weight_floor_ns: int = 200_000):
+    def __init__(self, tick_hz: int, window: int = 512, keep: int = 8,
+                 max_rtt_ns: int = 50_000_000, weight_floor_ns: int = 300_000):
         if not isinstance(tick_hz, int) or tick_hz <= 0:
             raise ValueError(f"tick_hz must be a positive integer, not {tick_hz!r}")
         if keep < 1 or window < keep:
