@@ -36,12 +36,14 @@
   }
 
   function row(p) {
-    const parts = [el('div', { class: 'pl-name', text: p.player })];
+    const parts = [el('div', { class: 'pl-name', text: p.player, style: { 'font-size': '1.25rem', 'font-weight': '800' } })];
     if (p.url) {
       parts.push(el('details', { class: 'pl-qr', 'data-player': p.player },
-        el('summary', { text: `Show ${p.player}’s QR code` }),
-        el('img', { class: 'qr qr-player', src: p.qr, alt: `QR code of ${p.player}’s own page`, width: 220, height: 220 }),
-        el('code', { class: 'pl-url', text: p.url })));
+        el('summary', { text: `Show ${p.player}’s QR code`, style: { 'min-height': '44px', cursor: 'pointer', padding: '10px 0' } }),
+        el('img', { class: 'qr qr-player', src: p.qr, alt: `QR code of ${p.player}’s own page`,
+          style: { width: 'min(64vw, 240px)', height: 'auto', margin: '8px 0' } }),
+        el('code', { class: 'pl-url', text: p.url,
+          style: { display: 'block', 'overflow-wrap': 'anywhere', 'word-break': 'break-all', 'font-size': '.8rem', margin: '6px 0' } })));
     } else {
       parts.push(el('p', { class: 'muted small', text: STATE[p.state] || '' }));
     }

@@ -63,6 +63,8 @@
    * as a big name, the other fields as a list. */
   function renderPrivate(box, pv, s) {
     box.replaceChildren();
+    $('secret').hidden = gone;
+    if (gone) return;
     if (!s.game) { box.append(el('p', { class: 'muted', text: 'No game yet.' })); return; }
     if (!pv || !Object.keys(pv).length) {
       box.append(el('p', { class: 'muted', text: 'Nothing hidden for you in this game.' }));
@@ -126,7 +128,7 @@
     const parts = [];
     const buttons = [];
     for (const [key, items] of groupsOf(events, mine.labels || [])) {
-      if (key.startsWith('cards:') && items.length > 3) parts.push(picker(key, items));
+      if (key.startsWith('cards:') && items.length > 6) parts.push(picker(key, items));
       else for (const it of items) buttons.push(eventButton(it.event, it.label));
     }
     if (buttons.length) parts.push(el('div', { class: 'grid-buttons mine-buttons' }, buttons));

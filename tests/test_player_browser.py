@@ -1,0 +1,125 @@
+"""Private player pages in a real browser (Playwright, Debian's chromium, a
+390x844 phone), against the real server: the host console shows each
+player's link and QR code; one phone opens Ana's own page and logs the
+cards she drew; another phone on the scoreboard sees only her hand grow.
+Screenshots go to artifacts/screenshots/ (player-*.png)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from test_browser import CHROMIUM, browser, expect_text, open_board, open_host, phone, shot  # noqa: F401
+
+pytestmark = [pytest.mark.browser]
+
+SETUP = [{"type": "choose_stall", "player": "Ana", "stall": "malay"},
+         {"type": "choose_stall", "player": "Bo", "stall": "chinese"},
+         {"type": "dish", "card": "you-tiao"}, {"type": "dish", "card": "fish-head-curry"},
+         {"type": "dish", "card": "nasi-lemak"}, {"type": "dish", "card": "rojak"},
+         {"type": "market", "card": "water"}, {"type": "market", "card": "water"},
+         {"type": "market", "card": "spices"}]
+
+
+def hawker(t):
+    t.session.new_game("hawker", [{"name": "Ana", "buzzer": "1"}, {"name": "Bo", "buzzer": "2"}],
+                       {"draws": "private"})
+    for ev in SETUP:
+        t.session.log(ev)
+
+
+def ana_row_text(page) -> str:
+    return page.locator("#players li[data-player=Ana]").inner_text()
+
+
+def test_the_host_shows_links_a_phone_logs_its_draw_the_scoreboard_sees_only_the_count(
+        live_server, phone):
+    from playwright.sync_api import expect
+
+    t = live_server
+    hawker(t)
+    host = open_host(phone(), t)
+    links = host.locator("#player-links")
+    expect(links).to_be_visible()
+    expect(host.locator("#player-links .pl-row")).to_have_count(2)
+    host.locator("#player-links details[data-player=Ana] > summary").tap()
+    qr = host.locator("#player-links details[data-player=Ana] img.qr")
+    expect(qr).to_be_visible()
+    assert qr.evaluate("(n) => n.naturalWidth > 0 && n.getBoundingClientRect().width >= 180")
+    url = host.locator("#player-links details[data-player=Ana] .pl-url").inner_text()
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/p/[A-Za-z0-9_-]{43}", url)
+    assert host.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    links.scroll_into_view_if_needed()
+    links.screenshot(path=str(shot(host, "player-links-console.png")))
+    assert host.errors == []
+
+    board = open_board(phone(), t)
+    expect_text(board, "#players li[data-player=Ana]", r"0")
+    mine = phone().new_page()
+    mine.errors = []
+    mine.on("pageerror", lambda exc: mine.errors.append(str(exc)))
+    mine.goto(url)
+    mine.wait_for_selector("#conn.live")
+    expect_text(mine, "#me", "Ana")
+    expect_text(mine, "#private-view", r"Your hand · 0 cards")
+    picker = mine.locator("#my-events .picker").first
+    expect(picker).to_contain_text("Ana draws 4 Ingredient card(s)")
+    for card in ("egg", "egg", "flour", "chili"):
+        picker.locator(f"button[data-card={card}]").tap()
+    log = picker.locator("button.log-pick")
+    expect(log).to_have_text("Log: Egg, Egg, Flour, Chili")
+    shot(mine, "player-page-picking.png")
+    log.tap()
+    expect_text(mine, "#private-view", r"Your hand · 4 cards")
+    expect(mine.locator("#private-view .chip")).to_have_text(["Egg", "Egg", "Flour", "Chili"])
+    # the Action card: few choices, so one button each
+    mine.locator("#my-events button.event", has_text="Family Recipe").tap()
+    expect_text(mine, "#private-view", r"Your hand · 5 cards")
+    shot(mine, "player-page-hand.png")
+    mine.evaluate("window.scrollTo(0, 0)")
+    mine.screenshot(path=str(shot(mine, "player-page-phone-screen.png")))   # what the phone shows
+
+    # the scoreboard: Ana's hand size, never her cards
+    expect_text(board, "#players li[data-player=Ana]", r"5")
+    state = board.evaluate("fetch('/api/state').then((r) => r.json())")
+    assert state["view"]["players"][0]["hand"] == 5
+    assert '"flour"' not in json.dumps(state["event"] if "event" in state else state["last_event"])
+    text = board.locator("body").inner_text()
+    assert "Egg, Egg, Flour" not in text and "Family Recipe" not in ana_row_text(board)
+    assert mine.errors == [] and board.errors == []
+
+    # the player's own buzzer: press and hold, then let go (two posts)
+    buzzer = mine.locator("#my-buzzer")
+    expect(buzzer).to_be_visible()
+    buzzer.scroll_into_view_if_needed()
+    box = buzzer.bounding_box()
+    assert box["width"] >= 200 and box["height"] >= 200          # a thumb cannot miss it
+    with mine.expect_request(lambda r: r.url.endswith("/press") and r.post_data_json == {
+            "pressed": True}):
+        mine.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        mine.mouse.down()
+    assert "down" in buzzer.get_attribute("class")
+    with mine.expect_request(lambda r: r.url.endswith("/press") and r.post_data_json == {
+            "pressed": False}):
+        mine.mouse.up()
+
+
+def test_a_revoked_link_stops_the_open_page(live_server, phone):
+    t = live_server
+    hawker(t)
+    host = open_host(phone(), t)
+    host.locator("#player-links details[data-player=Bo] > summary").tap()
+    url = host.locator("#player-links details[data-player=Bo] .pl-url").inner_text()
+    mine = phone().new_page()
+    mine.goto(url)
+    mine.wait_for_selector("#conn.live")
+    revoke = host.locator("#player-links .pl-row[data-player=Bo] button.pl-revoke")
+    revoke.tap()
+    revoke.tap()                                              # "Sure? Revoke it"
+    expect_text(host, "#player-links .pl-row[data-player=Bo]", "Revoked")
+    t.session.log({"type": "draw", "player": "Ana", "pile": "ingredient", "count": 4})
+    expect_text(mine, "#gone", "not valid")
+    assert mine.locator("#private-view").inner_text() == ""
+    assert mine.goto(url).status == 404
