@@ -1,40 +1,105 @@
 """Random legal play to the end, checking invariants (OpenSpiel's random_sim_test).
 
-Each game's test module calls :func:`random_games` with its own direct
-rulebook scoring function, written from the rulebook and not from the tracker.
+The machinery every registered game goes through (tests/test_conformance.py)
+and that each game's own test module also uses with its own direct rulebook
+scoring function, written from the rulebook and not from the tracker.
+
+A step of random play is what a real table could do next:
+
+* a race is pending: one of the game's own :meth:`Game.race_outcomes`
+  (winners, ties, nobody, false starts, presses by players out of the race);
+* else a chance node (:meth:`Game.chance_outcomes`: a card drawn, a die
+  rolled), sampled exactly by its probabilities, or a decision
+  (:meth:`Game.decisions`) chosen uniformly; when both are possible (flip or
+  stop), each half of the time.
+
+At every step: the tracker's :meth:`Game.check_invariants`, and the chance
+node's probabilities are exact Fractions above 0 that sum to exactly 1. Every
+``undo_every`` steps also: no chance outcome listed twice, the event played is
+among :meth:`Game.legal_events`, and undo then the same event is the identity
+on the full host view.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
+from fractions import Fraction
 
 from companion.gamefile import Replay, header, replay_lines
+from companion.games import Game, get_game
+
+#: No game may take more logged events than this to end in random play.
+MAX_EVENTS = 5000
+
+
+def check_chance_node(outcomes, distinct: bool = True) -> None:
+    """A chance node's outcomes: exact probabilities > 0 that sum to 1, and
+    (``distinct``) no event listed twice."""
+    assert all(isinstance(p, Fraction) for _, p in outcomes), outcomes[:3]
+    assert all(p > 0 for _, p in outcomes), [e for e, p in outcomes if p <= 0]
+    scale = math.lcm(*(p.denominator for _, p in outcomes))
+    total = sum(p.numerator * (scale // p.denominator) for _, p in outcomes)
+    assert total == scale, f"chance probabilities sum to {Fraction(total, scale)}, not 1"
+    if distinct:
+        keys = [json.dumps(e, sort_keys=True) for e, _ in outcomes]
+        assert len(set(keys)) == len(keys), "a chance outcome is listed twice"
+
+
+def sample(outcomes, rng: random.Random) -> dict:
+    """One outcome drawn exactly by its Fraction probability."""
+    scale = math.lcm(*(p.denominator for _, p in outcomes))
+    r = rng.randrange(scale)
+    for event, p in outcomes:
+        r -= p.numerator * (scale // p.denominator)
+        if r < 0:
+            return event
+    raise AssertionError("probabilities do not sum to 1")
+
+
+def random_event(game: Game, state, rng: random.Random, thorough: bool = True) -> dict:
+    """What the table might log next (see the module docstring); every chance
+    node is checked (``thorough``: also that no outcome is listed twice)."""
+    if game.race_request(state) is not None:
+        outcomes = game.race_outcomes(state)
+        assert outcomes, "a race is pending but it has no outcome"
+        return rng.choice(outcomes)
+    decisions = game.decisions(state)
+    chance = game.chance_outcomes(state)
+    if chance:
+        check_chance_node(chance, distinct=thorough)
+    assert decisions or chance, f"nothing can happen in an unfinished game: " \
+                                f"{game.host_view(state)}"
+    if chance and (not decisions or rng.random() < 0.5):
+        return sample(chance, rng)
+    return rng.choice(decisions)
 
 
 def play_random(game_name: str, players: list[str], options: dict, rng: random.Random,
-                max_events: int = 5000, undo_every: int = 0) -> Replay:
-    """One random legal game to the end. Every step also checks that the
-    state is unchanged by the tracker's own invariant check and, if
-    ``undo_every``, that undo followed by the same event is the identity."""
+                max_events: int = MAX_EVENTS, undo_every: int = 0) -> Replay:
+    """One random game to the end through the log (:class:`Replay`), checking
+    every step (see the module docstring); returns the replay."""
     rep = Replay.start(game_name, players, options)
     game = rep.game
     game.check_invariants(rep.state)
     for step in range(max_events):
         if game.finished(rep.state):
+            assert game.legal_events(rep.state) == []
             return rep
-        legal = game.legal_events(rep.state)
-        assert legal, f"no legal event in an unfinished game: {game.public_view(rep.state)}"
-        event = rng.choice(legal)
+        thorough = bool(undo_every) and step % undo_every == 0
+        event = random_event(game, rep.state, rng, thorough)
+        if thorough:
+            assert event in game.legal_events(rep.state), event
         before = rep.state
         rep.apply(event)
         game.check_invariants(rep.state)
-        if undo_every and step % undo_every == 0:
+        if thorough:
             after = rep.state
             rep.apply({"type": "undo"})
             assert rep.state is before
             rep.apply(event)
-            assert game.public_view(rep.state) == game.public_view(after)
+            assert game.host_view(rep.state) == game.host_view(after)
     raise AssertionError(f"{game_name}: game not finished after {max_events} events")
 
 
@@ -42,6 +107,56 @@ def game_file(rep: Replay) -> list[str]:
     lines = [json.dumps(header(rep.game.name, rep.players, rep.options))]
     lines += [json.dumps(e) for e in rep.events]
     return lines
+
+
+def check_replay(rep: Replay) -> None:
+    """Replaying the game file reproduces the live game: the full host view,
+    the public view, every player's private view, scores and ranking."""
+    game = rep.game
+    again = replay_lines(game_file(rep))
+    assert game.host_view(again.state) == game.host_view(rep.state)
+    assert game.public_view(again.state) == game.public_view(rep.state)
+    for p in rep.players:
+        assert game.private_view(again.state, p) == game.private_view(rep.state, p)
+    assert game.scores(again.state) == game.scores(rep.state)
+    assert game.ranking(again.state) == game.ranking(rep.state)
+    assert game.finished(again.state) == game.finished(rep.state)
+
+
+def random_settings(game: Game, rng: random.Random, players: list[str]) -> dict:
+    """Options drawn from the game's declared settings: any bool, any
+    choice, any whole number in range, any player; component data as given."""
+    opts = {}
+    for s in game.settings:
+        if s.kind == "bool":
+            opts[s.name] = rng.random() < 0.5
+        elif s.kind == "choice":
+            opts[s.name] = rng.choice(s.choices)
+        elif s.kind == "int" and s.minimum is not None and s.maximum is not None:
+            opts[s.name] = rng.randint(s.minimum, s.maximum)
+        elif s.kind == "player":
+            opts[s.name] = rng.choice(players + ([None] if s.default is None else []))
+    return opts
+
+
+def conformance(game_name: str, n: int, seed: int = 1, options_for=None,
+                undo_every: int = 3) -> dict:
+    """Play ``n`` random games of ``game_name`` with random player counts and
+    random declared settings; every step checked, every game replayed.
+    Returns figures: games, events, longest game."""
+    game = get_game(game_name)
+    rng = random.Random(seed)
+    events = longest = 0
+    for _ in range(n):
+        players = [f"p{j}" for j in range(rng.randint(game.min_players, game.max_players))]
+        options = (options_for or (lambda r, ps: random_settings(game, r, ps)))(rng, players)
+        rep = play_random(game_name, players, options, rng, undo_every=undo_every)
+        assert game.finished(rep.state)
+        check_replay(rep)
+        json.dumps(game.host_view(rep.state))
+        events += len(rep.events)
+        longest = max(longest, len(rep.events))
+    return {"games": n, "events": events, "longest": longest}
 
 
 def random_games(game_name: str, n: int, player_counts, options_for, rulebook_scores,
@@ -56,10 +171,7 @@ def random_games(game_name: str, n: int, player_counts, options_for, rulebook_sc
         rep = play_random(game_name, players, options, rng, undo_every=7 if i % 10 == 0 else 0)
         game = rep.game
         assert game.finished(rep.state)
-        # replaying the log reproduces the state
-        again = replay_lines(game_file(rep))
-        assert game.public_view(again.state) == game.public_view(rep.state)
-        assert game.scores(again.state) == game.scores(rep.state)
+        check_replay(rep)
         # the final scores equal a direct computation from the rulebook
         assert game.scores(rep.state) == rulebook_scores(rep, players), (
             game.scores(rep.state), rulebook_scores(rep, players))

@@ -12,12 +12,14 @@ from __future__ import annotations
 import copy
 import json
 import random
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 from companion.gamefile import replay_lines
 from companion.games import RulesError, get_game
+from companion.games.chomp import MAX_REVEALS
 from conformance import random_games
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,7 +129,8 @@ def test_bad_chomp_slapping_a_card_the_same_as_yours():
 def test_bad_chomp_slapping_a_higher_card_cannot_be_pressed():
     """A buzzer press means "I chomp the lowest card"; a player whose card is
     higher than the lowest may do that, so her press is never ineligible."""
-    illegal(example(), {"type": "race", "winner": "bo", "ineligible": ["ana"]}, "not ineligible")
+    illegal(example(), {"type": "race", "winner": "bo", "ineligible": ["ana"]},
+            "cannot be ineligible")
 
 
 def test_bad_chomp_in_an_octopus_ink_out():
@@ -419,7 +422,7 @@ def test_seen_cards_are_remembered_across_rounds():
 def test_events_in_the_wrong_phase_or_malformed_are_refused():
     s = example()
     illegal(s, {"type": "reveal", "cards": {}}, "settle the race")
-    illegal(s, {"type": "race", "reason": "feeding-frenzy", "winner": "bo"}, "pending race")
+    illegal(s, {"type": "race", "reason": "feeding-frenzy", "winner": "bo"}, "race under way")
     illegal(s, {"type": "race", "winner": "bo", "loser": "cy"}, "never a loser")
     illegal(s, {"type": "race", "winner": "bo", "tied": ["ana", "bo"]}, "not both")
     illegal(s, {"type": "race", "winner": "zed"}, "turned no card")
@@ -468,21 +471,116 @@ def test_public_view_is_json_and_keeps_face_down_cards_secret():
     json.dumps(G.host_view(s))
 
 
-def test_legal_events_list_cover_eels_octopuses_ties_and_all_apply():
-    for players in ("ana bo", "ana bo cy", "a b c d e f"):
-        s = new(players)
-        events = G.legal_events(s)
-        shown = [set(e["cards"].values()) for e in events]
-        assert any("eel" in k for k in shown) and any("octopus" in k for k in shown)
-        assert any(len(k) == 1 for k in shown)            # everyone the same: ties
-        for ev in events[::7]:
-            G.apply(s, ev)
+def test_reveal_chance_two_players_every_reveal_with_its_exact_probability():
+    """A fresh deal: both piles are face down, so ana's card is any of the 50
+    with equal chance, and bo's any of the 49 others (drawing without
+    replacement from the deck composition)."""
+    counts = DEFAULTS["counts"]
+    outcomes = G.chance_outcomes(new("ana bo"))
+    assert len(outcomes) == 8 * 8 and G.decisions(new("ana bo")) == []
+    for ev, p in outcomes:
+        a, b = ev["cards"]["ana"], ev["cards"]["bo"]
+        assert p == Fraction(counts[a], 50) * Fraction(counts[b] - (a == b), 49)
+    assert sum(p for _, p in outcomes) == 1
+    shown = {tuple(sorted(set(ev["cards"].values()))) for ev, _ in outcomes}
+    assert ("eel", "shark") in shown and ("octopus",) in shown     # Frenzies, wars
+
+
+def test_reveal_chance_six_players_one_card_at_a_time():
+    """8**6 whole reveals are too many to list: the chance is each player's
+    card in seating order, exact given the cards already turned over."""
+    counts = DEFAULTS["counts"]
+    s = new("a b c d e f")
+    assert 8 ** 6 > MAX_REVEALS
+    turned = []
+    for p in "abcdef":
+        outcomes = G.chance_outcomes(s)
+        assert {ev["player"] for ev, _ in outcomes} == {p}
+        assert {ev["type"] for ev, _ in outcomes} == {"turn"}
+        left = 50 - len(turned)
+        for ev, q in outcomes:
+            assert q == Fraction(counts[ev["card"]] - turned.count(ev["card"]), left)
+        assert G.legal_events(s) == [ev for ev, _ in outcomes]
+        card = "eel" if p == "c" else "plankton"
+        s = G.apply(s, {"type": "turn", "player": p, "card": card})
+        turned.append(card)
+        assert G.public_view(s)["revealed"][p] == card
+    assert G.race_request(s).reason == "feeding-frenzy"
+    assert G.chance_outcomes(s) == []
+
+
+def test_reveal_chance_seen_cards_count_for_their_pile():
+    """A pile whose cards are all seen turns up each of them with its share
+    of the pile (its order is shuffled, its contents known)."""
+    s = new("ana bo cy", counts={**SIX, "shark": 2, "seal": 2, "shrimp": 2},
+            two_player_end="underwater_war")
+    s = race(reveal(s, ana="shark", bo="seal", cy="plankton"), "ana")
+    s = race(reveal(s, ana="shark", bo="little-fish", cy="shrimp"), "ana")
+    s = race(reveal(s, ana="big-fish", bo="seal", cy="shrimp"), "bo")
+    # ana's pile is her discard pile: 2 Sharks, Seal, Plankton, Little Fish, Shrimp;
+    # bo's is his: Big Fish, Shrimp, Seal. Every card is seen.
+    odds = dict(((ev["cards"]["ana"], ev["cards"]["bo"]), p) for ev, p in G.chance_outcomes(s))
+    assert odds[("shark", "seal")] == Fraction(2, 6) * Fraction(1, 3)
+    assert odds[("shrimp", "big-fish")] == Fraction(1, 6) * Fraction(1, 3)
+    assert len(odds) == 5 * 3 and sum(odds.values()) == 1
+
+
+def test_whole_reveal_odds_are_the_product_of_each_players_odds():
+    s = race(reveal(new("ana bo cy"), ana="shark", bo="seal", cy="plankton"), "ana")
+    whole = G.chance_outcomes(s)
+    assert len(whole) > 100 and {ev["type"] for ev, _ in whole} == {"reveal"}
+    for ev, p in whole[::37]:
+        q = Fraction(1)
+        # one player at a time, through the tracker's own turn events
+        t = s
+        for player, card in ev["cards"].items():
+            t_odds = {}
+            for e, x in G.chance_outcomes(t):
+                if e["type"] == "reveal":
+                    t_odds.setdefault(e["cards"][player], Fraction(0))
+                    t_odds[e["cards"][player]] += x
+                else:
+                    t_odds[e["card"]] = x
+            q *= t_odds[card]
+            t = G.apply(t, {"type": "turn", "player": player, "card": card})
+        assert q == p
+        assert G.public_view(t) == G.public_view(G.apply(s, ev))
+
+
+def test_turn_events_and_a_reveal_of_the_rest_make_one_round():
+    s = G.apply(new("ana bo cy"), {"type": "turn", "player": "bo", "card": "shark"})
+    assert G.race_request(s) is None and G.public_view(s)["phase"] == "reveal"
+    illegal(s, {"type": "turn", "player": "bo", "card": "seal"}, "already turned")
+    illegal(s, {"type": "turn", "player": "zed", "card": "seal"}, "not in the game")
+    illegal(s, {"type": "reveal", "cards": {"ana": "seal", "bo": "seal", "cy": "seal"}},
+            "already turned")
+    illegal(s, {"type": "reveal", "cards": {"ana": "seal"}}, "missing cy")
+    s = G.apply(s, {"type": "reveal", "cards": {"cy": "big-fish", "ana": "seal"}})
+    req = G.race_request(s)
+    assert req.players == ("ana", "bo", "cy") and req.eligible == ("ana", "bo")
+    assert G.describe({"type": "turn", "player": "bo", "card": "eel"}) == \
+        "bo turns over Electric Eel"
+
+
+def test_race_outcomes_cover_winners_ties_bad_chomps_and_all_apply():
     s = example()
     outcomes = G.legal_events(s)
+    assert outcomes == G.race_outcomes(s)
     assert {e["winner"] for e in outcomes} == {"ana", "bo", None}
     assert any(e["tied"] for e in outcomes) and any(e["ineligible"] == ["cy"] for e in outcomes)
+    assert any(e["ineligible"] == ["cy", "di"] for e in outcomes)
     for ev in outcomes:
         G.check_invariants(G.apply(s, ev))
+
+
+def test_declared_race_reasons_and_score_unit():
+    info = G.info()
+    assert info["score_unit"] == "cards"
+    assert set(info["race_reasons"]) == {"chomp", "feeding-frenzy", "ink-out"}
+    assert G.race_reason("chomp").word({"winner": "bo"}) == "bo chomps!"
+    assert G.race_reason("ink-out").ineligible == "Bad Chomp"
+    assert {st.name for st in G.settings} == set(DEFAULTS)
+    assert next(st for st in G.settings if st.name == "counts").assumed
 
 
 def test_describe_says_what_happened():
@@ -620,9 +718,14 @@ class RealTable:
                     self.centre.append((p, self.top(p), "war"))
 
     def replay(self, events):
+        turned = {}                     # this round's cards logged one player at a time
         for ev in events:
-            if ev["type"] == "reveal":
-                self.turn_over(ev["cards"])
+            if ev["type"] in ("reveal", "turn"):
+                turned.update(ev["cards"] if ev["type"] == "reveal"
+                              else {ev["player"]: ev["card"]})
+                if set(turned) == set(self.alive()):
+                    self.turn_over(turned)
+                    turned = {}
             else:
                 self.race(ev)
         return self

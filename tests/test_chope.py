@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from companion.games import RulesError, get_game
-from companion.games.chope import DATA, SETTINGS, best_seating
+from companion.games.chope import DATA, best_seating
 from companion.gamefile import replay_lines
 from conformance import play_random, random_games
 
@@ -596,7 +596,8 @@ def rulebook_scores(rep, players):
 
 def random_options(rng, players):
     """Random house rules, colours and a smaller random deck (faster games)."""
-    opts = {k: rng.choice(v) for k, v in SETTINGS.items()}
+    opts = {st.name: rng.choice(st.choices if st.kind == "choice" else (False, True))
+            for st in G.settings if st.kind in ("bool", "choice")}
     colours = rng.sample(list(DATA["tables"]), len(players))
     opts["colours"] = dict(zip(players, colours))
     opts["starting_player"] = rng.choice(players)

@@ -20,10 +20,32 @@ Events (card ids: ``shark``, ``seal``, ``big-fish``, ``little-fish``,
 ``shrimp``, ``plankton``, ``octopus``, ``eel``)::
 
     {"type": "reveal", "cards": {"ana": "seal", "bo": "shark", "cy": "big-fish"}}
+    {"type": "turn", "player": "ana", "card": "seal"}   # one player's card of a reveal
     {"type": "race", "reason": "chomp", "winner": "bo", "loser": null, "tied": [],
      "false_starts": [], "ineligible": ["cy"]}          # cy made a Bad Chomp
 
-Rule readings and house-rule settings are in docs/rules-notes.md (Chomp!).
+A ``reveal`` names the card of every player who has not turned one over yet
+this round; ``turn`` logs one player's card, and the round goes on once every
+player still in has turned one over (the two can be mixed).
+
+Rule readings and house-rule settings are in docs/rules-notes.md (Chomp!);
+every option is declared in :attr:`Chomp.settings`.
+
+Chance. Turning cards over is the only chance in Chomp! (there are no
+decisions: the rest is races). The probabilities are exact under what the
+tracker knows: each face-down pile is in random order, and each creature
+nobody has seen is equally likely to be in any face-down slot the tracker has
+not identified (piles, discard piles, face-down cards in the centre, the
+box). So player p, turning from a pile of n cards of which ``known[k]`` are
+seen k's and u are unseen, shows k with probability
+``(known[k] + u * unseen[k] / U) / n`` (U: every unseen card), and the
+tracker's own update (a seen card is used first) gives the next player's odds.
+A whole reveal's probability is the product over the players in seating
+order. The joint distribution can be huge (six players, eight creatures:
+8**6 reveals), so :meth:`Chomp.chance_outcomes` lists whole reveals only when
+there are at most :data:`MAX_REVEALS` combinations; beyond that the reveal is
+a sequence of exact per-player chance steps (``turn`` events, in seating
+order). Either way every probability is an exact Fraction and they sum to 1.
 
 >>> g = Chomp()
 >>> s = g.setup(["ana", "bo", "cy", "di"])
@@ -39,12 +61,13 @@ Rule readings and house-rule settings are in docs/rules-notes.md (Chomp!).
 from __future__ import annotations
 
 import copy
-import itertools
 import json
 from collections import Counter
 from pathlib import Path
 
-from .base import Game, RaceRequest, RulesError, rank_by, verdict_names
+from fractions import Fraction
+
+from .base import Game, RaceReason, RaceRequest, RulesError, Setting, copy_json, rank_by
 
 DATA = json.loads((Path(__file__).parent / "data" / "chomp.json").read_text())
 CREATURES = {c["id"]: c for c in DATA["creatures"]}
@@ -52,18 +75,12 @@ CREATURES = {c["id"]: c for c in DATA["creatures"]}
 #: which nothing can chomp and which chomp nothing.
 RANK = {k: c["rank"] for k, c in CREATURES.items()}
 OCTOPUS, EEL = "octopus", "eel"
+#: parts of a state that never change after setup (shared between copies)
+FIXED = ("players", "rules", "deck")
 ALIASES = {"electric-eel": EEL}
 
-#: House-rule settings where tables may read the rulebook differently:
-#: name -> allowed values, the default first (docs/rules-notes.md (Chomp!) says why).
-SETTINGS = {
-    "two_player_end": ("count", "underwater_war"),
-    "false_start_is_bad_chomp": (False, True),
-    "no_chomp": ("return", "set_aside"),
-    "tie_round_cards": ("all", "chompable"),
-}
-
-#: Above this many combinations legal_events lists a representative set of reveals.
+#: Up to this many combinations a reveal's chance outcomes are whole reveals;
+#: beyond it, one player's card at a time (``turn`` events).
 MAX_REVEALS = 512
 
 
@@ -112,22 +129,81 @@ def _name(card: str | None) -> str:
     return CREATURES[card]["name"] if card else "face-down card"
 
 
+def _odds(pile: dict, unseen: dict) -> dict[str, Fraction]:
+    """Creature -> the exact chance that the top card of ``pile`` is one,
+    given the creatures nobody has seen (``unseen``; every unseen card is
+    equally likely in any face-down slot): ``(known[k] + u * unseen[k] / U) / n``.
+    Only the creatures that can be there are listed; the chances sum to 1."""
+    weights, total = _weights(pile, unseen)
+    return {k: Fraction(w, total) for k, w in weights.items()}
+
+
+def _weights(pile: dict, unseen: dict) -> tuple[dict[str, int], int]:
+    """:func:`_odds` as whole numbers over one denominator (``n * U``)."""
+    n, u, pool = _size(pile), pile["unknown"], sum(unseen.values())
+    pool = pool or 1                  # no unseen card: only seen ones can come
+    known = pile["known"]
+    weights = {}
+    for k in RANK:
+        w = known.get(k, 0) * pool + (u * unseen[k] if u else 0)
+        if w:
+            weights[k] = w
+    return weights, n * pool
+
+
 class Chomp(Game):
     name = "chomp"
     title = "Chomp!"
     min_players = 2
     max_players = 6
 
-    # -- setup ----------------------------------------------------------
-    def default_options(self) -> dict:
-        opts = {"counts": {k: c["count"] for k, c in CREATURES.items()}}
-        opts.update({k: v[0] for k, v in SETTINGS.items()})
-        return copy.deepcopy(opts)
+    #: Every option: the deck (the rulebook does not publish it) and the house
+    #: rules where tables may read the rulebook differently
+    #: (docs/rules-notes.md (Chomp!) says why each default was chosen).
+    settings = (
+        Setting("counts", {k: c["count"] for k, c in CREATURES.items()}, "data",
+                label="Cards of each creature", assumed=True,
+                rule="remove the two Chomp! sequence cards, then shuffle and deal the "
+                     "remaining cards face down, equally to each player",
+                help="creature -> number of cards (replaces the whole deck); assumed: a "
+                     "food-chain pyramid of 50 cards"),
+        Setting("two_player_end", "count", "choice", ("count", "underwater_war"),
+                label="The last two players",
+                rule="The last 2 players can either count their cards and declare the one "
+                     "with the most cards the winner, or they can switch to one of the "
+                     "2-player games and continue playing.",
+                choice_labels=("count their cards", "play Underwater War")),
+        Setting("false_start_is_bad_chomp", False, "bool",
+                label="Pressing before GO is a Bad Chomp",
+                rule="Be quick - but not so quick that you comp when you shouldn't"),
+        Setting("no_chomp", "return", "choice", ("return", "set_aside"),
+                label="When nobody chomps, the cards",
+                rule="If your card couldn't be chomped, place it in your discard pile.",
+                choice_labels=("go to their owners' discard piles",
+                               "wait in the centre for the next winner")),
+        Setting("tie_round_cards", "all", "choice", ("all", "chompable"),
+                label="After a tie, the next winner gets",
+                rule="The first to slap the lowest card and shout \"Chomp!\" wins all the "
+                     "cards from the tie round. She also gets any cards from the previous "
+                     "round that she is allowed to chomp.",
+                choice_labels=("all the tie-round cards", "the tie-round cards she can chomp")),
+    )
+    race_reasons = (
+        RaceReason("chomp", "first-press", "Chomp!", announced=True,
+                   winner="{winner} chomps!", ineligible="Bad Chomp",
+                   help="The first player who may chomp the lowest creature wins the round; "
+                        "a press by anyone else is a Bad Chomp."),
+        RaceReason("feeding-frenzy", "first-press", "Feeding Frenzy!", announced=True,
+                   winner="{winner} chomps!", ineligible="Bad Chomp",
+                   help="An Electric Eel: the first press takes all the cards."),
+        RaceReason("ink-out", "first-press", "Ink Out!", announced=True,
+                   winner="{winner} chomps!", ineligible="Bad Chomp",
+                   help="An Octopus: no one may chomp; any press is a Bad Chomp."),
+    )
+    score_unit = "cards"
 
+    # -- setup ----------------------------------------------------------
     def _setup(self, players: list[str], options: dict) -> dict:
-        for key, allowed in SETTINGS.items():
-            if options[key] not in allowed or type(options[key]) is not type(allowed[0]):
-                raise RulesError(f"option {key!r} must be one of {list(allowed)}", "setup")
         counts = options["counts"]
         if not isinstance(counts, dict):
             raise RulesError("'counts' must map creatures to how many cards of each", "components")
@@ -141,7 +217,8 @@ class Chomp(Game):
         if per < 1:
             raise RulesError(f"{size} cards cannot be dealt to {len(players)} players", "set-up")
         return {
-            "players": players, "rules": {k: options[k] for k in SETTINGS},
+            "players": players, "rules": {st.name: options[st.name] for st in self.settings
+                                          if st.kind in ("bool", "choice")},
             "deck": deck, "size": size, "box": size % len(players),
             "mode": "underwater_war" if len(players) == 2 else "multi",
             "round": 1, "phase": "reveal", "next": "round",
@@ -151,11 +228,16 @@ class Chomp(Game):
         }
 
     # -- transitions ----------------------------------------------------
+    def copy_state(self, s: dict) -> dict:
+        """A deep copy that shares the parts fixed at setup (:data:`FIXED`)."""
+        return {k: v if k in FIXED else copy_json(v) for k, v in s.items()}
+
     def _apply(self, s: dict, ev: dict) -> dict:
-        handler = {"reveal": self._on_reveal, "race": self._on_race}.get(ev["type"])
+        handler = {"reveal": self._on_reveal, "turn": self._on_turn,
+                   "race": self._on_race}.get(ev["type"])
         if handler is None:
-            raise RulesError(f"unknown event {ev['type']!r}; Chomp! events are 'reveal' and "
-                             "'race'", "format")
+            raise RulesError(f"unknown event {ev['type']!r}; Chomp! events are 'reveal', "
+                             "'turn' and 'race'", "format")
         handler(s, ev)
         return s
 
@@ -165,19 +247,43 @@ class Chomp(Game):
         cards = ev.get("cards")
         if not isinstance(cards, dict):
             raise RulesError("'cards' must map each player to the card they turned over", "format")
-        players = self._active(s)
-        extra = [p for p in cards if p not in players]
+        players = [p for p in self._active(s) if p not in s["table"]]
+        turned = [p for p in cards if p in s["table"]]
+        extra = [p for p in cards if p not in players and p not in turned]
         missing = [p for p in players if p not in cards]
         if extra:
             raise RulesError(f"{', '.join(map(str, extra))} cannot turn a card over: not in the "
                              "game or washed up", "game play")
+        if turned:
+            raise RulesError(f"{', '.join(turned)} already turned a card over this round",
+                             "game play")
         if missing:
             raise RulesError("all players turn over their top card in unison; missing "
                              + ", ".join(missing), "game play")
         table = {p: card_id(cards[p]) for p in players}
         for p in players:
             self._turn_over(s, p, table[p])
-        s["table"] = table
+        self._all_turned(s)
+
+    def _on_turn(self, s, ev):
+        """One player's card of this round's reveal."""
+        if s["phase"] != "reveal":
+            raise RulesError("settle the race for the cards on the table first", "game play")
+        p = ev.get("player")
+        if not isinstance(p, str) or p not in self._active(s):
+            raise RulesError(f"{p!r} cannot turn a card over: not in the game or washed up",
+                             "game play")
+        if p in s["table"]:
+            raise RulesError(f"{p} already turned a card over this round", "game play")
+        self._turn_over(s, p, card_id(ev.get("card")))
+        self._all_turned(s)
+
+    def _all_turned(self, s):
+        """Once every player still in has turned a card over, the round goes on."""
+        players = self._active(s)
+        if len(s["table"]) < len(players):
+            return
+        s["table"] = {p: s["table"][p] for p in players}      # seating order
         (self._start_race if s["mode"] == "multi" else self._underwater_war)(s)
 
     def _turn_over(self, s, p, card):
@@ -198,6 +304,7 @@ class Chomp(Game):
         else:
             raise RulesError(f"all {s['deck'][card]} {_name(card)} cards are already "
                              "accounted for elsewhere", "deck")
+        s["table"][p] = card
 
     def _start_race(self, s):
         """After a reveal (3+ players): who may chomp, and the race to call."""
@@ -243,7 +350,20 @@ class Chomp(Game):
         if s["phase"] != "race":
             raise RulesError("no race is pending: turn the cards over first", "race")
         race = s["race"]
-        winner, tied, false_starts, ineligible = self._verdict(s, ev)
+        winner = ev.get("winner")
+        if ev.get("reason", race["reason"]) == race["reason"] and isinstance(winner, str) \
+                and winner in race["players"] and winner not in race["eligible"]:
+            raise RulesError(f"{winner} may not chomp: {self._why_not(s, winner)}",
+                             "who may chomp")
+        _, winner, _, tied, false_starts, ineligible = self.check_race(
+            s, ev, absent="turned no card over this round")
+        if s["mode"] == "multi" and s["rules"]["false_start_is_bad_chomp"]:
+            if winner in false_starts:
+                raise RulesError(f"{winner}'s false start is a Bad Chomp "
+                                 "(false_start_is_bad_chomp): no win", "bad chomp")
+            if set(tied) & set(false_starts):
+                raise RulesError("a tie is two or more players who may chomp pressing "
+                                 "together; a false start is a Bad Chomp", "breaking a tie")
         bad = []
         if s["mode"] == "multi":
             fs_bad = s["rules"]["false_start_is_bad_chomp"]
@@ -273,41 +393,6 @@ class Chomp(Game):
                 _put(s["discard"][p], card)
             s["table"] = {}
         self._end_round(s, last, why if why in ("tie", "ink-out") else "round")
-
-    def _verdict(self, s, ev):
-        """The referee's verdict, checked against the pending race."""
-        race = s["race"]
-        reason = ev.get("reason", race["reason"])
-        if reason != race["reason"]:
-            raise RulesError(f"the pending race is {race['reason']!r}, not {reason!r}", "race")
-        if ev.get("loser") is not None:
-            raise RulesError("a Chomp! race has a winner, never a loser", "race")
-        players, eligible = race["players"], race["eligible"]
-        tied, false_starts, ineligible = (
-            verdict_names(ev, k, players, "turned no card over this round")
-            for k in ("tied", "false_starts", "ineligible"))
-        winner = ev.get("winner")
-        allowed = [p for p in eligible
-                   if not (s["rules"]["false_start_is_bad_chomp"] and p in false_starts
-                           and s["mode"] == "multi")]
-        if winner is not None:
-            if winner not in players:
-                raise RulesError(f"{winner!r} turned no card over this round", "race")
-            if winner not in eligible:
-                raise RulesError(f"{winner} may not chomp: {self._why_not(s, winner)}",
-                                 "who may chomp")
-            if winner not in allowed:
-                raise RulesError(f"{winner}'s false start is a Bad Chomp "
-                                 "(false_start_is_bad_chomp): no win", "bad chomp")
-            if tied:
-                raise RulesError("a race has a winner or a tie, not both", "race")
-        if tied and (len(tied) < 2 or set(tied) - set(allowed)):
-            raise RulesError("a tie is two or more players who may chomp pressing together",
-                             "breaking a tie")
-        wrong = [p for p in ineligible if p in eligible]
-        if wrong:
-            raise RulesError(f"{', '.join(wrong)} may chomp this round: not ineligible", "race")
-        return winner, tied, false_starts, ineligible
 
     def _why_not(self, s, p):
         race = s["race"]
@@ -431,35 +516,44 @@ class Chomp(Game):
     def _hand(self, s, p) -> int:
         return _size(s["pile"][p]) + _size(s["discard"][p])
 
-    def legal_events(self, s) -> list[dict]:
-        if s["phase"] == "reveal":
-            return [{"type": "reveal", "cards": cards} for cards in self._reveals(s)]
-        if s["phase"] != "race":
+    def chance_outcomes(self, s) -> list[tuple[dict, Fraction]]:
+        """The cards that can come up next, with exact probabilities (see the
+        module docstring): whole reveals when there are at most
+        :data:`MAX_REVEALS` combinations and nobody has turned a card over
+        yet, else the next player's ``turn`` (in seating order)."""
+        if s["phase"] != "reveal":
             return []
-        race = s["race"]
-        eligible = race["eligible"]
-        others = [p for p in race["players"] if p not in eligible]
+        piles = self._next_piles(s)
+        waiting = [p for p in self._active(s) if p not in s["table"]]
+        if not s["table"]:
+            total = 1
+            for p in waiting:
+                total *= len(_odds(piles[p], s["unseen"]))
+            if total <= MAX_REVEALS:
+                return self._reveal_outcomes(waiting, piles, s["unseen"])
+        p = waiting[0]
+        return [({"type": "turn", "player": p, "card": k}, q)
+                for k, q in _odds(piles[p], s["unseen"]).items()]
 
-        def verdict(winner=None, tied=(), false_starts=(), ineligible=()):
-            return {"type": "race", "reason": race["reason"], "winner": winner, "loser": None,
-                    "tied": list(tied), "false_starts": list(false_starts),
-                    "ineligible": list(ineligible)}
-
-        out = [verdict(w) for w in eligible] + [verdict()]
-        if len(eligible) >= 2:
-            out.append(verdict(tied=eligible[:2]))
-            out.append(verdict(eligible[0], false_starts=eligible[-1:]))
-        if len(eligible) > 2:
-            out.append(verdict(tied=eligible))
-        if eligible:
-            out.append(verdict(false_starts=eligible[:1]))
-        for p in others:
-            out.append(verdict(ineligible=[p]))
-            if eligible:
-                out.append(verdict(eligible[-1], ineligible=[p]))
-        if len(others) >= 2:
-            out.append(verdict(ineligible=others))
-        return out
+    @staticmethod
+    def _reveal_outcomes(players, piles, unseen) -> list[tuple[dict, Fraction]]:
+        """Every whole reveal with its probability: the product, player by
+        player in seating order, of each card's odds given the cards before
+        it (a seen card is taken before an unseen one, as :meth:`_turn_over`)."""
+        level = [((), unseen, 1, 1)]       # cards so far, unseen left, odds as num/den
+        for p in players:
+            pile, known, grown = piles[p], piles[p]["known"], []
+            for combo, left, num, den in level:
+                weights, total = _weights(pile, left)
+                for k, w in weights.items():
+                    after = left
+                    if not known.get(k):
+                        after = dict(left)
+                        after[k] -= 1
+                    grown.append((combo + (k,), after, num * w, den * total))
+            level = grown
+        return [({"type": "reveal", "cards": dict(zip(players, combo))}, Fraction(num, den))
+                for combo, _, num, den in level]
 
     def _next_piles(self, s) -> dict:
         """The pile each player in will turn her next card from (her discard
@@ -472,55 +566,6 @@ class Chomp(Game):
         (two players cannot both turn over the last unseen Eel)."""
         return {p: [k for k in RANK if pile["known"].get(k) or (pile["unknown"] and s["unseen"][k])]
                 for p, pile in self._next_piles(s).items()}
-
-    def _reveals(self, s) -> list[dict]:
-        """Legal reveals: every combination when there are few, else a
-        deterministic sample that still has every card each player may show,
-        all-same rounds, Eels and Octopuses."""
-        players = self._active(s)
-        piles = self._next_piles(s)
-        unseen = s["unseen"]
-        can = self._can_turn_over(s)
-
-        def legal(combo):
-            need = Counter(k for p, k in zip(players, combo) if not piles[p]["known"].get(k))
-            return all(need[k] <= unseen[k] for k in need)
-
-        sizes = [len(can[p]) for p in players]
-        total = 1
-        for n in sizes:
-            total *= n
-        if total <= MAX_REVEALS:
-            combos = itertools.product(*(can[p] for p in players))
-        else:
-            combos = [[k] * len(players) for k in RANK]
-            for i, p in enumerate(players):
-                for k in can[p]:
-                    for o in range(len(RANK)):
-                        combos.append([k if q == p else can[q][(o + j) % len(can[q])]
-                                       for j, q in enumerate(players)])
-            combos.append(self._some_reveal(players, piles, can, unseen))
-        seen, out = set(), []
-        for combo in combos:
-            combo = tuple(combo)
-            if combo not in seen and all(k in can[p] for p, k in zip(players, combo)) \
-                    and legal(combo):
-                seen.add(combo)
-                out.append(dict(zip(players, combo)))
-        return out
-
-    @staticmethod
-    def _some_reveal(players, piles, can, unseen) -> list[str]:
-        """One legal reveal, built greedily (seen cards first, then unseen ones)."""
-        left = dict(unseen)
-        combo = []
-        for p in players:
-            known = [k for k in can[p] if piles[p]["known"].get(k)]
-            k = known[0] if known else next(k for k in can[p] if left[k])
-            if not known:
-                left[k] -= 1
-            combo.append(k)
-        return combo
 
     def race_request(self, s) -> RaceRequest | None:
         if s["phase"] != "race":
@@ -638,6 +683,10 @@ class Chomp(Game):
             return "turned over: " + ", ".join(
                 f"{p} {CREATURES[k]['name'] if isinstance(k, str) and k in CREATURES else k}"
                 for p, k in ev["cards"].items())
+        if ev.get("type") == "turn":
+            k = ev.get("card")
+            return f"{ev.get('player')} turns over " + (
+                CREATURES[k]["name"] if isinstance(k, str) and k in CREATURES else str(k))
         if ev.get("type") == "race":
             head = {"feeding-frenzy": "Feeding Frenzy! ", "ink-out": "Ink Out! "}.get(
                 ev.get("reason"), "")
@@ -677,10 +726,12 @@ class Chomp(Game):
             assert not self._hand(s, p) and p not in s["table"], f"{p} is washed up with cards"
         if s["phase"] == "race":
             assert set(s["table"]) == set(s["race"]["players"])
+        elif s["phase"] == "reveal":              # some may have turned a card over already
+            assert set(s["table"]) < set(self._active(s)) and s["race"] is None
         else:
             assert not s["table"] and s["race"] is None
         if s["phase"] == "reveal":
             assert len(self._active(s)) >= 2
-            assert all(self._hand(s, p) for p in self._active(s))
+            assert all(self._hand(s, p) for p in self._active(s) if p not in s["table"])
         if s["mode"] == "underwater_war" and s["phase"] != "over":
             assert len(self._active(s)) == 2

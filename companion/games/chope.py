@@ -18,7 +18,17 @@ The host logs what really happens; card ids are ``food:<type>`` (``food:laksa``)
     {"type": "race", "reason": "chope", "winner": "bo", "loser": null, "tied": [], ...}
 
 A choice that has only one possible answer is made automatically. Rule
-readings and house-rule settings are in docs/rules-notes.md (Chope!).
+readings and house-rule settings are in docs/rules-notes.md (Chope!); every
+option is declared in :attr:`Chope.settings`.
+
+Chance (OpenSpiel-style): a flip is a chance step whose outcomes are the card
+kinds still in the deck, each with probability copies left / cards left;
+:attr:`~Chope.decisions` are ``stop``, the bust's ``keep`` and the siam's
+``lose``. Dealing the My Favourite cards is chance too (the next player in
+seating order gets one of the cards not dealt yet, evenly), but the host's
+list of legal events offers every food to every player still waiting, so it
+does not give away which ones are gone. A player's Favourite is on their
+:meth:`~Chope.private_view` only, until the end.
 
 >>> g = Chope()
 >>> s = g.setup(["ana", "bo"])
@@ -32,28 +42,25 @@ readings and house-rule settings are in docs/rules-notes.md (Chope!).
 
 from __future__ import annotations
 
-import copy
 import json
 from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 
-from .base import Game, RaceRequest, RulesError, check_verdict, rank_by
+from .base import Game, RaceReason, RaceRequest, RulesError, Setting, copy_json, rank_by
 
 DATA = json.loads((Path(__file__).parent / "data" / "chope.json").read_text())
 
-#: House-rule settings where tables may read the rulebook differently:
-#: name -> allowed values, the default first (docs/rules-notes.md (Chope!) says why).
-SETTINGS = {
-    "unmatched_food_scores": (False, True),
-    "own_colour_bonus": ("matched", "any"),
-    "bust_kept_card": ("claim", "stays"),
-    "bust_ends_turn": (True, False),
-    "siam_tie": ("nobody", "all"),
-    "siam_empty_type": ("other", "spared"),
-    "favourite_food": (False, True),
-}
+BUSTING = ("If there are ever two Food cards of the same type face-up on the table, they bust "
+           "and the player has to discard ALL BUT ONE (of their choice) of the face-up Food "
+           "cards to the discard pile.")
+SIAM = ("When a player flips over a Mynah card, the last player to place their Chope card "
+        "(Drive-off side up; otherwise it doesn't count!) on the Mynah card and say 'Siam!' "
+        "will lose a card.")
 
 MYNAH = "mynah"
+#: parts of a state that never change after setup (shared between copies)
+FIXED = ("players", "colours", "foods", "rules", "favourite_cards", "total")
 EVENTS = ("favourite", "flip", "stop", "keep", "lose", "race")
 
 
@@ -112,18 +119,65 @@ class Chope(Game):
     min_players = 2
     max_players = 6
 
-    # -- setup ----------------------------------------------------------
-    def default_options(self) -> dict:
-        opts = {"colours": {}, "starting_player": None, "tables": DATA["tables"],
-                "mynahs": DATA["mynahs"], "foods": DATA["foods"],
-                "favourite_cards": DATA["favourite_cards"]}
-        opts.update({k: v[0] for k, v in SETTINGS.items()})
-        return copy.deepcopy(opts)
+    #: Every option of the game: component data (the rulebook gives only totals),
+    #: setup, and the house rules where tables may read the rulebook differently
+    #: (docs/rules-notes.md (Chope!) says why each default was chosen).
+    settings = (
+        Setting("tables", DATA["tables"], "data", label="Table cards by colour", assumed=True,
+                rule="24 Table cards",
+                help="colour -> number of Table cards; assumed: the 6 player colours, 4 each"),
+        Setting("mynahs", DATA["mynahs"], "int", minimum=0, label="Mynah cards",
+                rule="8 Mynah cards"),
+        Setting("foods", DATA["foods"], "data", label="Food cards", assumed=True,
+                rule="60 Food cards: Mains (on tray) and Sides (on napkins)",
+                help="food -> {name, kind: main or side, copies}; assumed: 12 dishes, 5 copies "
+                     "each, 7 Mains and 5 Sides"),
+        Setting("favourite_cards", DATA["favourite_cards"], "data", label="My Favourite cards",
+                assumed=True, rule="6 My Favourite cards",
+                help="the food each My Favourite card shows; assumed: 6 different foods"),
+        Setting("colours", {}, "data", label="Player colours",
+                rule="Give each player 1 Chope card in their colour.",
+                help="player -> Table colour; players not named get the first free colour"),
+        Setting("starting_player", None, "player", label="Starting player",
+                rule="Determine a starting player, preferably the player who has visited "
+                     "Singapore most recently.",
+                help="empty: the first player listed"),
+        Setting("unmatched_food_scores", False, "bool", label="Unmatched Food scores 1 point",
+                rule="All Food cards score 1 point each.",
+                help="off: only Food seated at a Table scores"),
+        Setting("own_colour_bonus", "matched", "choice", ("matched", "any"),
+                label="Own-colour Table bonus",
+                rule="Each Table card in your own colour gains you 1 additional point.",
+                choice_labels=("only a Table that seats a Main", "every own-colour Table")),
+        Setting("bust_kept_card", "claim", "choice", ("claim", "stays"),
+                label="After a bust, the kept card", rule=BUSTING,
+                choice_labels=("goes to the buster's scoring area", "stays face-up")),
+        Setting("bust_ends_turn", True, "bool", label="A bust ends the turn", rule=BUSTING),
+        Setting("siam_tie", "nobody", "choice", ("nobody", "all"),
+                label="Tie for last in a Siam!", rule=SIAM,
+                choice_labels=("nobody loses a card", "every tied player loses a card")),
+        Setting("siam_empty_type", "other", "choice", ("other", "spared"),
+                label="Siam! loser with none of the type they have less of",
+                rule="They lose the type, either Table or Food, that they have LESS of (of their "
+                     "choose if equal).",
+                choice_labels=("loses a card of the other type", "loses nothing")),
+        Setting("favourite_food", False, "bool", label="Favourite Food variant",
+                rule="Upsize your Chope experience with these My Favourite cards!"),
+    )
+    race_reasons = (
+        RaceReason("chope", "first-press", "Chope!", winner="{winner} chopes it!",
+                   ineligible="not eligible",
+                   help="A Table card: the first OTHER player to press takes it; a tie or "
+                        "nobody pressing discards it."),
+        RaceReason("siam", "last-press", "Siam!", loser="{loser} was last: Siam!",
+                   ineligible="not eligible",
+                   help="A Mynah card: the last player to press loses a card."),
+    )
+    score_unit = "points"
+    hidden_information = True        # each player's My Favourite card
 
+    # -- setup ----------------------------------------------------------
     def _setup(self, players: list[str], options: dict) -> dict:
-        for key, allowed in SETTINGS.items():
-            if options[key] not in allowed or type(options[key]) is not type(allowed[0]):
-                raise RulesError(f"option {key!r} must be one of {list(allowed)}", "setup")
         tables, foods, mynahs = options["tables"], options["foods"], options["mynahs"]
 
         def count(n, what):
@@ -134,7 +188,7 @@ class Chope(Game):
         if not isinstance(tables, dict) or not isinstance(foods, dict):
             raise RulesError("'tables' and 'foods' must be objects", "components")
         total = {f"table:{c}": count(n, f"tables[{c!r}]") for c, n in tables.items()}
-        total[MYNAH] = count(mynahs, "mynahs")
+        total[MYNAH] = mynahs
         food_info = {}
         for f, info in foods.items():
             if not isinstance(info, dict) or info.get("kind") not in ("main", "side"):
@@ -157,8 +211,6 @@ class Chope(Game):
             raise RulesError("each player needs their own colour, one of the Table colours "
                              f"{list(tables)}", "setup")
         start = options["starting_player"] or players[0]
-        if start not in players:
-            raise RulesError(f"starting player {start!r} is not playing", "setup")
         favourite_cards = options["favourite_cards"]
         if not isinstance(favourite_cards, list) or not all(
                 isinstance(f, str) for f in favourite_cards):
@@ -169,7 +221,8 @@ class Chope(Game):
                              "favourite food variant")
         return {
             "players": players, "colours": colours, "foods": food_info,
-            "rules": {k: options[k] for k in SETTINGS}, "favourite_cards": favourite_cards,
+            "rules": {st.name: options[st.name] for st in self.settings
+                      if st.kind in ("bool", "choice")}, "favourite_cards": favourite_cards,
             "total": total, "deck": dict(total), "face_up": [], "contested": None,
             "race": None, "choices": [], "turn": players.index(start),
             "starting_player": start, "flips_this_turn": 0, "last_flipper": None,
@@ -178,6 +231,10 @@ class Chope(Game):
         }
 
     # -- transitions ----------------------------------------------------
+    def copy_state(self, s: dict) -> dict:
+        """A deep copy that shares the parts fixed at setup (:data:`FIXED`)."""
+        return {k: v if k in FIXED else copy_json(v) for k, v in s.items()}
+
     def _apply(self, s: dict, ev: dict) -> dict:
         if ev["type"] not in EVENTS:
             raise RulesError(f"unknown Chope! event {ev['type']!r}; known: {EVENTS}", "events")
@@ -233,15 +290,10 @@ class Chope(Game):
         race = s["race"]
         if race is None:
             raise RulesError("no race is pending: races follow a Table or a Mynah card", "race")
-        if ev.get("reason") != race["reason"]:
-            raise RulesError(f"the pending race is {race['reason']!r}, not {ev.get('reason')!r}",
-                             "race")
-        others = [p for p in s["players"] if p != race["flipper"]]
-        if race["reason"] == "chope" and ev.get("winner") == race["flipper"]:
+        if race["reason"] == "chope" and ev.get("winner") == race["flipper"] \
+                and ev.get("reason", "chope") == "chope":
             raise RulesError("only the OTHER players may chope a Table", "table cards")
-        winner, loser, tied, _, _ = check_verdict(
-            ev, "first-press" if race["reason"] == "chope" else "last-press", s["players"],
-            others if race["reason"] == "chope" else s["players"])
+        _, winner, loser, tied, _, _ = self.check_race(s, ev)
         card, s["contested"], s["race"] = s["contested"], None, None
         if race["reason"] == "chope":
             if winner is not None:
@@ -387,29 +439,49 @@ class Chope(Game):
                 return
 
     # -- what may happen next ---------------------------------------------
+    def _dealing(self, s) -> bool:
+        return s["rules"]["favourite_food"] and len(s["favourites"]) < len(s["players"])
+
     def legal_events(self, s) -> list[dict]:
-        if self.finished(s):
-            return []
-        if s["rules"]["favourite_food"] and len(s["favourites"]) < len(s["players"]):
+        """As the base class, except while My Favourite cards are dealt: every
+        food for every player still waiting (listing only the cards not dealt
+        yet would tell the host which ones the others hold)."""
+        if self._dealing(s):
             return [{"type": "favourite", "player": p, "food": f} for p in s["players"]
                     if p not in s["favourites"] for f in s["favourite_cards"]]
-        req = self.race_request(s)
-        if req:
-            def verdict(winner=None, loser=None, tied=()):
-                return {"type": "race", "reason": req.reason, "winner": winner, "loser": loser,
-                        "tied": list(tied), "false_starts": [], "ineligible": []}
-            key = "winner" if req.reason == "chope" else "loser"
-            out = [verdict(**{key: p}) for p in req.eligible]
-            if len(req.eligible) > 1:
-                out.append(verdict(tied=req.eligible[:2]))
-            return out + [verdict()]
+        return super().legal_events(s)
+
+    def decisions(self, s) -> list[dict]:
+        """The pending bust (``keep``) or siam (``lose``) choice, else ``stop``
+        once the player has flipped this turn."""
+        if self.finished(s) or s["race"] or self._dealing(s):
+            return []
         if s["choices"]:
             c = s["choices"][0]
             extra = {} if c["kind"] == "keep" else {"player": c["player"]}
             return [{"type": c["kind"], **extra, "card": card}
                     for card in self._choice_options(s, c)]
-        out = [{"type": "flip", "card": c} for c, n in s["deck"].items() if n]
-        return out + ([{"type": "stop"}] if s["flips_this_turn"] else [])
+        return [{"type": "stop"}] if s["flips_this_turn"] else []
+
+    def chance_outcomes(self, s) -> list[tuple[dict, Fraction]]:
+        """The next flip: each kind of card left in the deck, with probability
+        copies left / cards left. While My Favourite cards are dealt: the
+        next player in seating order gets each card not dealt yet evenly."""
+        if self.finished(s) or s["race"] or s["choices"]:
+            return []
+        if self._dealing(s):
+            p = next(q for q in s["players"] if q not in s["favourites"])
+            left = Counter(s["favourite_cards"])
+            left.subtract(s["favourites"].values())
+            left = +left
+            n = sum(left.values())
+            if not n:          # more players than cards (only by logging duplicates)
+                left, n = Counter(s["favourite_cards"]), len(s["favourite_cards"])
+            return [({"type": "favourite", "player": p, "food": f}, Fraction(k, n))
+                    for f, k in left.items()]
+        left = sum(s["deck"].values())
+        return [({"type": "flip", "card": c}, Fraction(n, left))
+                for c, n in s["deck"].items() if n]
 
     def race_request(self, s) -> RaceRequest | None:
         race = s["race"]
@@ -441,27 +513,28 @@ class Chope(Game):
     def current_player(self, s) -> str | None:
         """Who must act: the chooser of a pending choice, nobody during a race
         or the dealing of My Favourite cards, else the player whose turn it is."""
-        if self.finished(s) or s["race"] or (
-                s["rules"]["favourite_food"] and len(s["favourites"]) < len(s["players"])):
+        if self.finished(s) or s["race"] or self._dealing(s):
             return None
         return s["choices"][0]["player"] if s["choices"] else self._turn(s)
 
     def finished(self, s) -> bool:
         return not (any(s["deck"].values()) or s["race"] or s["choices"] or s["face_up"])
 
-    def ranking(self, s) -> list[list[str]]:
+    def ranking(self, s, scores: dict | None = None) -> list[list[str]]:
         """Most points; ties go to the most Table cards; still tied: play again."""
-        sc = self.scores(s)
+        sc = scores or self.scores(s)
         return rank_by(s["players"], lambda p: (sc[p], len(s["hands"][p]["tables"])))
 
     def bust_odds(self, s) -> dict | None:
-        """Exact chance that the next flip busts: remaining Food cards of a
-        type already face-up, over all cards left in the deck."""
-        left = sum(s["deck"].values())
-        if not left:
+        """Exact chance that the next flip busts (a Food of a type already
+        face-up), from the flip's chance outcomes; None when the next step is
+        not a flip. ``cards`` of the ``of`` cards left would bust."""
+        busting = set(s["face_up"])
+        p = self.chance_probability(s, lambda e: e["type"] == "flip" and e["card"] in busting)
+        if p is None or self._dealing(s):
             return None
-        busting = sum(s["deck"][c] for c in set(s["face_up"]))
-        return {"cards": busting, "of": left, "probability": round(busting / left, 4)}
+        left = sum(s["deck"].values())
+        return {"cards": int(p * left), "of": left, "probability": round(float(p), 4)}
 
     def _name(self, s, card) -> str:
         return s["foods"][card[5:]]["name"] if kind_of(card) == "food" else label(card)
@@ -471,8 +544,10 @@ class Chope(Game):
         done = self.finished(s)
         variant = s["rules"]["favourite_food"]
         players = []
+        seatings = {p: self._seating(s, p) for p in s["players"]}
+        scores = {p: x["total"] for p, x in seatings.items()}
         for p in s["players"]:
-            hand, seating = s["hands"][p], self._seating(s, p)
+            hand, seating = s["hands"][p], seatings[p]
             players.append({
                 "name": p, "colour": s["colours"][p],
                 "tables": list(hand["tables"]), "food": list(hand["food"]),
@@ -508,7 +583,7 @@ class Chope(Game):
             "bust_odds": self.bust_odds(s),
             "discard": {"count": sum(s["discard"].values()), "cards": dict(s["discard"])},
             "pending": pending, "queued_choices": max(0, len(s["choices"]) - 1),
-            "scores": self.scores(s), "finished": done, "ranking": self.ranking(s),
+            "scores": scores, "finished": done, "ranking": self.ranking(s, scores),
             "rules": dict(s["rules"]), "cards": cards,
         }
 
@@ -516,6 +591,25 @@ class Chope(Game):
         """The host is a player too: the console sees what the table sees
         (who has been dealt a My Favourite card, never which)."""
         return self.public_view(s)
+
+    def private_view(self, s, player: str) -> dict:
+        """What only ``player`` sees: their My Favourite card and the points
+        it will add at the end (Food cards of that type in their scoring area)."""
+        if player not in s["players"] or not s["rules"]["favourite_food"]:
+            return {}
+        food = s["favourites"].get(player)
+        return {"favourite": food, "favourite_name": s["foods"][food]["name"] if food in
+                s["foods"] else None,
+                "favourite_points": s["hands"][player]["food"].count(f"food:{food}")
+                if food else 0}
+
+    def private_events(self, s, player: str) -> list[dict]:
+        """A player logs their own My Favourite card from their page."""
+        if self.finished(s) or not self._dealing(s) or player in s["favourites"] \
+                or player not in s["players"]:
+            return []
+        return [{"type": "favourite", "player": player, "food": f}
+                for f in dict.fromkeys(s["favourite_cards"])]
 
     def public_event(self, ev: dict) -> dict:
         """A My Favourite card is secret: the table sees who was dealt one,
