@@ -16,12 +16,14 @@ A step of random play is what a real table could do next:
 At every step: the tracker's :meth:`Game.check_invariants`, and the chance
 node's probabilities are exact Fractions above 0 that sum to exactly 1. Every
 ``undo_every`` steps also: no chance outcome listed twice, the event played is
-among :meth:`Game.legal_events`, and undo then the same event is the identity
-on the full host view.
+among :meth:`Game.legal_events`, applying it left the state it was given
+unchanged (a private copy, :meth:`Game.copy_state`), and undo then the same
+event is the identity on the full host view.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import random
@@ -92,9 +94,11 @@ def play_random(game_name: str, players: list[str], options: dict, rng: random.R
         if thorough:
             assert event in game.legal_events(rep.state), event
         before = rep.state
+        kept = copy.deepcopy(before) if thorough else None
         rep.apply(event)
         game.check_invariants(rep.state)
         if thorough:
+            assert before == kept, "apply changed the state it was given"
             after = rep.state
             rep.apply({"type": "undo"})
             assert rep.state is before

@@ -547,6 +547,16 @@ def test_whole_reveal_odds_are_the_product_of_each_players_odds():
         assert G.public_view(t) == G.public_view(G.apply(s, ev))
 
 
+def test_a_copy_of_the_state_shares_only_what_never_changes():
+    from companion.games.chomp import FIXED
+    s = race(reveal(new("ana bo cy"), ana="shark", bo="shark", cy="plankton"), ineligible=["cy"])
+    c = G.copy_state(s)
+    assert c == s
+    for key, value in s.items():
+        if isinstance(value, (dict, list)):
+            assert (c[key] is value) == (key in FIXED), key
+
+
 def test_turn_events_and_a_reveal_of_the_rest_make_one_round():
     s = G.apply(new("ana bo cy"), {"type": "turn", "player": "bo", "card": "shark"})
     assert G.race_request(s) is None and G.public_view(s)["phase"] == "reveal"

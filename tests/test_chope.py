@@ -11,6 +11,7 @@ import itertools
 import json
 import random
 from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -472,6 +473,62 @@ def test_favourite_food_stays_secret_until_the_end():
     assert player(a, "ana")["favourite_dealt"] and player(a, "ana")["favourite"] is None
     assert G.describe({"type": "favourite", "player": "ana", "food": "laksa"}) == \
         G.describe({"type": "favourite", "player": "ana", "food": "otah"})
+
+
+def test_favourite_food_only_its_holder_sees_it_on_their_private_page():
+    s = dealt("laksa", "otah", "satay")
+    s = play(s, flip(LAKSA), STOP)
+    assert G.hidden_information
+    assert G.private_view(s, "ana") == {"favourite": "laksa", "favourite_name": "Laksa",
+                                        "favourite_points": 1}
+    assert G.private_view(s, "bo")["favourite"] == "otah"
+    assert G.private_view(s, "zed") == {} and G.private_view(new(), "ana") == {}
+    assert all(p["favourite"] is None for p in G.public_view(s)["players"])
+    assert G.host_view(s) == G.host_view(play(dealt("otah", "satay", "laksa"), flip(LAKSA), STOP))
+
+
+def test_favourite_food_each_player_logs_their_own_card():
+    s = new(favourite_food=True)
+    assert G.private_events(s, "bo") == [{"type": "favourite", "player": "bo", "food": f}
+                                         for f in SMALL["favourite_cards"]]
+    s = play(s, G.private_events(s, "bo")[1])
+    assert G.private_events(s, "bo") == [] and G.private_events(s, "ana")
+    assert G.private_events(new(), "ana") == []
+
+
+def test_favourite_food_dealing_is_chance_without_giving_away_who_holds_what():
+    """Dealt from the My Favourite cards: the next player gets each card not
+    dealt yet evenly; the host's list still offers every food to everyone
+    waiting, whatever was dealt."""
+    s = play(new(favourite_food=True), {"type": "favourite", "player": "ana", "food": "satay"})
+    assert G.chance_outcomes(s) == [({"type": "favourite", "player": "bo", "food": f},
+                                     Fraction(1, 3)) for f in ("laksa", "biryani", "otah")]
+    other = play(new(favourite_food=True), {"type": "favourite", "player": "ana", "food": "otah"})
+    assert G.legal_events(s) == G.legal_events(other)
+    assert G.decisions(s) == [] and G.bust_odds(s) is None
+
+
+def test_settings_are_declared_with_their_rulebook_line():
+    names = {st.name: st for st in G.settings}
+    assert set(names) == set(G.default_options()) == {
+        "tables", "mynahs", "foods", "favourite_cards", "colours", "starting_player",
+        "unmatched_food_scores", "own_colour_bonus", "bust_kept_card", "bust_ends_turn",
+        "siam_tie", "siam_empty_type", "favourite_food"}
+    assert all(names[k].assumed and names[k].kind == "data"
+               for k in ("tables", "foods", "favourite_cards"))
+    assert names["siam_tie"].choices == ("nobody", "all")
+    assert "LESS" in names["siam_empty_type"].rule
+    assert G.info()["race_reasons"]["siam"]["kind"] == "last-press"
+
+
+def test_a_copy_of_the_state_shares_only_what_never_changes():
+    from companion.games.chope import FIXED
+    s = play(give(new(), "bo", RED, LAKSA), flip(SATAY), flip("mynah"), siam("bo"))
+    c = G.copy_state(s)
+    assert c == s
+    for key, value in s.items():
+        if isinstance(value, (dict, list)):
+            assert (c[key] is value) == (key in FIXED), key
 
 
 def test_favourite_food_scores_one_per_matching_food_card_even_unmatched_at_the_end():

@@ -23,7 +23,7 @@ import importlib
 import threading
 
 from .base import (Game, RaceReason, RaceRequest, RulesError, Setting, check_verdict,
-                   rank_by)
+                   copy_json, rank_by)
 
 # name -> "module:Class" (built-ins, imported on first use) or a Game instance.
 _BUILTIN = {
@@ -108,5 +108,5 @@ def get_game(name: str) -> Game:
 
 
 __all__ = ["Game", "RaceReason", "RaceRequest", "RulesError", "Setting", "check_verdict",
-           "rank_by", "get_game", "game_names", "available_games", "register_game",
+           "copy_json", "rank_by", "get_game", "game_names", "available_games", "register_game",
            "unregister_game", "reset_games"]
