@@ -541,7 +541,32 @@ class TableSession:
 
     def _feed(self, e: Edge) -> None:
         self.referee.feed(e)
+        self._reclaim(e)
         self._after_referee(e.t_ns)
+
+    def _reclaim(self, e: Edge) -> None:
+        """A press stamped before the card was logged but delivered after it
+        (the source's queue was a moment behind the host's tap): had it been
+        there, the card would have claimed its burst. An unannounced race
+        armed at its log with nothing claimed is armed again as if it had."""
+        race = self._race
+        if (race is None or race.announced or race.armed.burst or race.armed.flipper
+                or race.logged_ns is None or not e.pressed or e.t_ns >= race.armed.arm_ns
+                or race.live.verdict is not None):
+            return
+        try:
+            previous = self._card_logged_ns[-2] if len(self._card_logged_ns) > 1 else None
+            armed = arming.arm_unannounced(self._edges, self.replay.events, race.logged_ns,
+                                           self.arming, previous, _flipper(race.request))
+            if armed.burst:
+                later = tuple(x for x in _in_order(self._edges)
+                              if x.t_ns > race.logged_ns and x not in armed.burst)
+                armed = arming.Arming(False, armed.arm_ns, armed.deadline_ns,
+                                      armed.burst + later, armed.confirm, armed.flipper,
+                                      armed.start_ns)
+                self._begin(race.request, armed, self.clock(), logged_ns=race.logged_ns)
+        except (RaceError, RulesError, ValueError) as exc:
+            self._fault("race", f"cannot run the race the game asked for: {exc}")
 
     # ------------------------------------------------------------------
     # the clock

@@ -194,6 +194,13 @@ def line(game: Game | None, event: dict) -> str:
     if kind in ("undo", "redo"):
         return kind
     if kind == "race" and game is not None:
+        try:    # the game's own wording: "Chope! Cy chopes it!"
+            rr = game.race_reason(event.get("reason"))
+            said = rr.word({k: event.get(k) for k in VERDICT_KEYS if k in event}, None)
+            if said:
+                return said if said.startswith(rr.title) else f"{rr.title} {said}"
+        except Exception:  # noqa: BLE001 - fall back on the plain line
+            pass
         who = event.get("winner") or event.get("loser")
         what = "won by" if event.get("winner") else "lost by" if event.get("loser") else ""
         if who:
@@ -319,11 +326,33 @@ def host_extras(game: Game | None, replay, *, request, log_rows: list[tuple[int,
         "redo": public_line(game, replay.undone[-1][0]) if replay.undone else None,
         "race_request": None if request is None else request.to_json(),
         "host_view": game.host_view(st),
-        "log": [{"id": i, "type": e.get("type"), "line": public_line(game, e)}
-                for i, e in log_rows[-50:]],
+        "log": log_lines(game, log_rows)[-50:],
         "settings": dict(settings),
         "windows": list(windows or []),
     }
+
+
+def log_lines(game: Game, log_rows: list[tuple[int, dict]]) -> list[dict]:
+    """The log as the console lists it: each event's public line, and for an
+    undo or a redo the line of the event it took away or put back ("undo:
+    flip Red Table"), so the host sees what an undo undid."""
+    done: list[dict] = []
+    undone: list[dict] = []
+    out = []
+    for i, e in log_rows:
+        kind = e.get("type")
+        text = None
+        if kind == "undo" and done:
+            undone.append(done.pop())
+            text = f"undo: {public_line(game, undone[-1])}"
+        elif kind == "redo" and undone:
+            done.append(undone.pop())
+            text = f"redo: {public_line(game, done[-1])}"
+        elif kind not in ("undo", "redo"):
+            done.append(e)
+            undone.clear()
+        out.append({"id": i, "type": kind, "line": text or public_line(game, e)})
+    return out
 
 
 def private_snapshot(game: Game, state: Any, player: str, version: int) -> dict:
@@ -335,7 +364,7 @@ def private_snapshot(game: Game, state: Any, player: str, version: int) -> dict:
 
 
 __all__ = ["RACE_VIEW_KEYS", "VERDICT_KEYS", "buzzers_view", "current_faults",
-           "decided_race_view", "result", "runner_ups",
+           "decided_race_view", "log_lines", "result", "runner_ups",
            "empty_snapshot", "host_extras", "interrupted_race_view", "line",
            "live_race_view", "order_json", "pending_race_view", "private_snapshot",
            "public_event", "public_line", "race_view", "snapshot"]

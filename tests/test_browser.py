@@ -117,7 +117,7 @@ def test_a_mock_buzzer_press_shows_the_verdict(live_server, phone):
     assert page.locator("#strip-wrap").is_hidden()             # one press: no photo finish
     expect_text(page, "#presses", "Cy")
     assert page.locator("#race-accuracy").is_hidden()          # real (mock) buzzers: µs
-    expect_text(page, "#last-event", "race")
+    expect_text(page, "#last-event", "Chope! Cy chopes it!")     # the race, in the game's words
     shot(page, "scoreboard-chope-race.png")
     assert page.errors == []
 
@@ -196,7 +196,8 @@ def test_virtual_buzzers_play_a_race_from_the_browser(live_server, phone):
     page = open_board(phone(), t)
     buzzer = page.locator("#buzzers button[data-player=Bo]")
     buzzer.tap()
-    expect_text(page, "#burst", r"Bo \(virtual\)")
+    expect_text(page, "#burst", r"Pressed: Bo")              # waiting for its card, draining
+    assert page.locator("#burst .drain").count() == 1
     t.session.log({"type": "flip", "card": "table:blue"})   # the burst becomes the race
     expect_text(page, "#verdict", "Bo chopes it!")
     assert page.locator("#race-accuracy").is_visible()      # marked: millisecond accuracy

@@ -314,3 +314,227 @@ def test_the_host_confirms_uses_strays_and_asks_for_a_rematch_over_http(host, se
     assert [p["name"] for p in again["players"]] == ["ana", "bo", "cy"]
     assert again["players"][0]["colour"] == "blue"
     assert session.store.game_info(first)["id"] == first        # still in the history
+
+
+# ---------------------------------------------------------------------------
+# in a real browser, on a phone (390 x 844)
+
+CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
+SHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2,
+         "is_mobile": True, "has_touch": True}
+browser_only = [pytest.mark.browser,
+                pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no chromium at {CHROMIUM}")]
+
+SMALL_CHOPE = {"tables": {"red": 1, "blue": 1, "green": 0}, "mynahs": 0, "favourite_cards": ["laksa"],
+               "foods": {"laksa": {"name": "Laksa", "kind": "main", "copies": 1},
+                         "teh": {"name": "Teh tarik", "kind": "side", "copies": 1}}}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no chromium at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def phone(browser):
+    contexts = []
+
+    def make():
+        ctx = browser.new_context(**PHONE, color_scheme="dark")
+        ctx.set_default_timeout(8_000)
+        contexts.append(ctx)
+        return ctx
+    yield make
+    for ctx in contexts:
+        ctx.close()
+
+
+def shot(page, name):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / name))          # what the phone shows, no scrolling
+    return SHOTS / name
+
+
+def board(ctx, t):
+    page = ctx.new_page()
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page.goto(t.url + "/")
+    page.wait_for_selector("#conn.live")
+    return page
+
+
+def console(ctx, t):
+    page = ctx.new_page()
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page.goto(t.url + "/host")
+    page.fill("#pin", t.pin)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#conn.live")
+    return page
+
+
+def see(page, selector, pattern):
+    from playwright.sync_api import expect
+    expect(page.locator(selector)).to_contain_text(re.compile(pattern), timeout=8_000)
+
+
+def in_view(page, selector) -> bool:
+    box = page.locator(selector).first.bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] < PHONE["viewport"]["height"]
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no chromium")
+def test_a_live_race_window_drains_on_every_phone_and_the_console(live_server, phone):
+    t = live_server
+    b, h = board(phone(), t), console(phone(), t)
+    t.session.log({"type": "flip", "card": "table:red"})
+    for page in (b, h):
+        see(page, "#race .race-window", r"race window · \d\.\d s left")
+    first = b.locator("#race .drain > span").first.evaluate("n => parseFloat(n.style.width)")
+    b.wait_for_timeout(600)
+    later = b.locator("#race .drain > span").first.evaluate("n => parseFloat(n.style.width)")
+    assert 0 < later < first <= 100                    # it drains
+    assert in_view(h, "#race .race-window")           # the console shows the race first
+    shot(b, "game-night-race-window.png")
+    shot(h, "game-night-race-window-host.png")
+    assert b.errors == [] and h.errors == []
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no chromium")
+def test_a_stray_press_is_shown_and_the_host_hands_it_to_the_card_with_one_tap(live_server,
+                                                                             phone):
+    t = live_server
+    b, h = board(phone(), t), console(phone(), t)
+    t.session.log({"type": "flip", "card": "table:red"})
+    see(b, "#verdict", "Nobody|nobody")               # its window closes: nobody
+    t.source.press("Bo")                              # late: after the race closed
+    t.source.release("Bo")
+    for page in (b, h):
+        see(page, "#burst", r"Stray: Bo")
+        see(page, "#burst", "after the race closed")
+    shot(b, "game-night-stray.png")
+    t.session.log({"type": "flip", "card": "table:blue"})
+    see(h, "#burst", "Use for this card")
+    assert t.session.snapshot()["race"]["order"] == []     # the stray decided nothing
+    shot(h, "game-night-stray-host.png")
+    h.locator("#burst button.use").first.click()
+    see(b, "#verdict", "Bo chopes it!")
+    assert b.errors == [] and h.errors == []
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no chromium")
+def test_after_a_verdict_the_next_thing_to_log_is_on_screen(live_server, phone):
+    t = live_server
+    h = console(phone(), t)
+    t.source.press("Cy")                              # the Table is turned; Cy slaps it
+    t.source.release("Cy")
+    t.session.log({"type": "flip", "card": "table:red"})
+    see(h, "#verdict", "Cy chopes it!")
+    from playwright.sync_api import expect
+    for _ in range(100):                              # the verdict is logged after the hold
+        if races(t.session):
+            break
+        time.sleep(0.05)
+    expect(h.locator("body")).to_have_attribute("data-version", str(t.session.version))
+    h.wait_for_selector("#legal button.event")
+    assert in_view(h, "#legal button.event")
+    # the log says what an undo undid
+    h.click("#undo")
+    see(h, "#log", r"undo: Chope! Cy chopes it!")
+    shot(h, "game-night-host-after-verdict.png")
+    assert h.errors == []
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no chromium")
+def test_the_end_of_the_game_and_a_rematch(live_server, phone):
+    t = live_server
+    s = t.session
+    s.new_game("chope", [{"name": "Ana", "colour": "blue"}, {"name": "Bo", "colour": "red"},
+                         {"name": "Cy", "colour": "green"}],
+                dict(SMALL_CHOPE, colours={"Ana": "blue", "Bo": "red", "Cy": "green"}))
+    b, h = board(phone(), t), console(phone(), t)
+    for ev in ({"type": "flip", "card": "table:red"},
+               {"type": "race", "reason": "chope", "winner": "Bo"},
+               {"type": "flip", "card": "food:laksa"}, {"type": "stop"},
+               {"type": "flip", "card": "table:blue"},
+               {"type": "race", "reason": "chope", "winner": "Ana"},
+               {"type": "flip", "card": "food:teh"}):       # the deck runs out: Bo takes it
+        s.log(ev)
+    assert s.snapshot()["finished"]
+    for page in (b, h):
+        see(page, "#result", "Final result")
+        see(page, "#result .place.first", r"1st.*Ana")
+        see(page, "#result", r"Blue Table: Laksa \(\+1\)")
+        see(page, "#result", r"\+1 own-colour Table")
+        see(page, "#result", r"-1 for 1 unused Table")
+        assert page.locator("#race").is_hidden()                 # the result takes its place
+        assert page.locator("#buzzers-card").count() == 0 or page.locator("#buzzers-card").is_hidden()
+    assert in_view(b, "#result")
+    shot(b, "game-night-end.png")
+    shot(h, "game-night-end-host.png")
+    first = s.game_id
+    h.click("#rematch")
+    see(h, "#banner", "Ana’s turn")
+    assert s.game_id != first and s.store.game_info(s.game_id)["options"]["mynahs"] == 0
+    assert [p["name"] for p in s.players] == ["Ana", "Bo", "Cy"]
+    see(b, "#banner", "Ana’s turn")
+    assert b.locator("#result").is_hidden()
+    shot(h, "game-night-rematch.png")
+    assert b.errors == [] and h.errors == []
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no chromium")
+def test_the_new_game_form_on_a_phone(live_server, phone):
+    h = console(phone(), live_server)
+    h.click("#ng-details summary")
+    h.wait_for_selector("#ng-options .opt")
+    assert h.evaluate("document.documentElement.scrollWidth") <= 390
+    h.locator("#ng-details").scroll_into_view_if_needed()
+    shot(h, "game-night-new-game.png")
+    assert h.errors == []
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no chromium")
+def test_chomp_card_pickers_follow_the_food_chain_with_no_default(live_server, phone):
+    t = live_server
+    t.session.new_game("chomp", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
+    h = console(phone(), t)
+    h.wait_for_selector("#legal form.builder select")
+    sel = h.locator("#legal form.builder select").first
+    texts = sel.locator("option").all_inner_texts()
+    assert texts[0].startswith("—") and sel.input_value() == ""
+    cards = t.session.snapshot()["view"]["cards"]
+    ranks = {c["name"]: c["rank"] for c in cards.values()}
+    shown = [ranks[x] for x in texts[1:] if isinstance(ranks.get(x), int)]
+    assert shown == sorted(shown) and len(shown) > 2
+    assert h.errors == []
+
+
+def test_a_press_delivered_just_after_the_log_still_belongs_to_its_card():
+    s, clock = table()
+    t_cy = clock.t                              # cy slaps; the source is a moment behind
+    clock.t += 3 * MS
+    flip(s, "table:red")                        # the host's tap lands first
+    s.feed_edge(Edge("b3", True, t_cy))         # then the press, stamped before the log
+    run(s, clock, 60)
+    race = races(s)[-1]
+    assert race["winner"] == "cy" and race["spec"]["arm_ns"] == t_cy and not race["false_starts"]
+    check_race(race)

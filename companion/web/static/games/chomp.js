@@ -30,6 +30,19 @@
       if (v.set_aside_count) container.append(el('p', { class: 'muted small', text: `set aside: ${TC.plural(v.set_aside_count, 'card')}` }));
     },
 
+    /* the end: the cards counted (pile, discard pile, the card on the table) */
+    breakdown(vp, s) {
+      if (vp.eliminated) return [`washed up in round ${vp.eliminated_round}`];
+      const out = [`pile ${vp.pile}`, `discard pile ${vp.discard}`];
+      if (vp.card) out.push(`on the table: ${TC.cardName(s, vp.card)}`);
+      out.push(`= ${TC.plural(vp.cards, 'card')}`);
+      return out;
+    },
+
+    tiebreak(tb, s) {
+      return `${tb.players.join(' and ')} hold ${TC.plural(tb.score, 'card')} each: the player washed up later places higher`;
+    },
+
     extras(vp, s) {
       const out = [`pile ${vp.pile}`, `discard ${vp.discard}`];
       if (vp.card) out.push(`shows ${TC.cardName(s, vp.card)}`);

@@ -39,6 +39,57 @@
       return out;
     },
 
+    /* the end: each score as the rulebook counts it (the view's score_detail) */
+    breakdown(vp, s) {
+      const d = vp.score_detail;
+      if (!d) return [];
+      const name = (c) => TC.cardName(s, c);
+      const out = (d.plates || []).map((p) => `${name(p.table)}: ${name(p.main)}${p.side ? ' + ' + name(p.side) : ''} (+${p.side ? 2 : 1})`);
+      const rules = (s.view && s.view.rules) || {};
+      if (rules.unmatched_food_scores && d.food > d.food_seated) out.push(`+${d.food - d.food_seated} unmatched Food`);
+      if ((!d.plates || !d.plates.length) && vp.food_count) out.push(`Food: +${d.food} (no Main on a Table)`);
+      if (!vp.food_count && !vp.table_count) out.push('no cards');
+      if (d.own_colour) out.push(`+${d.own_colour} own-colour Table${d.own_colour === 1 ? '' : 's'}`);
+      if (d.leftover_tables) out.push(`${d.leftover_tables} for ${TC.plural(-d.leftover_tables, 'unused Table')}`);
+      if (d.favourite != null) out.push(`+${d.favourite} Favourite${vp.favourite ? ' (' + TC.cardName(s, 'food:' + vp.favourite) + ')' : ''}`);
+      return out;
+    },
+
+    /* "Most points; ties go to the most Table cards" */
+    tiebreak(tb, s) {
+      const vps = tb.players.map((n) => TC.viewPlayer(s, n) || { name: n, table_count: 0 });
+      const counts = vps.map((v) => `${v.name} ${v.table_count}`).join(', ');
+      return `${tb.players.join(' and ')} tie on ${tb.score} points: the most Table cards wins the tie (${counts})`;
+    },
+
+    /* what the last event changed at the table */
+    news(prev, s) {
+      const a = prev.view || {}, b = s.view || {};
+      const name = (c) => TC.cardName(s, c);
+      const was = (a.discard && a.discard.cards) || {}, now = (b.discard && b.discard.cards) || {};
+      const gone = [];
+      for (const [c, n] of Object.entries(now)) for (let i = (was[c] || 0); i < n; i++) gone.push(c);
+      const pend = b.pending;
+      if (pend && pend.kind === 'keep' && !(a.pending && a.pending.kind === 'keep')) {
+        return `Bust! ${pend.player} turned a second ${name((b.face_up || []).slice(-1)[0])}: keep one face-up Food, the rest are lost`;
+      }
+      const food = gone.filter((c) => c.startsWith('food:'));
+      const tables = gone.filter((c) => c.startsWith('table:'));
+      if (a.pending && a.pending.kind === 'keep' && !(pend && pend.kind === 'keep')) {
+        return `Bust! ${a.pending.player} keeps one; ${TC.plural(food.length, 'card')} lost${food.length ? ': ' + food.map(name).join(', ') : ''}`;
+      }
+      for (const vp of b.players || []) {
+        const old = (a.players || []).find((p) => p.name === vp.name) || {};
+        if ((vp.mynah_debt || 0) > (old.mynah_debt || 0)) return `Siam! ${vp.name} has nothing to lose: the Mynah waits in their scoring area`;
+        if ((vp.mynah_debt || 0) < (old.mynah_debt || 0)) return `${vp.name} pays the Mynah: ${food.concat(tables).map(name).join(', ') || 'a card'} lost`;
+      }
+      if (a.pending && a.pending.kind === 'lose' && food.concat(tables).length) {
+        return `Siam! ${a.pending.player} loses ${food.concat(tables).map(name).join(', ')}`;
+      }
+      if (tables.length && a.contested) return `${name(tables[0])} discarded: nobody choped it`;
+      return null;
+    },
+
     /* a Table card's button wears the Table's colour */
     eventColour(e) {
       return typeof e.card === 'string' && e.card.startsWith('table:') ? e.card.slice(6) : null;

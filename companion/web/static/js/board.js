@@ -9,14 +9,20 @@
   const raceEls = TC.raceEls(document);
   TC.seedGameInfo($('game-info'));
 
+  let shownVersion = null;
   function render() {
+    if (shownVersion !== null && shownVersion.version !== snap.version) TC.renderNews(shownVersion, snap, $('news'));
+    shownVersion = snap;
     const title = snap.game_title || snap.title || 'Tabletop Companion';
     document.title = title;
     $('title').textContent = title;
     TC.renderBuzzerStatus(snap, $('buzzer-status'));
     TC.renderBanner(snap, $('banner'));
+    TC.renderResult(snap, $('result'));
     TC.renderPlayers(snap, $('players'));
     TC.renderRace(snap, snap.race, raceEls);
+    if (snap.finished) raceEls.section.hidden = true;      /* the result takes its place */
+    if ($('buzzers-card')) $('buzzers-card').hidden = !!snap.finished;
     TC.renderBurst(snap, $('burst-card'), $('burst'));
     TC.renderFaults(snap, $('faults'));
     TC.renderPanel(snap, $('panel'));
@@ -57,7 +63,7 @@
   }
 
   /* the burst of presses fades out on its own */
-  setInterval(() => { if (snap.presses && snap.presses.length) TC.renderBurst(snap, $('burst-card'), $('burst')); }, 1000);
+  setInterval(() => { if ((snap.presses && snap.presses.length) || (snap.strays && snap.strays.length)) TC.renderBurst(snap, $('burst-card'), $('burst')); }, 1000);
 
   render();
   TC.syncClock(snap.now_ns);

@@ -43,8 +43,12 @@
   function keep(next) { return Object.assign(next, { presses: (hs && hs.presses) || [] }); }
 
   let pending = null;
+  let again = false;
+  /* Fetch the host snapshot; an update that comes while a fetch is on its
+   * way asks for one more after it (that fetch may predate the update). */
   function refresh() {
-    if (pending) return pending;
+    if (pending) { again = true; return pending; }
+    again = false;
     pending = fetch('/api/host/state', { credentials: 'same-origin' }).then((r) => {
       if (r.status === 401) { location.reload(); return null; }
       return r.json();
@@ -53,7 +57,7 @@
       TC.syncClock(s.now_ns);
       hs = keep(s);
       render();
-    }).catch(() => {}).finally(() => { pending = null; });
+    }).catch(() => {}).finally(() => { pending = null; if (again) refresh(); });
     return pending;
   }
 
@@ -66,13 +70,16 @@
     const notes = [];
     if ((e.false_starts || []).length) notes.push(`${r.false_start || 'false start'}: ${e.false_starts.join(', ')}`);
     if ((e.ineligible || []).length) notes.push(`${r.ineligible || 'not eligible'}: ${e.ineligible.join(', ')}`);
+    if (!notes.length && (e.false_starts || e.ineligible)) notes.push('no penalty');
     return [line, ...notes].join(' · ');
   }
   function label(e, words) {
+    /* a race outcome always says all of it: the verdict and every penalty
+     * (false starts, Bad Chomps), so no two buttons read the same */
+    if (e.type === 'race') return raceLabel(e);
     /* no words of the game's own (the base class's "type=flip side=heads"):
      * the event's values, readable */
     if (!words || /^type=/.test(words)) {
-      if (e.type === 'race') return raceLabel(e);
       const vals = Object.entries(e).filter(([k, v]) => k !== 'type' && v != null && typeof v !== 'object');
       return vals.length ? vals.map(([, v]) => TC.cardName(hs, v)).join(' · ') : cap(String(e.type));
     }
@@ -148,10 +155,19 @@
     const form = el('form', { class: 'builder' });
     for (const [k, values] of fields) {
       const id = `b-${type}-${k}`.replace(/[^\w-]/g, '_');
-      const sel = el('select', { id, 'data-field': k }, [...values].sort().map((j) => {
+      const rank = (j) => {
         const v = JSON.parse(j);
-        return el('option', { value: j, text: typeof v === 'string' ? TC.cardName(hs, v) : j });
-      }));
+        const cards = (hs.view && hs.view.cards) || {};
+        return typeof v === 'string' && cards[v] && typeof cards[v].rank === 'number' ? cards[v].rank : Infinity;
+      };
+      const sorted = [...values].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+      /* no default: a value picked by nobody would be logged as if seen */
+      const sel = el('select', { id, 'data-field': k, required: true },
+        values.size > 1 ? el('option', { value: '', text: '— choose —', selected: true, disabled: true }) : null,
+        sorted.map((j) => {
+          const v = JSON.parse(j);
+          return el('option', { value: j, text: typeof v === 'string' ? TC.cardName(hs, v) : j });
+        }));
       selects.push(sel);
       const name = k.includes('.') ? k.split('.').slice(1).join('.') : k;
       form.append(el('label', { for: id, text: name }), sel);
@@ -160,6 +176,8 @@
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
       const e = { type };
+      const missing = selects.find((sel) => !sel.value);
+      if (missing) { toast(`Choose ${missing.previousElementSibling.textContent} first`); missing.focus(); return; }
       for (const sel of selects) {
         const k = sel.dataset.field;
         const v = JSON.parse(sel.value);
@@ -181,6 +199,8 @@
     const phase = race ? race.phase : null;
     const canStart = !!req && (req.announced ? phase !== 'countdown' && phase !== 'live' : phase === 'interrupted');
     $('race-controls').hidden = !req;
+    /* a countdown only for a start the companion calls */
+    $('countdown-ms').hidden = $('countdown-ms').previousElementSibling.hidden = !(req && (req.announced || phase === 'interrupted'));
     $('start-race').hidden = !canStart;
     $('start-race').textContent = req && !req.announced ? 'Re-run race' : 'Start race';
     $('cancel-race').hidden = !(phase === 'countdown' || phase === 'live' || phase === 'interrupted');
@@ -195,8 +215,51 @@
     $('buzzers-card').hidden = !(hs.players && hs.players.length);
   }
 
+  /* After a verdict the next thing to log comes first (on screen without
+   * scrolling); while a race runs or waits, the race card does. */
+  function placeNext() {
+    const next = $('next-card'), race = raceEls.section;
+    const phase = hs.race ? hs.race.phase : null;
+    const raceFirst = (phase === 'live' || phase === 'countdown' || phase === 'pending' || phase === 'interrupted'
+      || (hs.race && hs.race.confirm));
+    /* the race, the presses outside it and the alerts move together */
+    if (raceFirst && next.compareDocumentPosition(race) & Node.DOCUMENT_POSITION_FOLLOWING) next.before(race, $('burst-card'), $('faults'));
+    else if (!raceFirst && race.compareDocumentPosition(next) & Node.DOCUMENT_POSITION_FOLLOWING) race.before(next);
+  }
+
+  /* A doubtful burst: the host accepts or rejects it with one tap. */
+  function renderConfirm() {
+    let box = $('race-confirm');
+    if (!box) {
+      box = el('div', { id: 'race-confirm', class: 'row confirm-race' },
+        el('button', { type: 'button', class: 'primary', id: 'race-accept', onclick: () => act('/api/host/race/confirm', { accept: true }) }, 'Yes, these presses count'),
+        el('button', { type: 'button', class: 'danger', id: 'race-reject', onclick: () => act('/api/host/race/confirm', { accept: false }) }, 'No: race again from the card'));
+      $('race-controls').before(box);
+    }
+    box.hidden = !(hs.race && hs.race.confirm);
+  }
+
+  /* A stray press may be handed to the card waiting for an unannounced race. */
+  function canUse() {
+    const req = hs.race_request;
+    return !!(req && !req.announced && !(hs.race && hs.race.phase === 'decided'));
+  }
+  function usePresses(x) { return act('/api/host/race/use', { t_ns: x.t_ns }); }
+
+  function renderRematch() {
+    const box = $('result');
+    if (box.hidden) return;
+    box.append(el('p', {}, el('button', { type: 'button', class: 'primary', id: 'rematch', onclick: async () => {
+      const res = await act('/api/host/rematch', {});
+      if (res) { toast('Rematch: same players, same settings', true); window.scrollTo({ top: 0 }); }
+    } }, 'Rematch: same players, same settings')));
+  }
+
+  let shownVersion = null;
   function render() {
     if (!hs) return;
+    if (shownVersion !== null && shownVersion.version !== hs.version) TC.renderNews(shownVersion, hs, $('news'));
+    shownVersion = hs;
     document.body.dataset.version = String(hs.version ?? 0);
     document.body.dataset.game = hs.game || '';
     const title = hs.game_title || hs.title;
@@ -204,10 +267,14 @@
     document.title = title ? `Host: ${title}` : 'Host console';
     TC.renderBuzzerStatus(hs, $('buzzer-status'));
     TC.renderBanner(hs, $('banner'));
+    TC.renderResult(hs, $('result'));
+    renderRematch();
     TC.renderRace(hs, hs.race, raceEls);
-    raceEls.section.hidden = !hs.race && !hs.race_request;
+    raceEls.section.hidden = hs.finished || (!hs.race && !hs.race_request);
     renderRaceControls();
-    TC.renderBurst(hs, $('burst-card'), $('burst'));
+    renderConfirm();
+    placeNext();
+    TC.renderBurst(hs, $('burst-card'), $('burst'), canUse() ? usePresses : null);
     TC.renderFaults(hs, $('faults'));
     renderLegal();
     const undo = $('undo'), redo = $('redo');
@@ -217,6 +284,7 @@
     redo.textContent = hs.redo ? `Redo: ${hs.redo}` : 'Redo';
     TC.renderPlayers(hs, $('players'));
     renderBuzzers();
+    $('buzzers-card').hidden = !!hs.finished || !(hs.players && hs.players.length);
     TC.renderPanel(hs, $('panel'), hs.host_view || hs.view);
     $('log').replaceChildren(...(hs.log || []).slice(-15).reverse().map((l) => el('li', { text: l.line })));
     TC.renderKV(hs.host_view || hs.view, $('kv'));
@@ -519,6 +587,6 @@
       if (type === 'race' && msg.data && msg.data.phase === 'decided') refresh();
     },
   });
-  setInterval(() => { if (hs && hs.presses && hs.presses.length) TC.renderBurst(hs, $('burst-card'), $('burst')); }, 1000);
+  setInterval(() => { if (hs && ((hs.presses && hs.presses.length) || (hs.strays && hs.strays.length))) TC.renderBurst(hs, $('burst-card'), $('burst'), canUse() ? usePresses : null); }, 1000);
   refresh().then(newGame.setup);
 }());

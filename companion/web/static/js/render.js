@@ -242,6 +242,13 @@
       text = 'Game over';
       sub = view.status || (top.length === 1 ? `${top[0]} wins` : top.length ? `Tie: ${top.join(', ')}` : null);
       if (top.length === 1) colour = colours(s)[top[0]];
+    } else if (s.current_player && typeof view.turn === 'string' && view.turn !== s.current_player) {
+      /* a choice interrupts the turn (a Siam! loser picks a card to lose) */
+      const pend = view.pending || {};
+      const what = pend.kind ? `chooses a card to ${pend.kind}` : 'must choose';
+      text = `${s.current_player} ${what}`;
+      colour = colours(s)[s.current_player];
+      sub = `${pend.rule ? cap(pend.rule) + ' · ' : ''}still ${view.turn}’s turn`;
     } else if (s.current_player) {
       text = `${s.current_player}’s turn`;
       colour = colours(s)[s.current_player];
@@ -368,9 +375,10 @@
     if (go) { els.countdown.textContent = 'GO!'; els.countdown.classList.add('go'); }
     TC.countdown(race, els.countdown);
 
+    TC.windowBar(race, els);
     const v = race.verdict || null;
     const order = (v && v.order && v.order.length ? v.order : race.order) || [];
-    els.presses.replaceChildren(...order.map((o, i) => paint(el('li', { 'data-player': o.player },
+    els.presses.replaceChildren(...order.map((o, i) => paint(el('li', { 'data-player': o.player, class: o.after_verdict ? 'after' : null },
       el('span', {}, `${i + 1}. ${o.player}`),
       el('span', { class: 'off', text: i === 0 ? 'first' : '+' + ms(o.offset_us) })), col[o.player])));
 
@@ -380,12 +388,24 @@
       els.verdict.className = 'verdict ' + cls;
       const r = reasonInfo(s, race.reason) || {};
       const notes = [];
-      if (order.length > 1) notes.push(`margin ${ms(order[1].offset_us - order[0].offset_us)}`);
+      const counted = order.filter((o) => !o.after_verdict);
+      if (v.loser && counted.length > 1 && counted[counted.length - 1].player === v.loser) {
+        /* last-press: the gap that decided the loser (last vs the one before) */
+        const n = counted.length;
+        notes.push(`margin ${ms(counted[n - 1].offset_us - counted[n - 2].offset_us)}`);
+      } else if (!v.loser && counted.length > 1) notes.push(`margin ${ms(counted[1].offset_us - counted[0].offset_us)}`);
+      if (order.length > counted.length) notes.push(`after the verdict: ${order.filter((o) => o.after_verdict).map((o) => o.player).join(', ')}`);
+      if (race.flipper) notes.push(`armed by ${race.flipper}’s flip`);
+      if (race.confirm) notes.push(`waiting for the host: ${race.confirm}`);
       if (v.false_starts && v.false_starts.length) notes.push(`${r.false_start || 'false start'}: ${v.false_starts.join(', ')}`);
       if (v.ineligible && v.ineligible.length) notes.push(`${r.ineligible || 'not eligible'}: ${v.ineligible.join(', ')}`);
       if (v.no_edge && v.no_edge.length && race.kind !== 'first-press') notes.push(`no press: ${v.no_edge.join(', ')}`);
       if (race.error) notes.push(`not logged: ${race.error}`);
       els.notes.textContent = notes.join(' · ');
+    } else if (race.confirm) {
+      els.verdict.textContent = 'Waiting for the host';
+      els.verdict.className = 'verdict';
+      els.notes.textContent = race.confirm;
     } else {
       const who = race.eligible && race.eligible.length ? race.eligible.join(', ') : 'nobody';
       els.verdict.textContent = phase === 'interrupted' ? 'Interrupted: the host re-runs it'
@@ -407,6 +427,45 @@
       els.stripMax.textContent = ms(max);
     }
     els.accuracy.hidden = !race.virtual;
+  };
+
+  /* A draining bar: how much of a window (start_ns..end_ns on the server
+   * clock) is left, with the seconds; it drains on its own. */
+  const bars = new Set();
+  TC.drainBar = function (startNs, endNs, label) {
+    const fill = el('span');
+    const text = el('span', { class: 'drain-text' });
+    const bar = el('div', { class: 'drain', role: 'progressbar', 'aria-label': label || 'window' }, fill, text);
+    bar.update = () => {
+      const now = TC.serverNowMs();
+      const total = (endNs - startNs) / 1e6;
+      const left = now == null ? total : Math.max(0, endNs / 1e6 - now);
+      fill.style.width = (total > 0 ? Math.min(100, (left / total) * 100) : 0) + '%';
+      text.textContent = `${label ? label + ' · ' : ''}${(left / 1000).toFixed(1)} s left`;
+      bar.classList.toggle('closed', left <= 0);
+      return left > 0;
+    };
+    bar.update();
+    bars.add(bar);
+    return bar;
+  };
+  setInterval(() => { for (const b of bars) { if (!b.isConnected || !b.update()) bars.delete(b); } }, 100);
+
+  /* The race's window, draining, while it is live (every phone and the console). */
+  TC.windowBar = function (race, els) {
+    let box = els.section.querySelector('.race-window');
+    if (!box) {
+      box = el('div', { class: 'race-window' });
+      els.section.querySelector('.head').after(box);
+    }
+    const live = race.phase === 'live' && typeof race.deadline_ns === 'number';
+    const start = race.announced ? race.go_ns : race.window_start_ns;
+    if (!live || typeof start !== 'number') { box.replaceChildren(); box.hidden = true; return; }
+    const key = `${start}-${race.deadline_ns}`;
+    if (box.dataset.key === key && box.childNodes.length) return;
+    box.dataset.key = key;
+    box.hidden = false;
+    box.replaceChildren(TC.drainBar(start, race.deadline_ns, 'race window'));
   };
 
   /* A countdown that ticks on its own until GO (go_ns on the server clock). */
@@ -503,33 +562,111 @@
         const list = (current.presses || []).slice();
         const last = list[list.length - 1];
         if (last && data.t_ns - last.t_ns > BURST_GAP_NS) list.length = 0;
-        list.push({ player: data.player, t_ns: data.t_ns, virtual: !!data.virtual, at: performance.now() });
+        list.push({ player: data.player, t_ns: data.t_ns, virtual: !!data.virtual, at: performance.now(),
+          window: data.window || 'open', closes_ns: data.closes_ns });
         s.presses = list.slice(-12);
+        if (data.window === 'late') {
+          s.strays = (current.strays || []).concat([{ player: data.player, t_ns: data.t_ns, why: 'late' }]).slice(-10);
+        }
       }
-    } else if (type === 'fault') s.faults = (current.faults || []).concat([data]).slice(-20);
+    } else if (type === 'fault') {
+      /* one line per buzzer: its latest news; a cleared buzzer has none */
+      if (data && data.fault === 'stray') return s;
+      const key = (f) => f.buzzer || f.player || null;
+      const k = data && key(data);
+      const rest = (current.faults || []).filter((f) => k == null || key(f) !== k);
+      s.faults = (data && data.fault === 'cleared' ? rest : rest.concat([data])).slice(-20);
+    }
     else if (type === 'buzzers') s.buzzers = data || null;
     return s;
   };
 
-  /* Presses as they arrive, outside a running race (e.g. the burst before
-   * the host logs a card): shown for a while after the last one. */
-  TC.renderBurst = function (s, section, list) {
-    /* presses the race already shows are not shown twice */
-    const order = (s.race && ((s.race.verdict && s.race.verdict.order) || s.race.order)) || [];
-    const raced = Math.max(-Infinity, ...order.map((o) => o.t_ns).filter((t) => typeof t === 'number'));
-    const presses = (s.presses || []).filter((p) => p.t_ns > raced);
+  /* Presses outside a race: those waiting for the host to log their card
+   * (with the claim window draining), the flipper's mark, and strays (a
+   * press no race window held), shown briefly. Presses in a race's window
+   * are the race card's, never shown twice. Host only: a "use" tap per
+   * stray when a card waits for its race (``onUse``). */
+  TC.renderBurst = function (s, section, list, onUse) {
+    const now = performance.now();
     const racing = s.race && (s.race.phase === 'live' || s.race.phase === 'countdown');
-    const last = presses[presses.length - 1];
-    const fresh = last && performance.now() - last.at < 8000;
-    if (!presses.length || racing || !fresh) { section.hidden = true; return; }
+    const col = colours(s);
+    const rows = [];
+    const presses = (s.presses || []).filter((p) => p.window === 'open' || p.window === 'mark');
+    const waitingPress = presses.filter((p) => !racing && typeof p.closes_ns === 'number' && (TC.serverNowMs() == null || p.closes_ns / 1e6 > TC.serverNowMs()));
+    const waiting = (s.waiting || []).length ? s.waiting : (waitingPress.length ? [{
+      start_ns: waitingPress[0].t_ns, closes_ns: waitingPress[0].closes_ns,
+      players: [...new Set(waitingPress.map((p) => p.player))] }] : []);
+    for (const w of racing ? [] : waiting) {
+      const mark = presses.find((p) => p.window === 'mark' && p.t_ns >= w.start_ns);
+      rows.push(el('li', { class: 'waiting' },
+        el('div', { class: 'line' }, mark ? `${mark.player} flipped: race open · ` : 'Pressed: ',
+          ...w.players.map((p) => paint(el('span', { class: 'who', text: p }), col[p]))),
+        el('div', { class: 'muted small', text: 'waiting for the host to log the card' }),
+        TC.drainBar(w.start_ns, w.closes_ns, 'claim window')));
+    }
+    const serverNow = TC.serverNowMs();
+    const shown = (s.strays || []).filter((x) => {
+      const seen = s.presses && s.presses.find((p) => p.t_ns === x.t_ns && p.player === x.player);
+      if (seen) return now - seen.at < 12000 || !!onUse;
+      return serverNow == null || serverNow - x.t_ns / 1e6 < 15000;     /* shown briefly */
+    });
+    for (const x of shown.slice(-4)) {
+      const why = { late: 'late: after the race closed', unclaimed: 'no card claimed it', rejected: 'rejected by the host' }[x.why] || x.why;
+      rows.push(paint(el('li', { class: 'stray', 'data-player': x.player },
+        el('span', {}, `Stray: ${x.player}`), el('span', { class: 'off', text: why }),
+        onUse ? el('button', { type: 'button', class: 'use small', onclick: () => onUse(x) }, 'Use for this card') : null), col[x.player]));
+    }
+    section.hidden = !rows.length;
+    list.replaceChildren(...rows);
+  };
+
+  /* What the last event changed at the table, in the game's words (its
+   * panel's news(previous, snapshot)), else the event's own line: shown
+   * under the banner until the next event. */
+  TC.renderNews = function (prev, s, node) {
+    if (!node) return;
+    let text = null;
+    const panel = panelOf(s);
+    if (panel.news && prev && prev.game === s.game && prev.game_id === s.game_id && prev.version !== s.version) {
+      try { text = panel.news(prev, s); } catch (e) { console.error(e); }
+    }
+    if (prev && prev.version === s.version) return;          /* nothing new: keep the line */
+    node.textContent = text || '';
+    node.hidden = !text;
+  };
+
+  /* The end of the game: places (a shared place says so), each player's
+   * score as the rulebook counts it (the game's panel: breakdown(vp, s)),
+   * the tie-break that decided a place (panel: tiebreak(tb, s)). */
+  TC.renderResult = function (s, section) {
+    const res = s.result;
+    if (!s.finished || !res || !res.places) { section.hidden = true; section.replaceChildren(); return; }
     section.hidden = false;
     const col = colours(s);
-    const seen = new Set();
-    const t0 = presses[0].t_ns;
-    list.replaceChildren(...presses.filter((p) => !seen.has(p.player) && seen.add(p.player)).map((p, i) =>
-      paint(el('li', { 'data-player': p.player },
-        el('span', {}, `${i + 1}. ${p.player}${p.virtual ? ' (virtual)' : ''}`),
-        el('span', { class: 'off', text: i === 0 ? 'first' : '+' + ms((p.t_ns - t0) / 1000) })), col[p.player])));
+    const panel = panelOf(s);
+    const unit = TC.scoreUnit(s);
+    const ord = (n) => n + (n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th');
+    const out = [el('h2', { text: 'Final result' })];
+    for (const pl of res.places) {
+      for (const name of pl.players) {
+        let parts = [];
+        if (panel.breakdown) {
+          try { parts = panel.breakdown(viewPlayer(s, name) || {}, s) || []; } catch (e) { console.error(e); }
+        }
+        out.push(paint(el('div', { class: 'place' + (pl.place === 1 ? ' first' : ''), 'data-player': name },
+          el('div', { class: 'pos', text: pl.shared ? `= ${ord(pl.place)}` : ord(pl.place) }),
+          el('div', { class: 'who' }, el('div', { class: 'name', text: name }),
+            pl.shared ? el('div', { class: 'muted small', text: `shares ${ord(pl.place)} place with ${pl.players.filter((p) => p !== name).join(', ')}` }) : null,
+            parts.length ? el('ul', { class: 'breakdown' }, parts.map((t) => el('li', { text: t }))) : null),
+          el('div', { class: 'pts' }, String(pl.scores[name] ?? ''), el('small', { text: unit }))), col[name]));
+      }
+    }
+    for (const tb of res.tiebreak || []) {
+      let text = null;
+      if (panel.tiebreak) { try { text = panel.tiebreak(tb, s); } catch (e) { console.error(e); } }
+      out.push(el('p', { class: 'tiebreak', text: text || `${tb.players.join(' and ')} both have ${tb.score} ${unit}: the rules’ tie-break put them ${ord(tb.places[0])} and ${ord(tb.places[1])}` }));
+    }
+    section.replaceChildren(...out);
   };
 
   TC.renderFaults = function (s, node) {
@@ -555,11 +692,14 @@
     return (players || []).map((p) => {
       const b = TC.paint(el('button', { class: 'buzzer', type: 'button', 'data-player': p.name, text: p.name }), colours[p.name]);
       let down = false;
+      let seq = Date.now() * 1000;   /* one by one per change, increasing across reloads */
       const send = (pressed) => {
         if (down === pressed) return;
         down = pressed;
         b.classList.toggle('down', pressed);
-        TC.post(url, { player: p.name, pressed });
+        /* numbered, so the server puts a press and its release back in
+           order if the two requests overtake each other */
+        TC.post(url, { player: p.name, pressed, seq: ++seq });
       };
       b.addEventListener('pointerdown', (e) => {
         e.preventDefault();
