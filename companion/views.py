@@ -198,7 +198,7 @@ def line(game: Game | None, event: dict) -> str:
             rr = game.race_reason(event.get("reason"))
             said = rr.word({k: event.get(k) for k in VERDICT_KEYS if k in event}, None)
             if said:
-                return said if said.startswith(rr.title) else f"{rr.title} {said}"
+                return said if rr.title.lower() in said.lower() else f"{rr.title} {said}"
         except Exception:  # noqa: BLE001 - fall back on the plain line
             pass
         who = event.get("winner") or event.get("loser")

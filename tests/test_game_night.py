@@ -538,3 +538,27 @@ def test_a_press_delivered_just_after_the_log_still_belongs_to_its_card():
     race = races(s)[-1]
     assert race["winner"] == "cy" and race["spec"]["arm_ns"] == t_cy and not race["false_starts"]
     check_race(race)
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no chromium")
+def test_during_a_choice_the_banner_says_who_chooses_and_whose_turn_it_still_is(live_server,
+                                                                               phone):
+    t = live_server
+    s = t.session
+    s.new_game("chope", ["Ana", "Bo", "Cy"], dict(
+        SMALL_CHOPE, mynahs=1, colours={"Ana": "blue", "Bo": "red", "Cy": "green"}))
+    for ev in ({"type": "flip", "card": "table:red"},
+               {"type": "race", "reason": "chope", "winner": "Bo"},
+               {"type": "flip", "card": "food:laksa"}, {"type": "stop"},
+               {"type": "flip", "card": "table:blue"},
+               {"type": "race", "reason": "chope", "winner": "Ana"},
+               {"type": "flip", "card": "mynah"},
+               {"type": "race", "reason": "siam", "loser": "Ana"}):
+        s.log(ev)
+    b, h = board(phone(), t), console(phone(), t)
+    for page in (b, h):
+        see(page, "#banner", "Ana chooses a card to lose")
+        see(page, "#banner .sub", "still Bo’s turn")
+    shot(h, "game-night-choice-host.png")
+    assert b.errors == [] and h.errors == []
