@@ -73,8 +73,10 @@ class ArmingSettings:
                    announced_wait_ns=int(settings["announced_wait_ms"]) * MS,
                    tie_window_ns=int(settings["tie_window_us"]) * US,
                    lockout_ns=None if lockout is None else int(lockout) * MS,
-                   late_ns=int(settings.get("late_ms", 2_000)) * MS,
-                   confirm_ns=int(settings.get("confirm_ms", 6_000)) * MS,
+                   late_ns=int(settings.get("late_ms", 2_000) or 0) * MS,
+                   # none: a burst's age alone never asks the host
+                   confirm_ns=int(settings.get("confirm_ms", 6_000)
+                                  or settings["claim_window_ms"]) * MS,
                    flipper_arms=bool(settings.get("flipper_arms", False)))
 
     @property
