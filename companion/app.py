@@ -15,6 +15,13 @@
    server with one worker thread per open live page, so ``threads`` must
    exceed the phones at the table: 64 covers about 50 phones and the host.
 
+Before the store: one server per store (a lock file next to it, naming the
+process that holds it), files made private (mode 0600: the log holds secret
+Favourites) and a store it cannot write refused with the reason. The web
+app runs behind :class:`~companion.web.limits.Gate` (per-address caps on
+connections and requests in flight, slow requests cut off, capacity kept
+for the Pi and the host).
+
 Everything is closed together, in reverse order. waitress is driven through
 its public API only: :func:`waitress.create_server` with a socket map this
 module owns, ``server.run()`` in the serving thread, and a stop that closes
@@ -30,10 +37,15 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
+import sqlite3
 import sys
 import threading
+from pathlib import Path
 from typing import Callable
+
+from .store import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +55,159 @@ DEMO_PLAYERS = ["Ana", "Bo", "Cy", "Dee"]
 DEMO_GAME = "chope"
 #: Most buzzers a pin map has slots for.
 MAX_BUZZERS = 6
+#: Start-up refuses a store on a disk with less free space than this.
+MIN_FREE_BYTES = 1 << 20
+#: Environment variables for the PIN (a file is better on a shared machine:
+#: ``--pin`` shows in ``ps``, and so does the environment to the same user).
+ENV_PIN, ENV_PIN_FILE = "COMPANION_PIN", "COMPANION_PIN_FILE"
+
+
+class StoreInUse(StoreError):
+    """Another companion process is serving this store."""
+
+
+class StoreLock:
+    """One server per store: an exclusive ``flock`` on ``<db>.lock`` (mode
+    0600), holding the pid of the process that took it. A separate file,
+    because closing any descriptor of the database itself would drop
+    SQLite's own locks. The kernel releases it when the process dies, so a
+    crash never leaves a stale lock."""
+
+    def __init__(self, db_path):
+        self.path = Path(f"{db_path}.lock")
+        self.db_path = db_path
+        self._fd: int | None = None
+
+    def acquire(self) -> "StoreLock":
+        import fcntl
+
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise StoreError(f"cannot create the lock file {self.path}: "
+                             f"{exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            try:
+                other = os.read(fd, 32).decode("ascii", "replace").strip()
+            except OSError:
+                other = ""
+            os.close(fd)
+            who = f"pid {other}" if other.isdigit() else "another process"
+            raise StoreInUse(
+                f"{self.db_path} is already served by another companion ({who}); one server "
+                f"per store: stop that one first"
+                f"{f' (kill {other})' if other.isdigit() else ''}, or give this one "
+                f"another --db") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            os.fchmod(fd, 0o600)
+        except OSError:
+            pass
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            try:
+                os.ftruncate(fd, 0)
+            except OSError:
+                pass
+            os.close(fd)          # closing drops the flock
+
+
+def private_files(db_path) -> None:
+    """Mode 0600 for the store and its companions (``-wal``, ``-shm``, the
+    cookie secret, the logins, the lock): they hold secret Favourites and
+    the host's logins. A missing database is created empty with 0600 first,
+    so SQLite gives its ``-wal`` and ``-shm`` the same mode."""
+    path = Path(db_path)
+    if not path.exists():
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except OSError:
+            pass            # the store reports what is wrong with the place
+    for p in (path, *(Path(f"{path}{s}") for s in ("-wal", "-shm", "-secret", "-logins",
+                                                    ".lock"))):
+        try:
+            if p.exists() and (p.stat().st_mode & 0o077):
+                os.chmod(p, 0o600)
+        except OSError:
+            pass
+
+
+def check_writable(store, min_free: int = MIN_FREE_BYTES, free_bytes=None) -> None:
+    """StoreError saying why, if the table could not keep its log in
+    ``store``: a disk with less than ``min_free`` bytes free, or a write
+    that fails (a read-only file or disk). The probe rewrites a meta row
+    with the value it already has."""
+    if store.memory:
+        return
+    path = store.path
+    try:
+        free = free_bytes(path) if free_bytes else _free_bytes(path)
+    except OSError:
+        free = None
+    if free is not None and free < min_free:
+        raise StoreError(f"cannot keep the table's log in {path}: the disk is full "
+                         f"({free // 1024} KB free); free some space or use another --db")
+    from .store import failure_cause
+
+    conn = store.conn
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
+                         (row[0] if row else str(store.schema_version()),))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot keep the table's log in {path}: {failure_cause(exc)} "
+                         f"({exc}); nothing was changed") from None
+
+
+def _free_bytes(path) -> int:
+    st = os.statvfs(Path(path).parent)
+    return st.f_bavail * st.f_frsize
+
+
+def resolve_pin(pin: str | None = None, pin_file=None, allow_short: bool = False,
+                environ=None) -> str | None:
+    """The host PIN: ``pin`` (``--pin``, visible in ``ps``), else the first
+    line of ``pin_file`` (``--pin-file``), else ``$COMPANION_PIN``, else the
+    file named by ``$COMPANION_PIN_FILE``; None: a random one is made.
+    ValueError (the message says why) for a missing file or a PIN shorter
+    than 6 unless ``allow_short``."""
+    from .web.auth import check_pin_policy
+
+    env = os.environ if environ is None else environ
+    source = "--pin"
+    if pin is None and pin_file is None:
+        if env.get(ENV_PIN):
+            pin, source = env[ENV_PIN], ENV_PIN
+        elif env.get(ENV_PIN_FILE):
+            pin_file, source = env[ENV_PIN_FILE], ENV_PIN_FILE
+    if pin is None and pin_file is not None:
+        source = source if source == ENV_PIN_FILE else "--pin-file"
+        try:
+            with open(pin_file, encoding="utf-8") as fh:
+                pin = fh.readline().strip()
+        except OSError as exc:
+            raise ValueError(f"{source} {pin_file}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"{source} {pin_file}: not a text file") from None
+    if pin is None:
+        return None
+    try:
+        return check_pin_policy(str(pin), allow_short)
+    except ValueError as exc:
+        raise ValueError(f"{source}: {exc}") from None
 
 
 class Table:
@@ -57,14 +222,29 @@ class Table:
     :func:`~companion.buzzers.base.choose_source`); ``source_options`` go to
     its constructor (``port`` for a Pico...). ``demo`` None: on with mock
     buzzers. ``session_settings``: the table's race settings.
+
+    ``pin`` / ``pin_file`` (else ``COMPANION_PIN`` / ``COMPANION_PIN_FILE``,
+    else random): :func:`resolve_pin`; ``allow_short_pin`` False refuses a
+    PIN under 6 characters (``companion serve`` does, unless
+    ``--short-pin``). ``limits``: :class:`~companion.web.limits.Limits`.
+    ``announce`` shows a line on the Pi's own terminal (a replaced PIN).
     """
 
     def __init__(self, host: str = "0.0.0.0", port: int = 8080, db_path=None,
                  pin: str | None = None, players: list[str] | None = None,
                  source: str | None = None, demo: bool | None = True, pinmap=None,
                  threads: int = 64, config: dict | None = None, demo_game: str | None = DEMO_GAME,
-                 session_settings: dict | None = None, source_options: dict | None = None):
+                 session_settings: dict | None = None, source_options: dict | None = None,
+                 pin_file=None, allow_short_pin: bool = True, limits=None,
+                 announce: Callable[[str], None] | None = None):
         self.host, self.port = host, port
+        self.pin_file, self.allow_short_pin = pin_file, allow_short_pin
+        self.limits = limits
+        self.announce = announce
+        self.gate = None
+        self.lock: StoreLock | None = None
+        #: why the last game could not be resumed (the table then starts with none)
+        self.resume_error: str | None = None
         self.db_path, self.pin = db_path, pin
         self.players = list(players or DEMO_PLAYERS)[:MAX_BUZZERS]
         self.source_kind, self.demo, self.pinmap = source, demo, pinmap
@@ -90,15 +270,21 @@ class Table:
         from .store import Store
         from .web import create_app
 
-        self.store = Store(self.db_path)
+        from .web.limits import Gate, Limits, reserve_guard
+
+        self.pin = resolve_pin(self.pin, self.pin_file, self.allow_short_pin)
+        self._open_store()
         self.session = TableSession(self.store, settings=self.session_settings)
         try:
             self.session.resume()
         except ResumeError as exc:
-            self.notes.append(f"could not resume the last game ({exc}); start a new one")
+            self._not_resumed(str(exc))
+        except ValueError as exc:        # an event body that is not JSON
+            self._not_resumed(self._damaged_event(exc))
         self._open_source()
         buzzers = list(self.source.buzzers)
-        if self.demo and self.session.game is None and self.demo_game:
+        if (self.demo and self.session.game is None and self.demo_game
+                and self.resume_error is None):
             self.session.new_game(self.demo_game, [
                 {"name": n, "buzzer": n if n in buzzers else None} for n in self.players])
         self._open_feedback()
@@ -106,13 +292,69 @@ class Table:
                                  name="companion-pipeline")
         config = {"PIN": self.pin, "DEMO": bool(self.demo), "PLAYERS": self.players,
                   "SSE_MAX_CLIENTS": max(1, self.threads - 8)}
+        if self.announce is not None:
+            config["ANNOUNCE"] = self.announce
         config.update(self.config)
         self.app = create_app(config, session=self.session, pipeline=self.pipeline,
                               buzzers=buzzers)
+        self.app.before_request(reserve_guard)
         self.services = self.app.extensions["companion"]
         self.pin = self.services.pin
+        self.gate = Gate(self.limits or Limits())
         self._bind()
         return self
+
+    def _open_store(self) -> None:
+        """The lock, private files, the store, and a write it must be able to make."""
+        from .paths import default_db_path
+        from .store import Store
+
+        path = self.db_path
+        if path is None:
+            path = default_db_path()
+        if str(path) != ":memory:":
+            path = Path(path)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the directory of {path}: "
+                                 f"{exc.strerror or exc}") from None
+            self.lock = StoreLock(path).acquire()
+            private_files(path)
+        self.store = Store(path)
+        check_writable(self.store)
+        if not self.store.memory:
+            private_files(self.store.path)
+
+    def _not_resumed(self, why: str) -> None:
+        """The last game cannot be replayed: the table starts with no game and
+        the store stays exactly as it is (no demo game is made over it)."""
+        gid = self.store.current_game()
+        self.resume_error = why
+        self.notes.append(
+            f"the last game was not resumed: {why}. The store was left as it is. To carry "
+            f"on: start a new game from the host console (game {gid} stays in the store, "
+            f"untouched), or run the companion version that logged it; keep a copy of "
+            f"{self.store.path} (with its -wal file) for recovery")
+
+    def _damaged_event(self, exc: Exception) -> str:
+        """Which event of the current game cannot be read, for a person."""
+        gid = self.store.current_game()
+        try:
+            info = self.store.game_info(gid)
+            rows = self.store.conn.execute(
+                "SELECT id, body FROM events WHERE game_id = ? ORDER BY id", (gid,)).fetchall()
+        except (StoreError, sqlite3.Error, ValueError):
+            return f"game {gid} cannot be read ({exc})"
+        import json
+
+        for eid, body in rows:
+            try:
+                json.loads(body)
+            except ValueError as err:
+                return (f"game {gid} ({info['game']}) cannot be replayed: event {eid} is "
+                        f"damaged (its body is not JSON: {err})")
+        return f"game {gid} ({info['game']}) cannot be read ({exc})"
 
     def _open_source(self) -> None:
         from .buzzers.base import NoSource, choose_source, open_source
@@ -146,14 +388,18 @@ class Table:
 
     def _bind(self) -> None:
         import waitress
+        from waitress.server import BaseWSGIServer
 
         from .web.join import join_urls
 
         self.server = waitress.create_server(
-            self.app, map=self._socket_map, host=self.host, port=self.port,
-            threads=self.threads, connection_limit=max(100, self.threads * 4),
-            channel_request_lookahead=1, asyncore_use_poll=True, ident="tabletop-companion",
-            clear_untrusted_proxy_headers=True)
+            self.gate.wrap(self.app), map=self._socket_map, host=self.host, port=self.port,
+            threads=self.threads, channel_request_lookahead=1, asyncore_use_poll=True,
+            ident="tabletop-companion", clear_untrusted_proxy_headers=True,
+            **self.gate.limits.waitress_options(self.threads))
+        for listener in list(self._socket_map.values()):   # every listening socket
+            if isinstance(listener, BaseWSGIServer):
+                self.gate.install(listener)
         self.port = int(self.server.effective_port)
         self.urls = join_urls(self.host, self.port)
         self.services.join_urls = list(self.urls)
@@ -227,6 +473,9 @@ class Table:
         if self.store is not None:
             self.store.close()
             self.store = None
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     @property
     def url(self) -> str:
@@ -250,7 +499,8 @@ class Table:
         status = self.source.status() if self.source is not None else None
         if status is not None and status.detail and self.source_kind not in ("mock", "none"):
             src += f" ({status.detail})"
-        lines.append(f"Buzzers: {src}; players {', '.join(self.players)}")
+        players = self.session.names if self.session.game is not None else self.players
+        lines.append(f"Buzzers: {src}; players {', '.join(players)}")
         if self.demo:
             lines.append("Demo mode: virtual buzzers on the scoreboard (millisecond accuracy).")
         if self.session.game is not None:
@@ -265,18 +515,31 @@ def serve(host: str = "0.0.0.0", port: int = 8080, db_path=None, pin: str | None
           players: list[str] | None = None, source: str | None = None, demo: bool | None = True,
           pinmap=None, threads: int = 64, print_fn: Callable[[str], None] = print,
           config: dict | None = None, settings: dict | None = None,
-          source_options: dict | None = None) -> int:
+          source_options: dict | None = None, pin_file=None, short_pin: bool = False) -> int:
     """Run the table until SIGINT/SIGTERM; 0 on a clean stop, 2 if it
-    cannot start (port in use, no such buzzers, unusable store).
+    cannot start (port in use, no such buzzers, unusable store, a store
+    another companion serves, a PIN under 6 characters without
+    ``short_pin``).
 
     ``source``: a registered source name or None/``auto``; ``demo`` None:
-    on with mock buzzers. ``pin`` None: ``COMPANION_PIN`` or a random one
-    (printed). ``settings``: the table session's race settings (tie window,
-    lockout, debounce...; :data:`companion.session.DEFAULT_SETTINGS`)."""
-    from .store import StoreError
+    on with mock buzzers. ``pin`` None: ``pin_file``, ``COMPANION_PIN``,
+    ``COMPANION_PIN_FILE`` or a random one (printed). ``settings``: the
+    table session's race settings (tie window, lockout, debounce...;
+    :data:`companion.session.DEFAULT_SETTINGS`). Files it creates are
+    private to the user (umask 077)."""
+    old_umask = os.umask(0o077)
+    try:
+        return _serve(host, port, db_path, pin, players, source, demo, pinmap, threads, print_fn,
+                      config, settings, source_options, pin_file, short_pin)
+    finally:
+        os.umask(old_umask)
 
+
+def _serve(host, port, db_path, pin, players, source, demo, pinmap, threads, print_fn, config,
+           settings, source_options, pin_file, short_pin) -> int:
     table = Table(host, port, db_path, pin, players, source, demo, pinmap, threads, config,
-                  session_settings=settings, source_options=source_options)
+                  session_settings=settings, source_options=source_options,
+                  pin_file=pin_file, allow_short_pin=short_pin, announce=print_fn)
     try:
         table.open()
     except OSError as exc:
@@ -318,6 +581,8 @@ def main(argv=None) -> int:
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--db", default=None)
     p.add_argument("--pin", default=None)
+    p.add_argument("--pin-file", default=None)
+    p.add_argument("--short-pin", action="store_true")
     p.add_argument("--players", default=None, help="comma-separated")
     p.add_argument("--source", default=None, metavar="NAME",
                    help=f"buzzer source: {', '.join(['auto', *source_names()])} "
@@ -332,7 +597,8 @@ def main(argv=None) -> int:
         print(text, flush=True)
 
     return serve(args.host, args.port, args.db, args.pin, players, args.source, args.demo,
-                 args.pinmap, args.threads, print_fn=out)
+                 args.pinmap, args.threads, print_fn=out, pin_file=args.pin_file,
+                 short_pin=args.short_pin)
 
 
 __all__ = ["Table", "serve", "main", "DEMO_PLAYERS", "DEMO_GAME"]

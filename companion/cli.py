@@ -42,7 +42,14 @@ def _judge(args, stdin, stdout, stderr) -> int:
         print(f"companion judge: {exc}", file=stderr)
         return 2
     edges = []
-    for no, line in enumerate(stdin, start=1):
+    for no, line in enumerate(_lines(stdin), start=1):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                print(f"companion judge: line {no}: not UTF-8 text (byte "
+                      f"{line[exc.start]:#04x} at column {exc.start + 1})", file=stderr)
+                return 2
         if not line.strip():
             continue
         try:
@@ -64,6 +71,14 @@ def _judge(args, stdin, stdout, stderr) -> int:
     json.dump(verdict, stdout)
     stdout.write("\n")
     return 0
+
+
+def _lines(stdin):
+    """The lines of ``stdin`` as bytes when it has them (a real stdin: the
+    locale never decodes them, so bad bytes are found and named the same
+    way under every locale), else as the text it gives (tests' StringIO)."""
+    raw = getattr(stdin, "buffer", None)
+    return raw if raw is not None else stdin
 
 
 def _replay(args, stdin, stdout, stderr) -> int:
@@ -122,7 +137,8 @@ def _serve(args, stdin, stdout, stderr) -> int:
     players = [p.strip() for p in args.players.split(",") if p.strip()] if args.players else None
     return serve(host=args.host, port=args.port, db_path=args.db, pin=args.pin,
                  players=players, source=args.source, demo=args.demo, pinmap=args.pinmap,
-                 threads=args.threads, settings=settings)
+                 threads=args.threads, settings=settings, pin_file=args.pin_file,
+                 short_pin=args.short_pin)
 
 
 def _buzz(args, stdin, stdout, stderr) -> int:
@@ -171,7 +187,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="0.0.0.0")
     s.add_argument("--port", type=int, default=8080)
     s.add_argument("--db", help="SQLite file (default: the user's data directory)")
-    s.add_argument("--pin", help="host console PIN (default: COMPANION_PIN or a random one, printed)")
+    s.add_argument("--pin", help="host console PIN, at least 6 characters (shows in `ps`: on a "
+                                 "shared machine use --pin-file or COMPANION_PIN; default: "
+                                 "COMPANION_PIN, COMPANION_PIN_FILE or a random one, printed)")
+    s.add_argument("--pin-file", metavar="FILE",
+                   help="read the host PIN from the first line of FILE (keep it mode 0600)")
+    s.add_argument("--short-pin", action="store_true",
+                   help="accept a PIN shorter than 6 characters (a guest can guess a 4-digit "
+                        "PIN in hours)")
     s.add_argument("--players", help="buzzer players for the demo, comma-separated")
     s.add_argument("--source", default=None, metavar="NAME", help=_source_help())
     s.add_argument("--demo", action=argparse.BooleanOptionalAction, default=None,
@@ -205,7 +228,27 @@ def main(argv: Sequence[str] | None = None, stdin=None, stdout=None, stderr=None
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    return args.run(args, stdin, stdout, stderr)
+    try:
+        return args.run(args, stdin, stdout, stderr)
+    except BrokenPipeError:
+        # the reader went away (`companion replay game.jsonl | head`): end
+        # quietly, and keep Python from complaining again at exit
+        _quiet_stdout(stdout)
+        return 0
+
+
+def _quiet_stdout(stdout) -> None:
+    """After a broken pipe: point stdout at /dev/null so the interpreter's
+    final flush does not print a second BrokenPipeError."""
+    import os
+
+    if stdout is sys.stdout:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
 
 
 if __name__ == "__main__":

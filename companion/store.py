@@ -742,6 +742,26 @@ def _live_race_writer(ref: "weakref.ref[Store]", wake: threading.Event) -> None:
         del store
 
 
+def failure_cause(exc: BaseException) -> str:
+    """What a failed write means for the people at the table, in their
+    words: "the disk is full", "the database is read-only"... (from SQLite's
+    own message, which the StoreError carries)."""
+    text = str(exc).lower()
+    if "is full" in text or "no space" in text:
+        return "the disk is full"
+    if "readonly" in text or "read-only" in text:
+        return "the database is read-only (check the file's and the disk's permissions)"
+    if "disk i/o" in text or "i/o error" in text:
+        return "the disk failed (an I/O error)"
+    if "locked" in text or "busy" in text:
+        return "the database is locked by another program"
+    if "unable to open" in text or "permission" in text:
+        return "the database cannot be opened for writing (permissions)"
+    if "closed" in text:
+        return "the store is closed"
+    return f"the store failed ({exc})"
+
+
 def _kind(event: dict) -> str:
     kind = event.get("type") if isinstance(event, dict) else None
     if not isinstance(kind, str) or not kind:
@@ -750,4 +770,4 @@ def _kind(event: dict) -> str:
 
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Store", "StoreError",
-           "StoreCorrupt", "StaleVersion", "UnknownGame", "iso"]
+           "StoreCorrupt", "StaleVersion", "UnknownGame", "iso", "failure_cause"]

@@ -105,3 +105,20 @@ def test_serve_settings_parse_and_refuse_unknown_names():
         parse_settings(["tie_window=5"])
     with pytest.raises(ValueError, match="whole number"):
         parse_settings(["hold_ms=fast"])
+
+
+@pytest.mark.parametrize("locale", ["C.UTF-8", "C"])
+def test_judge_names_a_line_that_is_not_utf8_under_every_locale(locale):
+    """Issue 9, item 8: bytes that are not UTF-8 exit 2 naming the line, never a traceback."""
+    import os
+    import subprocess
+    import sys
+
+    data = b'{"player":"A","edge":"press","t_ns":1}\n\xff\n'
+    p = subprocess.run([sys.executable, "-m", "companion", "judge", "first-press",
+                        "--players", "A,B"], input=data, capture_output=True, timeout=60,
+                       env=dict(os.environ, LC_ALL=locale, PYTHONUTF8="0" if locale == "C" else "1"))
+    err = p.stderr.decode("utf-8", "replace")
+    assert p.returncode == 2, err
+    assert "line 2" in err and "not UTF-8" in err and "Traceback" not in err
+    assert p.stdout == b""

@@ -152,6 +152,10 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
                            hashlib.sha256).hexdigest()[:16])
 
     app.before_request(auth.check_csrf)
+    auth.install(app)                  # server-side logins, the table-wide PIN limit
+    from . import schema
+
+    schema.install(app)                # bounded bodies, strict events: 400 before logging
 
     @app.after_request
     def security_headers(resp):
@@ -185,7 +189,9 @@ def register_errors(app: Flask) -> None:
     * a game id the store does not have -> 404;
     * a body the API cannot use (:class:`~companion.web.api.BadRequest`) -> 400;
     * a game file that does not replay -> 400 naming its line;
-    * the store unable to write -> 503 (nothing was logged).
+    * the store unable to write -> 503 with the cause ("the disk is full: the
+      last event was not saved"), and every page is told the table is not
+      saving (the SSE ``saving`` event).
     """
     from ..gamefile import GameFileError
     from ..games import RulesError
@@ -225,8 +231,15 @@ def register_errors(app: Flask) -> None:
 
     @app.errorhandler(StoreError)
     def store_error(exc: StoreError):
-        resp, status = answer(f"the store could not do it: {exc}; nothing was logged", 503,
-                              "store")
+        from ..store import failure_cause
+
+        cause = failure_cause(exc)
+        app.logger.error("store failure: %s", exc)
+        broker = getattr(app.extensions.get("companion"), "broker", None)
+        if broker is not None and request.method not in ("GET", "HEAD", "OPTIONS"):
+            # a write failed: every page learns the table is not saving
+            broker.store_failed(f"{cause}: the last event was not saved")
+        resp, status = answer(f"{cause}: the last event was not saved ({exc})", 503, "store")
         resp.headers["Retry-After"] = "2"
         return resp, status
 

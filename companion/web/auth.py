@@ -2,9 +2,15 @@
 
 * The PIN comes from the configuration (``PIN``) or is made up at start-up
   and printed; it is compared in constant time (:func:`hmac.compare_digest`).
-* Failed logins are rate-limited per client IP (:class:`RateLimiter`).
-* A logged-in host has ``session["host"]`` set in Flask's signed session
-  cookie (HttpOnly, SameSite=Strict; see :func:`configure_cookies`).
+* Failed logins are rate-limited per client IP (:class:`RateLimiter`) and
+  for the whole table (:class:`PinGuard`): past the table's limit the PIN
+  is replaced by a fresh one shown only on the Pi's own terminal and log,
+  so guessing starts over and the host, who can see the Pi, is never locked
+  out. Logins from the Pi itself (127.0.0.1) never count towards it.
+* A logged-in host's cookie (Flask's signed session, HttpOnly,
+  SameSite=Strict) holds the id of a server-side login
+  (:class:`HostSessions`): logging out revokes it, and a start with another
+  PIN revokes them all, so a copied cookie stops working.
 * Every request that changes state (any method but GET/HEAD/OPTIONS) must
   carry the CSRF token of its session: the ``X-CSRF-Token`` header for JSON,
   the ``csrf_token`` form field for forms. The scoreboard gets a token too,
@@ -14,12 +20,18 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import hmac
+import json
+import logging
+import os
 import secrets
 import threading
 import time
 from collections import deque
 from datetime import timedelta
+from pathlib import Path
+from typing import Callable
 
 from flask import current_app, jsonify, request, session
 
@@ -27,10 +39,42 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSRF_HEADER = "X-CSRF-Token"
 CSRF_FIELD = "csrf_token"
 
+log = logging.getLogger(__name__)
+
+#: A PIN shorter than this is refused at start-up unless the host asks for
+#: a short one (``companion serve --short-pin``).
+MIN_PIN_LENGTH = 6
+#: Wrong PINs the whole table allows per window, from every address but the
+#: Pi's own together, before the PIN is replaced (30 per 15 minutes: a
+#: 6-digit PIN then takes about 3 years of guessing on average).
+GLOBAL_LOGIN_LIMIT = 30
+GLOBAL_LOGIN_WINDOW_S = 900.0
+#: How long a host login lasts (the cookie and the server-side record).
+LOGIN_LIFETIME_S = 12 * 3600
+#: Most host logins kept at once (the oldest is forgotten first).
+MAX_LOGINS = 64
+
 
 def new_pin(digits: int = 6) -> str:
     """A random numeric PIN (printed at start-up when none is configured)."""
     return "".join(secrets.choice("0123456789") for _ in range(digits))
+
+
+def check_pin_policy(pin: str, allow_short: bool = False) -> str:
+    """``pin`` as the host PIN, or ValueError saying why not: at least
+    :data:`MIN_PIN_LENGTH` characters (digits are easiest on a phone)
+    unless ``allow_short``, no spaces at either end, not empty."""
+    if not isinstance(pin, str) or not pin.strip():
+        raise ValueError("the host PIN is empty")
+    if pin != pin.strip():
+        raise ValueError("the host PIN starts or ends with a space")
+    if len(pin) > 64:
+        raise ValueError("the host PIN is longer than 64 characters")
+    if len(pin) < MIN_PIN_LENGTH and not allow_short:
+        raise ValueError(f"the host PIN has {len(pin)} characters; use at least "
+                         f"{MIN_PIN_LENGTH} (a guest on the Wi-Fi can try a short one in hours), "
+                         f"or pass --short-pin to accept it")
+    return pin
 
 
 def pin_matches(given: str | None, pin: str) -> bool:
@@ -91,6 +135,178 @@ class RateLimiter:
             self._hits.pop(key, None)
 
 
+class PinGuard:
+    """The table-wide limit on wrong PINs: :data:`GLOBAL_LOGIN_LIMIT` per
+    :data:`GLOBAL_LOGIN_WINDOW_S` from every guest address together. When it
+    is reached the PIN is replaced by a fresh random one (at least 6
+    digits), which ``announce`` shows on the Pi's own terminal and log: the
+    guessing starts over, nobody on the Wi-Fi learns it, and the host reads
+    it on the Pi. Logged-in hosts stay logged in."""
+
+    def __init__(self, limit: int = GLOBAL_LOGIN_LIMIT, window_s: float = GLOBAL_LOGIN_WINDOW_S,
+                 announce: Callable[[str], None] | None = None, clock=time.monotonic):
+        self.limiter = RateLimiter(limit, window_s, clock=clock)
+        self.announce = announce
+        self.rotations = 0
+
+    def wrong(self, svc) -> bool:
+        """Count one wrong PIN; True if it replaced the PIN."""
+        if self.limiter.hit("*"):
+            return False
+        self.limiter.reset("*")
+        old = svc.pin
+        svc.pin = new_pin(max(MIN_PIN_LENGTH, len(old)))
+        self.rotations += 1
+        message = (f"Too many wrong host PINs from the network: the host PIN is now "
+                   f"{svc.pin} (the old one no longer works; logged-in hosts stay in).")
+        log.warning("too many wrong host PINs from the network: the PIN was replaced "
+                    "(the new one is shown on the companion's terminal)")
+        if self.announce is not None:
+            try:
+                self.announce(message)
+            except Exception:  # noqa: BLE001 - the terminal may be gone
+                log.exception("could not show the new PIN")
+        else:
+            log.warning("%s", message)
+        return True
+
+
+class HostSessions:
+    """Host logins kept by the server: the cookie holds a random id, the
+    server only its SHA-256 digest and its expiry. Kept in ``path`` (mode
+    0600, written whole and renamed) so logins survive a restart; a start
+    with another PIN (another ``epoch``) forgets them all."""
+
+    def __init__(self, path=None, epoch: str = "", lifetime_s: float = LOGIN_LIFETIME_S,
+                 wall_clock=time.time, max_logins: int = MAX_LOGINS):
+        self.path = None if path is None else Path(path)
+        self.epoch = epoch
+        self.lifetime = lifetime_s
+        self.clock = wall_clock
+        self.max_logins = max_logins
+        self._lock = threading.Lock()
+        self._logins: dict[str, float] = {}
+        self._load()
+
+    @staticmethod
+    def _digest(sid: str) -> str:
+        return hashlib.sha256(sid.encode()).hexdigest()
+
+    def _load(self) -> None:
+        if self.path is None:
+            return
+        try:
+            data = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return
+        if not isinstance(data, dict) or data.get("epoch") != self.epoch:
+            self._save()            # another PIN: every old login is revoked
+            return
+        now = self.clock()
+        logins = data.get("logins")
+        if isinstance(logins, dict):
+            self._logins = {k: float(v) for k, v in logins.items()
+                            if isinstance(k, str) and isinstance(v, (int, float)) and v > now}
+
+    def _save(self) -> None:
+        if self.path is None:
+            return
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                json.dump({"epoch": self.epoch, "logins": self._logins}, fh)
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, self.path)
+        except OSError as exc:   # a read-only directory: logins last until a restart
+            log.warning("could not keep the host logins in %s: %s", self.path, exc)
+
+    def issue(self) -> str:
+        """A new login; its id goes in the cookie."""
+        sid = secrets.token_urlsafe(32)
+        with self._lock:
+            now = self.clock()
+            self._logins = {k: v for k, v in self._logins.items() if v > now}
+            while len(self._logins) >= self.max_logins:
+                self._logins.pop(min(self._logins, key=self._logins.get))
+            self._logins[self._digest(sid)] = now + self.lifetime
+            self._save()
+        return sid
+
+    def valid(self, sid) -> bool:
+        if not isinstance(sid, str) or not sid:
+            return False
+        with self._lock:
+            expires = self._logins.get(self._digest(sid))
+            return expires is not None and expires > self.clock()
+
+    def revoke(self, sid) -> bool:
+        if not isinstance(sid, str) or not sid:
+            return False
+        with self._lock:
+            gone = self._logins.pop(self._digest(sid), None) is not None
+            if gone:
+                self._save()
+            return gone
+
+    def revoke_all(self) -> None:
+        with self._lock:
+            self._logins.clear()
+            self._save()
+
+    def __len__(self) -> int:
+        with self._lock:
+            now = self.clock()
+            return sum(1 for v in self._logins.values() if v > now)
+
+
+class AuthState:
+    """What auth keeps per app (``app.extensions["companion_auth"]``)."""
+
+    def __init__(self, sessions: HostSessions, guard: PinGuard):
+        self.sessions, self.guard = sessions, guard
+
+
+def install(app, announce: Callable[[str], None] | None = None) -> AuthState:
+    """Set up the server-side logins and the table-wide PIN limit for ``app``
+    (after its ``Services``), and revoke a login when it logs out."""
+    svc = app.extensions["companion"]
+    store = getattr(svc.session, "store", None)
+    db_path = getattr(store, "path", None)
+    path = None if db_path is None or str(db_path) == ":memory:" else f"{db_path}-logins"
+    state = AuthState(
+        HostSessions(path, epoch=svc.pin_epoch),
+        PinGuard(app.config.get("GLOBAL_LOGIN_LIMIT", GLOBAL_LOGIN_LIMIT),
+                 app.config.get("GLOBAL_LOGIN_WINDOW_S", GLOBAL_LOGIN_WINDOW_S),
+                 announce=announce or app.config.get("ANNOUNCE")))
+    app.extensions["companion_auth"] = state
+    app.before_request(_revoke_on_logout)
+    return state
+
+
+#: The views that log a host out (their login is revoked before they run).
+LOGOUT_ENDPOINTS = frozenset({"host.logout_form", "host.logout_json"})
+
+
+def _state() -> AuthState | None:
+    return current_app.extensions.get("companion_auth")
+
+
+def _revoke_on_logout():
+    if request.endpoint in LOGOUT_ENDPOINTS:
+        logout()
+    return None
+
+
+def logout() -> None:
+    """Revoke this browser's host login (the cookie is cleared by the view)."""
+    state = _state()
+    if state is not None:
+        state.sessions.revoke(session.get("sid"))
+    session.pop("host", None)
+    session.pop("sid", None)
+
+
 #: The session cookie: HttpOnly, SameSite=Strict, not Secure (plain HTTP on
 #: the table's Wi-Fi); a host login lasts a games night.
 COOKIE_CONFIG = {
@@ -131,7 +347,10 @@ def check_csrf() -> None:
 
 def is_host() -> bool:
     svc = current_app.extensions["companion"]
-    return bool(session.get("host")) and session.get("pin_epoch") == svc.pin_epoch
+    if not session.get("host") or session.get("pin_epoch") != svc.pin_epoch:
+        return False
+    state = _state()
+    return state is None or state.sessions.valid(session.get("sid"))
 
 
 def login(pin_given: str | None) -> tuple[bool, float]:
@@ -142,15 +361,28 @@ def login(pin_given: str | None) -> tuple[bool, float]:
     # lock: simultaneous guesses cannot all slip past a separate check
     if not svc.login_limiter.hit(key):
         return False, max(svc.login_limiter.blocked(key), 1.0)
+    state = _state()
     if pin_matches(pin_given, svc.pin):
         svc.login_limiter.reset(key)
+        old = session.get("sid")
         session.clear()
         session.permanent = True
         session["host"] = True
         session["pin_epoch"] = svc.pin_epoch
+        if state is not None:
+            state.sessions.revoke(old)
+            session["sid"] = state.sessions.issue()
         csrf_token()   # a fresh token after login (no fixation)
         return True, 0.0
+    if state is not None and not _trusted(key):
+        state.guard.wrong(svc)
     return False, 0.0
+
+
+def _trusted(addr: str) -> bool:
+    from .limits import trusted
+
+    return trusted(addr)
 
 
 def host_required(view):
@@ -184,5 +416,6 @@ def rate_limited(limiter_name: str):
     return deco
 
 
-__all__ = ["RateLimiter", "new_pin", "pin_matches", "csrf_token", "check_csrf", "login",
+__all__ = ["RateLimiter", "PinGuard", "HostSessions", "install", "logout", "check_pin_policy",
+           "MIN_PIN_LENGTH", "new_pin", "pin_matches", "csrf_token", "check_csrf", "login",
            "is_host", "host_required", "rate_limited", "COOKIE_CONFIG"]

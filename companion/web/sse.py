@@ -28,6 +28,14 @@ Wire format (docs/web.md)::
     event: heartbeat
     data: {"now_ns": ...}
 
+    event: saving
+    data: {"id": null, "type": "saving", "data": {"saving": false, "error": "the disk is full: ..."}}
+
+``saving`` tells every page whether the table is keeping its log: false
+after a write failed (:meth:`Broker.store_failed`, or a ``store`` fault of
+the session), true again once an event is logged. A page that connects
+while the table is not saving gets it right after its snapshot.
+
 Only log updates carry an ``id:`` line, so the browser's ``Last-Event-ID``
 is always an id of the log. ``pub_ns`` is the server's monotonic clock when
 the update was published (the benchmark measures latency with it); ``now_ns``
@@ -158,12 +166,39 @@ class Broker:
         self._clients: set[Client] = set()
         self._lock = threading.Lock()
         self._closed = False
+        #: False while the table cannot write its log (the cause in saving_error)
+        self.saving = True
+        self.saving_error: str | None = None
         self._unsubscribe = session.subscribe(self.publish)
 
     # -- the session side -------------------------------------------------
     def publish(self, update: dict) -> None:
         """Called by the session (any thread) for every update: encode once,
         queue for every client. Never blocks."""
+        self._send(update)
+        kind = update.get("type")
+        data = update.get("data")
+        if kind == "fault" and isinstance(data, dict) and data.get("fault") == "store":
+            self.store_failed(str(data.get("message") or "the store failed"))
+        elif kind == "state" and update.get("id") is not None and not self.saving:
+            self._set_saving(True, None)
+
+    def store_failed(self, cause: str) -> None:
+        """The table could not write its log: tell every page (``saving``)."""
+        self._set_saving(False, cause)
+
+    def _set_saving(self, saving: bool, error: str | None) -> None:
+        with self._lock:
+            changed = saving != self.saving or error != self.saving_error
+            self.saving, self.saving_error = saving, error
+        if changed:
+            self._send(self._saving_update())
+
+    def _saving_update(self) -> dict:
+        return {"id": None, "type": "saving", "version": getattr(self.session, "version", None),
+                "data": {"saving": self.saving, "error": self.saving_error}}
+
+    def _send(self, update: dict) -> None:
         uid = update.get("id")
         kind = str(update.get("type") or "state")
         payload = dict(update)
@@ -234,6 +269,10 @@ class Broker:
         beat = self.heartbeat_s if heartbeat_s is None else heartbeat_s
         try:
             sent, frames = self.replay_frames(last_id)
+            if not self.saving:
+                frames.append(frame("saving", dict(self._saving_update(),
+                                                   pub_ns=time.monotonic_ns(),
+                                                   now_ns=self.clock())))
             yield b"retry: 2000\n\n" + b"".join(frames)
             next_beat = time.monotonic() + beat
             check = max(self.check_s, 1.0) if disconnected is not None else beat
