@@ -321,7 +321,7 @@ def host_extras(game: Game | None, replay, *, request, log_rows: list[tuple[int,
                 "host_view": None, "log": [], "settings": dict(settings), "windows": []}
     st = replay.state
     return {
-        "legal_events": [] if game.finished(st) else game.legal_events(st),
+        "legal_events": [] if game.finished(st) else host_events(game, st),
         "undo": public_line(game, replay.events[-1]) if replay.events else None,
         "redo": public_line(game, replay.undone[-1][0]) if replay.undone else None,
         "race_request": None if request is None else request.to_json(),
@@ -330,6 +330,15 @@ def host_extras(game: Game | None, replay, *, request, log_rows: list[tuple[int,
         "settings": dict(settings),
         "windows": list(windows or []),
     }
+
+
+def host_events(game: Game, state) -> list[dict]:
+    """The events the host console offers: the game's ``host_events`` where
+    it has hidden hands (moves as far as public information allows, draws
+    without their cards), else its legal events. The console must never
+    show a hand just by listing what could be cooked from it."""
+    offer = getattr(game, "host_events", None)
+    return offer(state) if offer is not None else game.legal_events(state)
 
 
 def log_lines(game: Game, log_rows: list[tuple[int, dict]]) -> list[dict]:

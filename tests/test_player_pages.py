@@ -491,3 +491,24 @@ def test_the_host_console_has_the_player_links_section(tables):
     hawker(t)
     html = t.host.get("/host").get_data(as_text=True)
     assert 'id="player-links"' in html and "js/player-links.js" in html
+
+
+def test_the_host_console_offers_no_event_that_shows_a_hidden_hand(tables):
+    """The host is usually a player too: the console's buttons (which cooks,
+    trades and discards it offers) must not depend on a hand that only its
+    player logged, or a button like "cook Chicken Rice with egg, egg" tells
+    the host what Ana holds."""
+    offered = []
+    for name, cards in (("a", ANA_A), ("b", ANA_B)):
+        t = tables(name)
+        links = play_hawker(t, cards)[1]
+        t.session.log({"type": "event_check", "event": None})
+        ana = t.phone_for(links["ana"])          # ana's turn: she draws, then may cook
+        assert log_own(ana, links["ana"], draw("ana", "ingredient", ["wildcard", "water"])) \
+            .status_code == 200
+        assert log_own(ana, links["ana"], draw("ana", "action", ["copycat-stall"])) \
+            .status_code == 200
+        state = t.host.get("/api/host/state").json
+        assert any(e["type"] == "cook" for e in state["legal_events"])
+        offered.append((state["legal_events"], state.get("legal_labels")))
+    assert offered[0] == offered[1]
