@@ -126,6 +126,9 @@ COMMANDS = {"run": cmd_run, "test": cmd_test, "bench": cmd_bench}
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in COMMANDS:
+        if argv:
+            print(f"tasks.py: unknown command {argv[0]!r}; the commands are "
+                  f"{', '.join(COMMANDS)}", file=sys.stderr)
         print(__doc__)
         return 2
     try:

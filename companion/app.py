@@ -236,8 +236,9 @@ class Table:
                  threads: int = 64, config: dict | None = None, demo_game: str | None = DEMO_GAME,
                  session_settings: dict | None = None, source_options: dict | None = None,
                  pin_file=None, allow_short_pin: bool = True, limits=None,
-                 announce: Callable[[str], None] | None = None):
+                 announce: Callable[[str], None] | None = None, league: dict | None = None):
         self.host, self.port = host, port
+        self.league_options, self.league = league, None
         self.pin_file, self.allow_short_pin = pin_file, allow_short_pin
         self.limits = limits
         self.announce = announce
@@ -288,6 +289,10 @@ class Table:
             self.session.new_game(self.demo_game, [
                 {"name": n, "buzzer": n if n in buzzers else None} for n in self.players])
         self._open_feedback()
+        if self.league_options:
+            from .league.publisher import publisher_from_options
+            self.league = publisher_from_options(self.session, self.store, **self.league_options)
+            self.league.start()
         self.pipeline = Pipeline(self.source, self.session, feedback=self.feedback,
                                  name="companion-pipeline")
         config = {"PIN": self.pin, "DEMO": bool(self.demo), "PLAYERS": self.players,
@@ -470,6 +475,9 @@ class Table:
             self.source = None
         if self.services is not None:
             self.services.close()
+        if self.league is not None:
+            self.league.close()
+            self.league = None
         if self.store is not None:
             self.store.close()
             self.store = None
@@ -506,6 +514,8 @@ class Table:
         if self.session.game is not None:
             lines.append(f"Game: {self.session.game.title} (game {self.session.game_id})")
         lines.append(f"Store: {self.store.path}")
+        if self.league is not None:
+            lines.append(f"League: table {self.league.table_id} -> {self.league.broker}")
         lines += [f"Note: {n}" for n in self.notes]
         lines.append("Ctrl-C stops.")
         return "\n".join(lines)
@@ -515,7 +525,8 @@ def serve(host: str = "0.0.0.0", port: int = 8080, db_path=None, pin: str | None
           players: list[str] | None = None, source: str | None = None, demo: bool | None = True,
           pinmap=None, threads: int = 64, print_fn: Callable[[str], None] = print,
           config: dict | None = None, settings: dict | None = None,
-          source_options: dict | None = None, pin_file=None, short_pin: bool = False) -> int:
+          source_options: dict | None = None, pin_file=None, short_pin: bool = False,
+          league: dict | None = None) -> int:
     """Run the table until SIGINT/SIGTERM; 0 on a clean stop, 2 if it
     cannot start (port in use, no such buzzers, unusable store, a store
     another companion serves, a PIN under 6 characters without
@@ -530,16 +541,17 @@ def serve(host: str = "0.0.0.0", port: int = 8080, db_path=None, pin: str | None
     old_umask = os.umask(0o077)
     try:
         return _serve(host, port, db_path, pin, players, source, demo, pinmap, threads, print_fn,
-                      config, settings, source_options, pin_file, short_pin)
+                      config, settings, source_options, pin_file, short_pin, league)
     finally:
         os.umask(old_umask)
 
 
 def _serve(host, port, db_path, pin, players, source, demo, pinmap, threads, print_fn, config,
-           settings, source_options, pin_file, short_pin) -> int:
+           settings, source_options, pin_file, short_pin, league=None) -> int:
     table = Table(host, port, db_path, pin, players, source, demo, pinmap, threads, config,
                   session_settings=settings, source_options=source_options,
-                  pin_file=pin_file, allow_short_pin=short_pin, announce=print_fn)
+                  pin_file=pin_file, allow_short_pin=short_pin, announce=print_fn,
+                  league=league)
     try:
         table.open()
     except OSError as exc:

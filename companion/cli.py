@@ -138,7 +138,10 @@ def _serve(args, stdin, stdout, stderr) -> int:
     return serve(host=args.host, port=args.port, db_path=args.db, pin=args.pin,
                  players=players, source=args.source, demo=args.demo, pinmap=args.pinmap,
                  threads=args.threads, settings=settings, pin_file=args.pin_file,
-                 short_pin=args.short_pin)
+                 short_pin=args.short_pin,
+                 league=None if not args.league else {
+                     "url": args.league, "table_id": args.table_id,
+                     "user": args.league_user, "password_file": args.league_password_file})
 
 
 def _buzz(args, stdin, stdout, stderr) -> int:
@@ -205,7 +208,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a race setting, e.g. tie_window_us=500, lockout_ms=300, "
                         "debounce_ms=20, hold_ms=30, stuck_ms=10000, countdown_ms=3000 "
                         "(docs/rules-notes.md)")
+    s.add_argument("--league", metavar="URL", default=None,
+                   help="publish this table to a league broker, mqtt://host:port (off by "
+                        "default; docs/league.md)")
+    s.add_argument("--table-id", default=None, help="this table's id in the league")
+    s.add_argument("--league-user", default=None, help="broker user (default: the table id)")
+    s.add_argument("--league-password-file", default=None, metavar="FILE",
+                   help="file whose first line is this table's broker password")
     s.set_defaults(run=_serve)
+
+    sub.add_parser("league", add_help=False,
+                   help="the league screen and its broker's files: companion league "
+                        "{config,serve} ... (docs/league.md)")
 
     b = sub.add_parser("buzz", help="races in the terminal; mock buzzers on keys 1-6")
     b.add_argument("--players", default="A,B,C,D")
@@ -223,6 +237,10 @@ def main(argv: Sequence[str] | None = None, stdin=None, stdout=None, stderr=None
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["league"]:          # the league has its own commands and options
+        from .league.__main__ import main as league_main
+        return league_main(argv[1:], stdout=stdout, stderr=stderr)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -487,3 +487,44 @@ def test_a_long_outage_larger_than_the_publish_window_arrives_whole_and_in_order
         assert league.store.gaps("t1") == [] and len(t1.ids()) == 450
     finally:
         league.close()
+
+
+def test_companion_serve_with_league_publishes_the_table(tmp_path, broker):
+    """`companion serve --league URL --table-id t1 --league-password-file F`:
+    the served table's log reaches the league, and the banner says so."""
+    from companion.app import Table as ServedTable
+
+    league = league_server(tmp_path, broker)
+    served = ServedTable("127.0.0.1", 0, tmp_path / "served.db", pin="246810", source="mock",
+                         demo=True, league={"url": broker.url, "table_id": "t1",
+                                            "password_file": broker.files["secrets"]["t1"]})
+    try:
+        served.open().start()
+        assert "League: table t1 -> " in served.banner()
+        served.session.log({"type": "flip", "card": "food:laksa"})
+        assert served.league.flush(10), served.league.status()
+        ids = sorted(i for g in served.store.list_games() for i, _ in served.store.events(g["id"]))
+        assert wait_for(lambda: league.store.event_ids("t1") == ids, timeout=10)
+        view = get_json(league.url + "/api/league")
+        assert [t["table"] for t in view["tables"]] == ["t1"]
+        assert view["tables"][0]["title"] == "Chope!"
+    finally:
+        served.close()
+        league.close()
+    assert served.league is None                       # closed with the table
+
+
+def test_serve_refuses_a_league_without_a_table_id(tmp_path):
+    from companion.cli import main
+
+    out = []
+
+    class W:
+        def write(self, s):
+            out.append(s)
+
+        def flush(self):
+            pass
+    rc = main(["serve", "--port", "0", "--db", str(tmp_path / "x.db"), "--pin", "246810",
+               "--source", "mock", "--league", "mqtt://127.0.0.1:1"], stdout=W(), stderr=W())
+    assert rc == 2
