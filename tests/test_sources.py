@@ -199,7 +199,7 @@ def test_companion_serve_source_gpio_without_gpio(capsys, tmp_path):
     from companion.cli import main
 
     rc = main(["serve", "--source", "gpio", "--host", "127.0.0.1", "--port", "0",
-               "--db", str(tmp_path / "t.db"), "--pin", "1234"])
+               "--db", str(tmp_path / "t.db"), "--pin", "123456"])
     out = capsys.readouterr()
     assert rc == 2
     line = _one_line(out.out + out.err)

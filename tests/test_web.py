@@ -693,7 +693,7 @@ def test_join_urls_name_the_ip_and_the_mdns_host(monkeypatch):
 def test_serve_stops_cleanly_on_a_signal(tmp_path, sig):
     proc = subprocess.Popen(
         [sys.executable, "-m", "companion.web.server", "--host", "127.0.0.1", "--port", "0",
-         "--db", str(tmp_path / "s.db"), "--pin", "1357", "--source", "mock"],
+         "--db", str(tmp_path / "s.db"), "--pin", "135790", "--source", "mock"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         out = ""
@@ -703,7 +703,7 @@ def test_serve_stops_cleanly_on_a_signal(tmp_path, sig):
             if not line:
                 break
             out += line
-        assert "PIN: 1357" in out and "Demo mode" in out, out
+        assert "PIN: 135790" in out and "Demo mode" in out, out
         port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", out).group(1))
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
         conn.request("GET", "/events")
