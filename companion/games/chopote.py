@@ -40,7 +40,7 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
-from .base import Game, RulesError, Setting, rank_by
+from .base import Game, RulesError, Setting, copy_json, rank_by
 
 DATA = json.loads((Path(__file__).parent / "data" / "chopote.json").read_text())
 
@@ -303,6 +303,12 @@ class Chopote(Game):
         return moves, refusals
 
     # -- transitions ------------------------------------------------------
+    def copy_state(self, s: dict) -> dict:
+        """The private copy ``apply`` works on: the state is plain JSON
+        (dicts, lists, numbers, strings), so :func:`copy_json` does, several
+        times faster than ``copy.deepcopy`` (a game is ~800 events)."""
+        return copy_json(s)
+
     def _apply(self, s: dict, ev: dict) -> dict:
         if ev["type"] not in EVENTS:
             raise RulesError(f"unknown Chopote event {ev['type']!r}; known: {list(EVENTS)}",
