@@ -32,10 +32,13 @@ NO_EVENT = {"type": "event_check", "event": None}
 EVENT = {"type": "event_check", "event": FP}
 
 
-def play(s, *events):
+def play(s, *events, faults=False):
+    """Apply ``events``, checking the invariants; a log clash (a fault for the host) only
+    where a test says it expects one."""
     for ev in events:
         s = G.apply(s, ev)
         G.check_invariants(s)
+        assert faults or not G.host_view(s)["faults"], (ev, G.host_view(s)["faults"])
     return s
 
 
@@ -642,18 +645,142 @@ def test_private_draw_logged_by_the_player_and_hidden_from_the_table():
     assert hand(s, "bo") == sorted([FLOUR, WATER, EGG, WILD, LS])
 
 
-def test_a_draw_the_pile_cannot_give_is_refused():
-    s = play(start(), NO_EVENT)
-    s = play(s, draw("ana", "ingredient", WILD, EGG))
-    s = play(s, draw("ana", "action", LS), END)
-    s = turn(s, (WILD, SPICES), LS)            # the third Wildcard (bo holds one)
-    s = play(s, END)
+def test_a_draw_the_drawer_can_see_is_impossible_is_refused():
+    """A draw is refused when what the drawer can know rules it out: 2 Wildcards face up in
+    the Black Market and 1 in ana's own hand leave none to draw ('Wildcard x 3')."""
+    s = start(market=(WILD, WILD, EGG), hands={"ana": ([MEAT, RICE, CHILI, WILD], PI),
+                                               "bo": ([FLOUR, WATER, EGG, EGG], LS)})
     s = play(s, NO_EVENT)
-    refused(s, draw("ana", "ingredient", WILD, EGG), "accounted for")
-    s = play(s, draw("ana", "ingredient", EGG, EGG), draw("ana", "action", LS), END,
-             {"type": "discard", "cards": [EGG]})          # ana: 2 Stops, bo: 2 Stops
-    s = play(s, NO_EVENT, draw("bo", "ingredient", WATER, WATER))
-    refused(s, draw("bo", "action", LS), "accounted for")
+    refused(s, draw("ana", "ingredient", WILD, EGG), "no wildcard", "accounted for")
+    assert draw("ana", "ingredient", EGG, EGG) in G.private_events(s, "ana")
+    assert not [e for e in G.private_events(s, "ana") if WILD in e.get("cards", ())]
+    # the only Licence Suspended (actions setting) is in bo's own hand: he cannot draw one
+    s = start(actions={PI: 3, FR: 0, CC: 3, LS: 1})
+    s = play(s, NO_EVENT, draw("ana", "ingredient", SPICES, SPICES), draw("ana", "action", CC),
+             END, NO_EVENT, draw("bo", "ingredient", FLOUR, FLOUR))
+    refused(s, draw("bo", "action", LS), "no licence suspended", "accounted for")
+
+
+def two_worlds(bo_ingredients, bo_action=CC, **options):
+    """The same game twice, told apart only by the cards bo drew on his first turn (hidden
+    from ana): ana's 4 + Meat, Rice, Chili, Water; bo's Flour, Water, Egg, Wildcard."""
+    worlds = []
+    for bo_draw in bo_ingredients:
+        s = start(**options)
+        s = play(s, NO_EVENT, draw("ana", "ingredient", EGG, FLOUR), draw("ana", "action", CC),
+                 END, NO_EVENT, draw("bo", "ingredient", *bo_draw),
+                 draw("bo", "action", bo_action), END, NO_EVENT)
+        worlds.append(s)
+    return worlds
+
+
+def outcome(s, ev):
+    """What the player who logs ``ev`` learns: accepted, or the refusal's words."""
+    try:
+        G.apply(s, ev)
+    except RulesError as exc:
+        return str(exc)
+    return "accepted"
+
+
+def all_draws(player, pile, n):
+    kinds = list(DATA["ingredients"]) if pile == "ingredient" else list(DATA["action_cards"])
+    groups = [[]]
+    for _ in range(n):
+        groups = [g + [k] for g in groups for k in kinds if not g or
+                  kinds.index(k) >= kinds.index(g[-1])]
+    return [draw(player, pile, *g) for g in groups]
+
+
+def test_a_players_page_learns_nothing_of_other_hands_from_draws():
+    """Bo privately draws the last 2 Wildcards (or, in the twin world, Egg and Spices). Ana's
+    page must be offered the same draws in both worlds, and every draw she might log (all
+    45 pairs of Ingredients) must get the same answer in both: otherwise a refusal ('no
+    Wildcard can be in the Ingredient pile') tells her what bo holds."""
+    last_wild, other = two_worlds([(WILD, WILD), (EGG, SPICES)])
+    assert G.public_view(last_wild) == G.public_view(other)
+    assert G.private_events(last_wild, "ana") == G.private_events(other, "ana")
+    assert G.private_view(last_wild, "ana") == G.private_view(other, "ana")
+    assert draw("ana", "ingredient", WILD, WILD) in G.private_events(last_wild, "ana")
+    probes = all_draws("ana", "ingredient", 2)
+    assert len(probes) == 36
+    assert [outcome(last_wild, ev) for ev in probes] == [outcome(other, ev) for ev in probes]
+    # ana logs a Wildcard: possible as far as she can know, so it is accepted in both worlds
+    a = play(last_wild, draw("ana", "ingredient", WILD, EGG), faults=True)
+    b = play(other, draw("ana", "ingredient", WILD, EGG))
+    assert G.private_view(a, "ana") == G.private_view(b, "ana")
+    assert G.private_events(a, "ana") == G.private_events(b, "ana")
+    assert G.public_view(a) == G.public_view(b)
+    # the Action draws she may log get the same answers too
+    actions = all_draws("ana", "action", 1)
+    assert [outcome(a, ev) for ev in actions] == [outcome(b, ev) for ev in actions]
+    # the clash is the host's to sort out: 4 Wildcards logged, 3 in the game
+    assert G.host_view(b)["inconsistent"] == [] and G.host_view(b)["faults"] == []
+    host = G.host_view(a)
+    assert host["inconsistent"] == [{"card": WILD, "name": "Wildcard", "logged": 4,
+                                     "in_game": 3, "text": "Wildcard (4 logged, 3 in the game)"}]
+    (fault,) = host["faults"]
+    assert fault["event"] == {"type": "draw", "player": "ana", "pile": "ingredient", "count": 2}
+    assert fault["over"] == {WILD: 1} and "Wildcard (4 logged, 3 in the game)" in fault["text"]
+    assert fault["turn"] == 3 and "ana draws 2" in fault["text"]
+    # the game goes on: ana's hand is hers as she logged it, and the chances still add up
+    a = play(a, draw("ana", "action", PI),
+             {"type": "cook", "dish": NL, "cards": [MEAT, RICE, WILD]}, RESOLVE, faults=True)
+    assert G.scores(a)["ana"] == 3 and G.host_view(a)["inconsistent"][0]["logged"] == 4
+    a = play(a, END, {"type": "dish", "card": MLXG}, NO_EVENT, faults=True)
+    assert len(G.host_view(a)["faults"]) == 1
+    assert sum(p for _, p in G.chance_outcomes(a)) == 1
+
+
+def test_a_players_own_moves_are_checked_against_what_they_can_know():
+    """Ana's first draw was logged without its cards (the host's fallback): whether she may
+    cook with a Wildcard from it must not depend on bo holding the other Wildcards."""
+    worlds = []
+    for bo_draw in ((WILD, WILD), (EGG, SPICES)):
+        s = start()
+        s = play(s, NO_EVENT, {"type": "draw", "player": "ana", "pile": "ingredient", "count": 2},
+                 draw("ana", "action", CC), END, NO_EVENT, draw("bo", "ingredient", *bo_draw),
+                 draw("bo", "action", CC), END, NO_EVENT, draw("ana", "ingredient", EGG, EGG),
+                 draw("ana", "action", CC))
+        worlds.append(s)
+    last_wild, other = worlds
+    assert G.private_events(last_wild, "ana") == G.private_events(other, "ana")
+    cook = {"type": "cook", "dish": NL, "cards": [MEAT, RICE, WILD]}
+    assert cook in G.private_events(last_wild, "ana")
+    moves = [e for e in G.private_events(other, "ana") if e["type"] != "end_turn"]
+    assert [outcome(last_wild, e) for e in moves] == [outcome(other, e) for e in moves]
+    a = play(last_wild, cook, faults=True)
+    assert [f["over"] for f in G.host_view(a)["faults"]] == [{WILD: 1}]
+    assert G.host_view(play(other, cook))["faults"] == []
+    # what her own logged hand rules out is still refused, with the same words in both
+    too_many = {"type": "cook", "dish": ROJAK, "cards": [MEAT, RICE, FLOUR, FLOUR, FLOUR]}
+    assert outcome(last_wild, too_many) == outcome(other, too_many) != "accepted"
+
+
+def test_a_blind_pick_from_another_hand_is_checked_against_what_the_picker_knows():
+    """poisoning_chooser 'left': bo draws ana's 2 lost cards blind. His page is offered, and
+    accepted, whatever ana's hand may hold as far as he knows; a pick that does not fit
+    ana's hand as she logged it is a fault for the host, and the tracker forgets which
+    Ingredients she holds (they stay counted)."""
+    opts = {"poisoning_hold": "seconds", "poisoning_chooser": "left"}
+    worlds = [play(start(hands={"ana": (ing, PI), "bo": ([FLOUR, WATER, EGG, WILD], LS)},
+                         **opts), EVENT, poison("ana"))
+              for ing in ([MEAT, RICE, CHILI, WATER], [SPICES, SPICES, CHILI, CHILI])]
+    a, b = worlds
+    assert G.private_events(a, "bo") == G.private_events(b, "bo")
+    picks = [e for e in G.private_events(a, "bo") if e["type"] == "lose"]
+    assert {"type": "lose", "player": "ana", "cards": [SPICES, SPICES]} in picks
+    assert [outcome(a, e) for e in picks] == [outcome(b, e) for e in picks] == \
+        ["accepted"] * len(picks)
+    s = play(a, {"type": "lose", "player": "ana", "cards": [SPICES, SPICES]}, faults=True)
+    assert G.private_view(s, "ana")["hand"] == [PI]
+    assert G.private_view(s, "ana")["unknown"] == {"ingredient": 2, "action": 0}
+    (fault,) = G.host_view(s)["faults"]
+    assert "forgets which Ingredient cards ana holds" in fault["text"]
+    assert G.host_view(s)["inconsistent"] == []
+    # a pick that fits her hand is no fault
+    s = play(a, {"type": "lose", "player": "ana", "cards": [CHILI, PI]})
+    assert G.host_view(s)["faults"] == [] and hand(s, "ana") == [MEAT, RICE, WATER]
 
 
 def test_public_view_depends_only_on_public_events():
@@ -706,7 +833,8 @@ def random_game(rng, players, options, undo_every=0, max_events=4000) -> Replay:
         before = rep.state
         rep.apply(ev)
         G.check_invariants(rep.state)
-        assert json.dumps(G.public_view(rep.state))
+        view = G.host_view(rep.state)      # the tracker's own draws never clash
+        assert json.dumps(view) and not view["faults"] and not view["inconsistent"]
         if undo_every and step % undo_every == 0:
             after = rep.state
             rep.apply({"type": "undo"})
@@ -788,16 +916,53 @@ def test_every_listed_event_is_legal_in_a_random_game():
             offered = G.decisions(s, "tracker") + [e for e, _ in G.chance_outcomes(s)]
             private = [e for p in s["players"] for e in G.private_events(s, p)]
             # a player's page offers the draws possible as far as that player knows: the
-            # real draw is always among them (other hands may rule some out)
+            # real draw is always among them, and each is accepted (a clash with a hand the
+            # player cannot see is a fault for the host, never a refusal that tells them)
             assert all(e in private for e, _ in G.chance_outcomes(s) if e["type"] == "draw"
                        and "cards" in e)
-            offered += [e for e in private if e["type"] != "draw"]
+            for ev in rng.sample(private, min(8, len(private))):
+                G.check_invariants(G.apply(s, ev))
             # the host console's offers: hand moves are what public information allows,
             # which a real (logged) hand may refuse; everything else must be accepted
             offered += [e for e in G.host_events(s) if e["type"] not in hand_moves
                         or options.get("draws") == "public"]
             for ev in rng.sample(offered, min(5, len(offered))):
                 G.apply(s, ev)
+            s = G.apply(s, random_step(s, rng))
+            steps += 1
+
+
+def blind(s, player):
+    """``s`` as if every hand but ``player``'s had been drawn unlogged: the tracker knows
+    of them only what the table saw, and nothing the table did not see of the pile."""
+    out = json.loads(json.dumps(s))
+    for q, h in out["hands"].items():
+        if q != player:
+            h["known"] = dict(h["public"])
+    out["ipile"]["known"] = dict(out["ipile"]["public"])
+    return type(s)(out)
+
+
+def test_a_players_page_depends_only_on_what_that_player_knows():
+    """In random games, each player's page (offers, view, and the answer to anything they
+    log, offered or a probe) is the same when the other hands are unknown to the tracker."""
+    rng = random.Random(23)
+    for options in ({}, {"poisoning_chooser": "left", "poisoning_hold": "seconds"}):
+        s = G.setup(["ana", "bo", "cy"], options)
+        steps = 0
+        while not G.finished(s) and steps < 150:
+            for p in s["players"]:
+                twin = blind(s, p)
+                G.check_invariants(twin)
+                mine = G.private_events(s, p)
+                assert mine == G.private_events(twin, p)
+                assert G.private_view(s, p) == G.private_view(twin, p)
+                due = G._draw_due(s, p)
+                probes = all_draws(p, due["pile"], due["count"]) if due and \
+                    due["count"] <= 2 else []
+                for ev in rng.sample(mine, min(3, len(mine))) + \
+                        rng.sample(probes, min(6, len(probes))):
+                    assert outcome(s, ev) == outcome(twin, ev), ev
             s = G.apply(s, random_step(s, rng))
             steps += 1
 

@@ -45,18 +45,46 @@ whose place the tracker does not know is in an *unseen* pool. Option
 * ``"private"`` (default): each player logs the cards they drew on their own
   private page (``private_events``): ``{"type": "draw", ..., "cards": [...]}``.
   The tracker then knows every hand and checks each cook, trade, play, Stop,
-  discard and loss against the real hand. The scoreboard and the live update
-  see the draw as ``{"type": "draw", "player", "pile", "count"}``
-  (``public_event``). The host console offers, for a draw, only that
-  cardless form (a fallback when a player cannot log: those cards then count
-  as unknown) and, for moves, what *public* information allows, so the
-  console never shows a hand; a move the real hand cannot make is refused.
+  discard and loss against the hand as its owner logged it. The scoreboard
+  and the live update see the draw as ``{"type": "draw", "player", "pile",
+  "count"}`` (``public_event``). The host console offers, for a draw, only
+  that cardless form (a fallback when a player cannot log: those cards then
+  count as unknown) and, for moves, what *public* information allows, so the
+  console never shows a hand; a move the mover's logged hand cannot make is
+  refused.
 * ``"public"``: nobody logs private draws; the host logs each draw with its
   ``count`` only. The tracker follows what the table sees (hand sizes, the
   cards a cook, trade, play, discard or loss reveals, the Black Market, the
   cooked dishes) and checks what that allows: enough cards in hand, and
   revealed cards still possible given the unseen pool (a fourth Wildcard is
   refused).
+
+**Whose knowledge checks a claim.** An event is a claim by one player, and
+it is checked only against what *that player* can know: the public
+information plus their own hand as they logged it. A draw with cards is the
+drawer's claim; a cook, play, trade or discard the mover's; a Stop its
+player's; a Food Poisoning loss the chooser's (the loser, or with
+``poisoning_chooser: "left"`` the neighbour who picks blind from a hand they
+cannot see). So a player's page never gets a refusal, nor a list of offers,
+that depends on another player's hidden cards: probing with draws that are
+then refused would otherwise tell them what the others hold. A claim that is
+possible from the claimant's side but clashes with what the tracker knows of
+another hand (someone mis-logged) is *accepted* and recorded as a **fault**,
+for the host only (``host_view``): ``"faults"`` lists each such event (turn,
+its public form, what clashed) and ``"inconsistent"`` each card id logged
+in more places than the game has copies (the *over-count*: "Wildcard, 4
+logged, 3 in the game"), so the host can sort it out at the table (undo the
+wrong log, or play on). When a clash means the tracker's record of a hand
+or of the reshuffled Ingredient pile cannot be right (a blind pick the
+logged hand does not hold), it forgets that record down to what the table
+saw; the cards stay counted. Conservation then reads: every card is in
+exactly one place *counted by kind* (Ingredients, Actions, Events: sizes
+never clash), and each card id is placed no more often than it has copies
+except by an over-count a recorded fault names (``check_invariants``).
+The tracker cannot tell which screen logged an event, so one channel is
+left to the host console (whose operator may be a player): it may log a move
+(or a carded draw) for a player, and a refusal then says what that player's
+own logged hand rules out.
 
 ``chance_outcomes`` gives exact probabilities from what the tracker knows:
 the next Dish, the top of the Action pile (Event or not), and the cards of a
@@ -222,6 +250,7 @@ def _multisets(kinds, size, cap, budget, pool):
     """Every count-per-kind of ``size`` cards where each kind k is at most
     ``cap[k]`` plus what the unknown ``budget`` can bring from ``pool``:
     the card groups a hand may hold (kinds in order)."""
+    pool = {k: n for k, n in pool.items() if n > 0}     # an over-count (a fault) offers none
     kinds = [k for k in kinds if cap.get(k, 0) or (budget and pool.get(k, 0))]
     out = []
 
@@ -379,6 +408,7 @@ class HawkerWars(Game):
             "cooked": {p: [] for p in players},
             "todo": [{"do": "stall"}], "used": [], "chain": None, "race": None, "loss": None,
             "inflation": {}, "winner": None, "over": None, "last": None,
+            "faults": [], "overcount": {},
         })
 
     @staticmethod
@@ -416,9 +446,38 @@ class HawkerWars(Game):
         if s["race"] and self._hold_blocks(s) and t != "race":
             raise RulesError("everyone is holding for Food Poisoning: log the race verdict "
                              "first", "food poisoning")
+        faults = len(s["faults"])
         getattr(self, "_on_" + t)(s, ev)
+        after = self._overcount(s)
+        if any(n > s["overcount"].get(k, 0) for k, n in after.items()):
+            self._fault(s, ev, "logged in more places than the game has cards: " +
+                        self._over_words(s, after))
+        s["overcount"] = after
+        if len(s["faults"]) > faults:          # one record per event, with the over-count now
+            merged = s["faults"][faults]
+            merged["text"] = "; ".join(f["text"] for f in s["faults"][faults:])
+            merged["over"] = after
+            s["faults"][faults:] = [merged]
         self._settle(s)
         return s
+
+    def _fault(self, s, ev, text: str) -> None:
+        """Record that an accepted event does not fit what the tracker knows
+        (someone's log is wrong): for the host, never for the player who
+        logged it (see the module docstring)."""
+        s["faults"].append({"turn": s["turn_no"], "event": self.public_event(dict(ev)),
+                            "text": f"turn {s['turn_no']}, {self.describe(ev)}: {text}",
+                            "over": {}})
+
+    @staticmethod
+    def _over_words(s, over: dict) -> str:
+        return ", ".join(f"{name(k)} ({s['total'][k] + n} logged, {s['total'][k]} in the game)"
+                         for k, n in sorted(over.items(), key=lambda kv: ORDER[kv[0]]))
+
+    def _overcount(self, s) -> dict:
+        """Card ids logged in more places than the game has copies of (a
+        fault: two logs disagree), and by how many."""
+        return {k: -n for k, n in self._pool(s, "tracker").items() if n < 0}
 
     # setup events
     def _on_choose_stall(self, s, ev):
@@ -459,7 +518,7 @@ class HawkerWars(Game):
     def _on_market(self, s, ev):
         self._expect(s, "market", "place an Ingredient in the Black Market")
         card = ev.get("card")
-        self._from_ipile(s, {self._ingredient(card): 1}, 1)
+        self._from_ipile(s, {self._ingredient(card): 1}, 1, "public", ev)
         _add(s["market"], card)
         s["todo"].pop(0)
 
@@ -491,10 +550,10 @@ class HawkerWars(Game):
                 raise RulesError(f"{p} draws {n} {pile.capitalize()} card(s) now, not "
                                  f"{count!r}", "on each turn")
             cards = None
-        if pile == "ingredient":
-            self._from_ipile(s, cards, n)
+        if pile == "ingredient":            # the drawer's claim, checked as they can know it
+            self._from_ipile(s, cards, n, p, ev)
         else:
-            self._from_apile(s, cards)
+            self._from_apile(s, cards, p)
         hand = s["hands"][p]
         hand[pile] += n
         if cards:
@@ -503,33 +562,49 @@ class HawkerWars(Game):
         item["n"] -= n
         s["todo"] = [d for d in s["todo"] if d.get("do") != "draw" or d["n"] > 0]
 
-    def _from_ipile(self, s, cards: dict | None, n: int) -> None:
-        """Take ``n`` cards off the Ingredient pile (their ids if logged)."""
+    def _from_ipile(self, s, cards: dict | None, n: int, view: str, ev: dict) -> None:
+        """Take ``n`` cards off the Ingredient pile (their ids if logged).
+        The ids are checked against what ``view`` (the one who logs them)
+        knows: refused only if that view rules them out; if the tracker's
+        fuller knowledge rules them out, the draw stands and is a fault."""
         pile = s["ipile"]
         if n > pile["size"]:
             raise RulesError("the Ingredient pile is empty", "ingredient pile")
         if cards is None:           # not logged: whatever the tracker knew about the pile is gone
             pile["known"], pile["public"] = {}, {}
-        else:
-            pool = self._pool(s, "tracker")
-            unknown_slots = pile["size"] - sum(pile["known"].values())
+            pile["size"] -= n
+            return
+        seen = pile["known"] if view == "tracker" else pile["public"]
+        pool = self._pool(s, view)
+        unknown_slots = pile["size"] - sum(seen.values())
+        for k, m in cards.items():
+            rest = m - min(m, seen.get(k, 0))
+            if rest > min(pool.get(k, 0), unknown_slots):
+                raise RulesError(f"no {name(k)} can be in the Ingredient pile: all "
+                                 f"{s['total'].get(k, 0)} are accounted for elsewhere",
+                                 "components")
+            unknown_slots -= rest
+        known, slots = pile["known"], pile["size"] - sum(pile["known"].values())
+        for k, m in cards.items():
+            from_known = min(m, known.get(k, 0))
+            slots -= m - from_known
+            _add(known, k, -from_known)
+        if view == "public":        # the whole table saw which cards left the pile
             for k, m in cards.items():
-                known = min(m, pile["known"].get(k, 0))
-                rest = m - known
-                if rest > min(pool.get(k, 0), unknown_slots):
-                    raise RulesError(f"no {name(k)} can be in the Ingredient pile: all "
-                                     f"{s['total'].get(k, 0)} are accounted for elsewhere",
-                                     "components")
-                unknown_slots -= rest
-                _add(pile["known"], k, -known)
+                _add(pile["public"], k, -min(m, pile["public"].get(k, 0)))
+        else:
             pile["public"] = {}
+        if slots < 0:               # the tracker knew the pile held other cards
+            pile["known"] = dict(pile["public"])
+            self._fault(s, ev, "the cards do not fit what was logged of the Ingredient pile "
+                               "since the reshuffle; the tracker forgets what is left in it")
         pile["size"] -= n
 
-    def _from_apile(self, s, cards: dict | None) -> None:
+    def _from_apile(self, s, cards: dict | None, view: str) -> None:
         pile = s["apile"]
         if cards:
             (k,) = cards
-            if not self._pool(s, "tracker").get(k):
+            if self._pool(s, view).get(k, 0) <= 0:
                 raise RulesError(f"no {name(k)} can be in the Action pile: all "
                                  f"{s['total'].get(k, 0)} are accounted for elsewhere",
                                  "components")
@@ -596,7 +671,7 @@ class HawkerWars(Game):
         if sum(cards.values()) != loss["count"]:
             raise RulesError(f"{loss['player']} loses exactly {loss['count']} card(s) from "
                              "their hand", "food poisoning")
-        self._take(s, loss["player"], cards)
+        self._take(s, loss["player"], cards, loss["chooser"], ev)
         self._throw(s, cards, "box" if s["rules"]["poisoning_loss"] == "box" else "discard")
         s["loss"] = None
 
@@ -609,7 +684,7 @@ class HawkerWars(Game):
         if why:
             raise RulesError(why, "how to cook")
         self._use_action(s, "COOK")
-        self._take(s, p, cards)
+        self._take(s, p, cards, p, ev)
         s["chain"] = {"kind": "cook", "player": p, "dish": dish, "cards": cards, "card": None,
                       "stops": []}
 
@@ -642,7 +717,7 @@ class HawkerWars(Game):
                 raise RulesError(why, "family recipe")
         self._use_action(s, "ACTION", 2 if card == FAMILY and
                          s["rules"]["family_recipe_actions"] == 2 else 1)
-        self._take(s, p, _plus(chain["cards"], {card: 1}))
+        self._take(s, p, _plus(chain["cards"], {card: 1}), p, ev)
         s["chain"] = chain
 
     def _on_trade(self, s, ev):
@@ -658,7 +733,7 @@ class HawkerWars(Game):
             raise RulesError(f"there is no {name(take)} in the Black Market "
                              f"({_words(s['market'])})", "how to trade")
         self._use_action(s, "TRADE")
-        self._take(s, p, give)
+        self._take(s, p, give, p, ev)
         _add(s["market"], take, -1)
         s["chain"] = {"kind": "trade", "player": p, "cards": give, "take": take, "card": None,
                       "stops": []}
@@ -676,7 +751,7 @@ class HawkerWars(Game):
         last = chain["stops"][-1] if chain["stops"] else chain["player"]
         if p == last:
             raise RulesError(f"{p} played the card a Stop would stop", "licence suspended")
-        self._take(s, p, {STOP: 1})
+        self._take(s, p, {STOP: 1}, p, ev)
         chain["stops"].append(p)
 
     def _on_resolve(self, s, ev):
@@ -711,7 +786,7 @@ class HawkerWars(Game):
         if sum(cards.values()) != over:
             raise RulesError(f"you can hold a maximum of 10 cards at the end of each turn: "
                              f"{p} discards exactly {over}", "hand limit")
-        self._take(s, p, cards)
+        self._take(s, p, cards, p, ev)
         self._throw(s, cards, "discard")
         s["todo"].pop(0)
 
@@ -750,19 +825,23 @@ class HawkerWars(Game):
                              f"{', '.join(INGREDIENTS)}", "components")
         return card
 
-    def _take(self, s, p, cards: dict) -> None:
-        """Take ``cards`` out of p's hand, checked against what the tracker knows."""
+    def _take(self, s, p, cards: dict, view: str, ev: dict) -> None:
+        """Take ``cards`` out of p's hand, checked against what ``view`` (the
+        one whose claim this is: p, or who picks p's lost cards) knows of
+        it; if the tracker knew p's hand held other cards, the move stands,
+        the tracker forgets which, and it is a fault (module docstring)."""
         hand = s["hands"][p]
-        pool = self._pool(s, "tracker")
+        known = self._hand_knowledge(s, p, view)
+        pool = self._pool(s, view)
         for cls in ("ingredient", "action"):
             mine = {k: n for k, n in cards.items() if kind_of(k) == cls}
             want = sum(mine.values())
             if want > hand[cls]:
                 raise RulesError(f"{p} holds only {hand[cls]} {cls.capitalize()} card(s), not "
                                  f"{want}", "hand")
-            slots = hand[cls] - sum(n for k, n in hand["known"].items() if kind_of(k) == cls)
+            slots = self._unknown_slots(s, p, cls, view)
             for k, n in mine.items():
-                rest = n - min(n, hand["known"].get(k, 0))
+                rest = n - min(n, known.get(k, 0))
                 if rest > pool.get(k, 0):
                     raise RulesError(f"{p} cannot hold {n} {name(k)}: the rest are "
                                      "accounted for elsewhere", "hand")
@@ -773,10 +852,13 @@ class HawkerWars(Game):
             hand[kind_of(k)] -= n
             _add(hand["known"], k, -min(n, hand["known"].get(k, 0)))
             _add(hand["public"], k, -min(n, hand["public"].get(k, 0)))
-            if hand["public"].get(k, 0) > hand["known"].get(k, 0):
-                hand["public"][k] = hand["known"].get(k, 0)
-                if not hand["public"][k]:
-                    del hand["public"][k]
+        for cls in ("ingredient", "action"):
+            if self._unknown_slots(s, p, cls, "tracker") < 0:
+                hand["known"] = {k: n for k, n in hand["known"].items() if kind_of(k) != cls}
+                hand["known"].update({k: n for k, n in hand["public"].items()
+                                      if kind_of(k) == cls})
+                self._fault(s, ev, f"{_words(cards)} do not fit {p}'s hand as logged; the "
+                                   f"tracker forgets which {cls.capitalize()} cards {p} holds")
 
     def _give(self, s, p, cards: dict) -> None:
         """Cards the whole table saw go into p's hand."""
@@ -959,7 +1041,7 @@ class HawkerWars(Game):
                 seen.append({c["take"]: 1})
         for group in seen:
             for k, n in group.items():
-                if k in out:
+                if KIND[k] != "event":     # below 0 only when logs clash (a fault)
                     _add(out, k, -n)
         return out
 
@@ -1257,7 +1339,7 @@ class HawkerWars(Game):
         else:
             kinds = INGREDIENTS if pile == "ingredient" else ACTIONS
             pool = self._pool(s, view)
-            source = {k: pool[k] for k in kinds if pool.get(k)}
+            source = {k: pool[k] for k in kinds if pool.get(k, 0) > 0}
         total = sum(source.values())
         if total < n:
             return []
@@ -1309,8 +1391,10 @@ class HawkerWars(Game):
 
     def private_events(self, s, player: str) -> list[dict]:
         """What ``player`` may log from their own page: the cards they drew
-        (with ``draws: "private"``) and their own moves, checked against
-        the hand they logged."""
+        (with ``draws: "private"``) and their own moves, as far as *they*
+        can know (public information and the hand they logged), so the list
+        never depends on another hand; each one is accepted (a clash with
+        another hand is a fault for the host, see the module docstring)."""
         if self.finished(s) or player not in s["players"]:
             return []
         out = []
@@ -1493,6 +1577,20 @@ class HawkerWars(Game):
             "cards": CARDS,
         }
 
+    def host_view(self, s) -> dict:
+        """The scoreboard plus what only the host may sort out: the card ids
+        logged in more places than the game has (``inconsistent``: someone's
+        log is wrong) and every accepted event that did not fit what the
+        tracker knew (``faults``). Players are never told (module docstring)."""
+        view = self.public_view(s)
+        over = self._overcount(s)
+        view["inconsistent"] = [
+            {"card": k, "name": name(k), "logged": s["total"][k] + n, "in_game": s["total"][k],
+             "text": self._over_words(s, {k: n})}
+            for k, n in sorted(over.items(), key=lambda kv: ORDER[kv[0]])]
+        view["faults"] = _copy(s["faults"])
+        return view
+
     def describe(self, ev: dict) -> str:
         t = ev.get("type")
         who = ev.get("player")
@@ -1541,8 +1639,10 @@ class HawkerWars(Game):
         return super().describe(self.public_event(ev))
 
     def check_invariants(self, s) -> None:
-        """Every card in exactly one place; what the tracker (and the table)
-        knows of each hand fits in it; the unseen pool fills the unknown places."""
+        """Every card in exactly one place (counted by kind: Ingredients,
+        Actions, Events); what the tracker (and the table) knows of each hand
+        fits in it; the unseen pool fills the unknown places; a card id is
+        logged in more places than it has copies only as a recorded fault."""
         places = [s["market"], s["discard"], s["box"]]
         c = s["chain"]
         limbo = {}
@@ -1574,9 +1674,18 @@ class HawkerWars(Game):
         for cls in by_class:
             want = sum(n for k, n in s["total"].items() if kind_of(k) == cls)
             assert by_class[cls] == want, (cls, by_class[cls], want)
+        # two logs may disagree (a player's draw is checked against what that player can
+        # know, not against the other hands): a card id may then be logged in more places
+        # than the game has, never silently: by at most what a recorded fault names
+        recorded: dict = {}
+        for f in s["faults"]:
+            assert f["text"] and isinstance(f["over"], dict), f
+            for k, n in f["over"].items():
+                recorded[k] = max(recorded.get(k, 0), n)
+        assert s["overcount"] == self._overcount(s), s["overcount"]
         for view in ["tracker", "public"] + list(s["players"]):
             pool = self._pool(s, view)
-            assert all(n >= 0 for n in pool.values()), (view, pool)
+            assert all(n >= -recorded.get(k, 0) for k, n in pool.items()), (view, pool, recorded)
             pile_known = s["ipile"]["known"] if view == "tracker" else s["ipile"]["public"]
             slots = {"ingredient": s["ipile"]["size"] - sum(pile_known.values()),
                      "action": s["apile"]["size"]}
