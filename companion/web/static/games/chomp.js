@@ -25,7 +25,7 @@
       container.append(el('div', { class: 'reveal' + (last ? ' last' : '') }, (v.players || []).map((p) => TC.paint(el('div', {
         class: 'slot' + (may.has(p.name) || (last && last.winner === p.name) ? ' may' : ''), 'data-player': p.name,
       }, el('div', { class: 'who', text: p.name }),
-        el('div', { class: 'what', text: shown[p.name] ? TC.cardName(s, shown[p.name]) : (p.eliminated ? 'washed up' : '—') }),
+        el('div', { class: 'what', text: TC.own(shown, p.name) ? TC.cardName(s, TC.own(shown, p.name)) : (p.eliminated ? 'washed up' : '—') }),
         el('div', { class: 'piles', text: `pile ${p.pile} · discard ${p.discard}` })), col[p.name]))));
       if (v.set_aside_count) container.append(el('p', { class: 'muted small', text: `set aside: ${TC.plural(v.set_aside_count, 'card')}` }));
     },

@@ -48,7 +48,7 @@
     const at = (a, rad) => [rad * Math.cos(a), -rad * Math.sin(a)];
     const r = Math.max(4, Math.min(11, 0.43 * 2 * Math.PI * R / L));
     const step = (R - 30) / (C + 1);
-    const byColour = {};
+    const byColour = Object.create(null);    /* no prototype: keyed by the table's words */
     for (const c of colours) byColour[c.name] = c;
     return {
       L, C, r, colours, byColour,
@@ -108,7 +108,7 @@
     const g = geometry(v);
     const col = TC.colours(s);
     const shade = (p) => TC.shade(col[p]) || '#888';
-    const colourOf = {};               /* player -> the board colour entry */
+    const colourOf = Object.create(null);    /* player -> the board colour entry (a player may be called "__proto__") */
     for (const p of v.players || []) colourOf[p.name] = g.byColour[p.colour];
     const root = svg('svg', {
       viewBox: `${-SIZE / 2} ${-SIZE / 2} ${SIZE} ${SIZE}`, role: 'img',
@@ -120,7 +120,7 @@
     root.append(svg('circle', { cx: 0, cy: 0, r: R, style: 'fill: none; stroke: var(--muted); stroke-opacity: .25; stroke-width: 1' }));
 
     /* the track, start squares in their colour */
-    const starts = {};
+    const starts = Object.create(null);
     for (const c of g.colours) starts[c.start] = c;
     for (let sq = 0; sq < g.L; sq++) {
       const [x, y] = g.track(sq);
@@ -207,7 +207,7 @@
     }
 
     /* the bottles: one disc per square and player, a count on a stack */
-    const refusals = {};
+    const refusals = Object.create(null);
     for (const u of v.unplayable || []) refusals[u.from] = u;
     function tap(p, label) {
       if (v.current_player && p.name !== v.current_player) {

@@ -67,6 +67,6 @@
 
   render();
   TC.syncClock(snap.now_ns);
-  TC.conn = TC.live({ heartbeatS: Number(body.dataset.heartbeat) || 15, badge: $('conn'), onMessage });
+  TC.conn = TC.live({ heartbeatS: Number(body.dataset.heartbeat) || 15, badge: $('conn'), saving: $('saving'), onMessage });
   TC.keepAwake();
 }());

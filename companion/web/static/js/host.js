@@ -31,6 +31,9 @@
     if (res.status === 401) { location.reload(); return null; }
     if (!res.ok) {
       const d = res.data || {};
+      /* the store could not write: the banner says so until an event is
+         logged again (the live stream's `saving` event usually says it first) */
+      if (res.status === 503 && d.rule === 'store' && $('saving').hidden) TC.showSaving($('saving'), { saving: false, error: d.error });
       if (onError) onError(d, res.status);
       else toast((d.error || `error ${res.status}`) + (d.rule ? ` [${d.rule}]` : ''));
       if (res.status === 409) refresh();
@@ -157,8 +160,8 @@
       const id = `b-${type}-${k}`.replace(/[^\w-]/g, '_');
       const rank = (j) => {
         const v = JSON.parse(j);
-        const cards = (hs.view && hs.view.cards) || {};
-        return typeof v === 'string' && cards[v] && typeof cards[v].rank === 'number' ? cards[v].rank : Infinity;
+        const card = typeof v === 'string' ? TC.own(hs.view && hs.view.cards, v) : null;
+        return card && typeof card.rank === 'number' ? card.rank : Infinity;
       };
       const sorted = [...values].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
       /* no default: a value picked by nobody would be logged as if seen */
@@ -175,7 +178,7 @@
     form.append(el('p', {}, el('button', { type: 'submit', class: 'primary', text: `Log ${type}` })));
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
-      const e = { type };
+      const e = Object.assign(TC.map(), { type });   /* field names come from the game */
       const missing = selects.find((sel) => !sel.value);
       if (missing) { toast(`Choose ${missing.previousElementSibling.textContent} first`); missing.focus(); return; }
       for (const sel of selects) {
@@ -183,7 +186,7 @@
         const v = JSON.parse(sel.value);
         if (k.includes('.')) {
           const [a, ...rest] = k.split('.');
-          e[a] = e[a] || {};
+          e[a] = TC.own(e, a) || TC.map();
           e[a][rest.join('.')] = v;
         } else e[k] = v;
       }
@@ -303,10 +306,10 @@
     /* colour words the form offers (the page paints them; a game that uses
      * colours gets them in its `colours` option) */
     const COLOURS = ['red', 'blue', 'green', 'yellow', 'purple', 'orange', 'pink', 'teal', 'brown', 'grey'];
-    let games = {};           // name -> description (GET /api/games)
+    const games = TC.map();   // name -> description (GET /api/games)
     let confirming = false;
 
-    const info = () => games[gameSel.value] || null;
+    const info = () => TC.own(games, gameSel.value) || null;
     const colourChoices = () => (info() && info().player_colours) || COLOURS;
 
     /* -- errors beside their control ---------------------------------- */
@@ -440,7 +443,7 @@
       for (const sel of form.querySelectorAll('select[data-kind=player]')) {
         const was = sel.value || JSON.parse(sel.dataset.default || 'null') || '';
         sel.replaceChildren(el('option', { value: '', text: '— (the rules decide)' }),
-          ...who.map((n) => el('option', { value: n, text: n, selected: n === was })));
+          ...who.map((n) => el('option', { value: n, text: TC.plainName(n), selected: n === was })));
       }
     }
     function renderOptions() {
@@ -484,10 +487,10 @@
       if (players.length < g.min_players || players.length > g.max_players) {
         return { error: `${g.title} is for ${g.min_players} to ${g.max_players} players, not ${players.length}`, field: 'players' };
       }
-      const options = {};
+      const options = TC.map();
       const byName = Object.fromEntries((g.settings || []).map((s) => [s.name, s]));
       for (const c of $('ng-options').querySelectorAll('[data-option]')) {
-        const s = byName[c.dataset.option];
+        const s = TC.own(byName, c.dataset.option);
         const field = c.dataset.field;
         if (s.kind === 'bool') options[s.name] = c.checked;
         else if (s.kind === 'choice') options[s.name] = s.choices[Number(c.value)].value;
@@ -544,7 +547,7 @@
         rows.lastElementChild.querySelector('.ng-name').focus();
       };
       fetch('/api/games', { credentials: 'same-origin' }).then((r) => r.json()).then((list) => {
-        for (const g of list) { games[g.name] = g; TC.games[g.name] = TC.games[g.name] || g; }
+        for (const g of list) { games[g.name] = g; TC.games[g.name] = TC.own(TC.games, g.name) || g; }
         gameSel.replaceChildren(...list.map((g) => el('option', { value: g.name, text: g.title, selected: hs && hs.game === g.name })));
         renderOptions();
       });
@@ -579,6 +582,7 @@
   TC.live({
     heartbeatS: Number(document.body.dataset.heartbeat) || 15,
     badge: $('conn'),
+    saving: $('saving'),
     onMessage(type, msg) {
       if (!hs) return;
       if (type === 'state' || type === 'snapshot') { refresh(); return; }

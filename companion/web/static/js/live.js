@@ -1,13 +1,45 @@
 /* The live stream (/events) with what phones need: a watchdog (a heartbeat
  * comes every few seconds; silence means a dead connection), reconnection
  * when the page becomes visible again (phones drop background connections),
- * catch-up from the last event id, and a visible "reconnecting" badge. */
+ * catch-up from the last event id, a visible "reconnecting" badge, and a
+ * "Not saving" banner while the table cannot write its log (the `saving`
+ * event: false with the cause when a write failed, true once an event is
+ * logged again; a page that connects meanwhile gets false after its
+ * snapshot, so every new connection starts from "saving"). */
 (function () {
   'use strict';
   const TC = window.TC = window.TC || {};
-  const TYPES = ['snapshot', 'state', 'race', 'press', 'fault', 'buzzers', 'heartbeat'];
+  const TYPES = ['snapshot', 'state', 'race', 'press', 'fault', 'buzzers', 'heartbeat', 'saving'];
 
-  /* opts: {heartbeatS, badge, onMessage(type, msg)} */
+  /* The "Not saving: <cause>" banner (`node`, e.g. #saving) from a
+   * `saving` event's data ({saving, error}); hidden while saving. */
+  TC.showSaving = function (node, data) {
+    const down = !!data && data.saving === false;
+    document.documentElement.dataset.saving = down ? 'no' : 'yes';
+    if (!node) return;
+    node.hidden = !down;
+    if (!down) { node.replaceChildren(); return; }
+    const head = document.createElement('strong');
+    head.textContent = 'Not saving: ';
+    const cause = typeof data.error === 'string' && data.error ? data.error : 'the table cannot write its log';
+    node.replaceChildren(head, cause);
+  };
+
+  /* A new stream says at once (after its snapshot) if the table is not
+   * saving; if it has not said so within a second, the table saves (the
+   * `saving: true` may have been sent while this page was away). */
+  const openTimers = new WeakMap();
+  TC.savingOnOpen = function (node) {
+    const key = node || document.documentElement;
+    clearTimeout(openTimers.get(key));
+    openTimers.set(key, setTimeout(() => TC.showSaving(node, { saving: true }), 1000));
+  };
+  TC.savingEvent = function (node, data) {
+    clearTimeout(openTimers.get(node || document.documentElement));
+    TC.showSaving(node, data);
+  };
+
+  /* opts: {heartbeatS, badge, saving (the banner), onMessage(type, msg)} */
   TC.live = function (opts) {
     const beatMs = (opts.heartbeatS || 15) * 1000;
     const badge = opts.badge;
@@ -34,7 +66,8 @@
       try { msg = JSON.parse(ev.data); } catch (e) { return; }
       if (msg && typeof msg.now_ns === 'number') TC.syncClock(msg.now_ns);
       if (ev.lastEventId && /^\d+$/.test(ev.lastEventId)) lastId = Number(ev.lastEventId);
-      if (type !== 'heartbeat') opts.onMessage(type, msg);
+      if (type === 'saving') TC.savingEvent(opts.saving, msg && msg.data);
+      else if (type !== 'heartbeat') opts.onMessage(type, msg);
     }
 
     function connect() {
@@ -44,6 +77,7 @@
       es = new EventSource(url);
       lastMsg = performance.now();
       for (const t of TYPES) es.addEventListener(t, (ev) => handle(t, ev));
+      es.addEventListener('open', () => TC.savingOnOpen(opts.saving));
       es.onerror = () => {
         setBadge(false);
         if (es.readyState === EventSource.CLOSED) {     // the browser gave up: we retry

@@ -23,7 +23,7 @@
   /* --- drawing -------------------------------------------------------- */
   function render() {
     const title = snap.game_title || snap.title || 'Tabletop Companion';
-    document.title = `${me}: ${title}`;
+    document.title = `${TC.plainName(me)}: ${title}`;
     $('title').textContent = title;
     TC.renderBanner(snap, $('banner'));
     TC.renderPlayers(snap, $('players'));
@@ -262,7 +262,7 @@
   }
 
   /* --- the live stream --------------------------------------------------- */
-  const TYPES = ['snapshot', 'state', 'race', 'press', 'fault', 'buzzers', 'heartbeat', 'private', 'gone'];
+  const TYPES = ['snapshot', 'state', 'race', 'press', 'fault', 'buzzers', 'heartbeat', 'private', 'gone', 'saving'];
   function live(beatS) {
     const beatMs = beatS * 1000;
     const badge = $('conn');
@@ -283,6 +283,7 @@
       if (type === 'heartbeat') return;
       if (type === 'gone') { lose(msg && msg.error); return; }
       if (type === 'private') { mine = msg.data; render(); return; }
+      if (type === 'saving') { TC.savingEvent($('saving'), msg && msg.data); return; }
       const next = TC.applyUpdate(snap, type, msg);
       if (next == null) { refetch(); return; }
       snap = next;
@@ -295,6 +296,7 @@
       es = new EventSource(API + '/events' + (lastId != null ? '?last_id=' + lastId : ''));
       lastMsg = performance.now();
       for (const t of TYPES) es.addEventListener(t, (ev) => handle(t, ev));
+      es.addEventListener('open', () => TC.savingOnOpen($('saving')));
       es.onerror = () => {
         setBadge(false);
         if (es.readyState === EventSource.CLOSED && !stopped) {

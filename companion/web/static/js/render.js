@@ -5,7 +5,13 @@
  * is one small script, static/games/<name>.js, loaded by the game's name.
  *
  * Data only ever goes into the page as text (textContent / text nodes),
- * never as HTML: a player called "<b>x</b>" is shown as typed.
+ * never as HTML: a player called "<b>x</b>" is shown as typed. A player's
+ * name is isolated wherever it is shown (<bdi class="tc-name">, done for
+ * every page by one observer: see TC.isolate), so a right-to-left name or
+ * a U+202E in it never reorders the words around it. Maps keyed by a
+ * player's name (or any other string the table supplies) have no
+ * prototype (TC.map(), TC.own()): a player called "__proto__" or
+ * "constructor" is a player like any other.
  *
  * ---------------------------------------------------------------------
  * THE PANEL API (a new game's page is one file: static/games/<name>.js)
@@ -40,6 +46,10 @@
  *   TC.el(tag, props, ...children)  a node; props: class, text, style {}, on<event>, attributes
  *   TC.paint(node, colour)          sets --pc / --pc-fg (colour words or #rrggbb)
  *   TC.colours(snapshot)            {player: colour}, the game's colours first
+ *                                   (no prototype: only players are in it)
+ *   TC.map()                        an empty object without a prototype, for maps
+ *                                   keyed by names or other table data
+ *   TC.own(obj, key)                obj[key] if obj has it itself, else undefined
  *   TC.cardName(snapshot, id)       view.cards[id].name, else the id made readable
  *   TC.stat(value, label, extra)    one big number with its label;  TC.stats([[v, label], ...])
  *   TC.chips(texts)                 a row of rounded chips
@@ -54,7 +64,16 @@
 (function () {
   'use strict';
   const TC = window.TC = window.TC || {};
-  TC.panels = TC.panels || {};
+
+  /* Maps keyed by strings from the table (player names, card ids, game
+   * names) are objects without a prototype: `m["__proto__"] = x` stores x,
+   * and m["constructor"] is undefined unless someone is called that. */
+  const map = () => Object.create(null);
+  const own = (obj, key) => (obj != null && typeof obj === 'object'
+    && Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined);
+  TC.map = map;
+  TC.own = own;
+  TC.panels = TC.panels || map();
 
   /* el('li', {class: 'x', text: 'hi', style: {'--pc': 'red'}}, child, 'text') */
   function el(tag, props, ...kids) {
@@ -103,7 +122,7 @@
     grey: '#757575', gray: '#757575', black: '#212121', white: '#fafafa',
   };
   TC.SHADES = SHADES;
-  TC.shade = (colour) => (colour ? SHADES[String(colour).toLowerCase()] || colour : null);
+  TC.shade = (colour) => (typeof colour === 'string' && colour ? own(SHADES, colour.toLowerCase()) || colour : null);
   function paint(node, colour) {
     colour = TC.shade(colour);
     if (colour) {
@@ -118,6 +137,83 @@
   }
   TC.paint = paint;
 
+  /* --- names never reorder the text around them ------------------------ */
+  /* A name is shown in its own bidirectional isolate (<bdi>): Arabic or
+   * Hebrew names read right to left without dragging "’s turn" along, and
+   * a U+202E (RIGHT-TO-LEFT OVERRIDE) typed into a name reverses only the
+   * name. The isolate controls U+2066-U+2069 are left out of what is shown:
+   * a U+2069 (POP DIRECTIONAL ISOLATE) in a name would close the isolate
+   * early and let an override after it loose on the rest of the line. */
+  const ISOLATE_CONTROLS = /[\u2066-\u2069]/g;
+  const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/;
+  const shown = (text) => String(text).replace(ISOLATE_CONTROLS, '');
+  /* A name as a node: <bdi class="tc-name">name</bdi>. */
+  TC.nameNode = (name) => el('bdi', { class: 'tc-name', text: shown(name) });
+  /* A name where only plain text can go (a page title, an <option>):
+   * without any direction controls, so it cannot reorder what follows. */
+  TC.plainName = (name) => String(name).replace(/[\u202A-\u202E\u2066-\u2069]/g, '');
+
+  let namesKey = null;
+  let namesRe = null;
+  const escapeRe = (t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const SKIP = 'bdi.tc-name, script, style, textarea, option, select, title, [contenteditable]';
+  const HTML_NS = 'http://www.w3.org/1999/xhtml';
+  /* Split one text node at the names it contains (and any other stretch
+   * with direction controls in it), each in its own <bdi>. */
+  function isolateText(t) {
+    const parent = t.parentNode;
+    if (!parent || parent.nodeType !== 1 || parent.namespaceURI !== HTML_NS || parent.closest(SKIP)) return;
+    const text = t.data;
+    const hasControls = BIDI_CONTROLS.test(text);
+    if (!hasControls && !(namesRe && (namesRe.lastIndex = 0, namesRe.test(text)))) return;
+    const parts = [];
+    const plain = (seg) => {
+      if (!seg) return;
+      parts.push(BIDI_CONTROLS.test(seg) ? el('bdi', { class: 'tc-name', text: shown(seg) }) : seg);
+    };
+    let at = 0;
+    if (namesRe) {
+      namesRe.lastIndex = 0;
+      for (let m = namesRe.exec(text); m; m = namesRe.exec(text)) {
+        plain(text.slice(at, m.index));
+        parts.push(TC.nameNode(m[0]));
+        at = m.index + m[0].length;
+      }
+    }
+    plain(text.slice(at));
+    t.replaceWith(...parts);
+  }
+  function isolateIn(root) {
+    if (root.nodeType === 3) { isolateText(root); return; }
+    if (root.nodeType !== 1 && root.nodeType !== 11) return;
+    if (root.nodeType === 1 && root.closest(SKIP)) return;
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    const texts = [];
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) texts.push(n);
+    texts.forEach(isolateText);
+  }
+  /* The players whose names the page isolates: the snapshot's (called by
+   * the renderers; a change re-reads the whole page, the server-drawn
+   * part too). Every node added later is isolated as it comes, whoever
+   * adds it (a game's panel, a toast), by one MutationObserver. */
+  TC.isolate = function (s) {
+    const names = new Set();
+    for (const p of (s && s.players) || []) if (p && typeof p.name === 'string' && p.name) names.add(p.name);
+    const key = [...names].sort().join('\u0000');
+    if (key === namesKey) return;
+    namesKey = key;
+    namesRe = names.size ? new RegExp([...names].sort((a, b) => b.length - a.length).map(escapeRe).join('|'), 'gu') : null;
+    if (document.body) isolateIn(document.body);
+  };
+  if (typeof MutationObserver === 'function' && document.body) {
+    new MutationObserver((records) => {
+      for (const r of records) {
+        if (r.type === 'characterData') isolateText(r.target);
+        else for (const n of r.addedNodes) if (n.isConnected) isolateIn(n);
+      }
+    }).observe(document.body, { childList: true, subtree: true, characterData: true });
+  }
+
   function viewPlayer(s, name) {
     const ps = s.view && Array.isArray(s.view.players) ? s.view.players : [];
     return ps.find((p) => p && p.name === name) || null;
@@ -127,7 +223,7 @@
   /* Each player's colour: the one the game itself gives (when its rules use
    * colours), else the one chosen at setup. */
   function colours(s) {
-    const out = {};
+    const out = map();
     for (const p of s.players || []) out[p.name] = p.colour;
     const vps = s.view && Array.isArray(s.view.players) ? s.view.players : [];
     for (const vp of vps) if (vp && typeof vp.colour === 'string' && vp.name in out) out[vp.name] = vp.colour;
@@ -157,8 +253,8 @@
   function cardName(s, id) {
     if (id == null) return 'face-down';
     for (const v of [s.view, s.host_view]) {
-      const cards = v && v.cards;
-      if (cards && cards[id] && cards[id].name) return cards[id].name;
+      const card = own(v && v.cards, id);
+      if (card && card.name) return card.name;
     }
     return cap(String(id).replace(/^[a-z]+:/i, '').replace(/[-_]/g, ' '));
   }
@@ -175,13 +271,13 @@
   };
 
   /* --- what each game says about itself (GET /api/games/<name>) --------- */
-  TC.games = TC.games || {};
+  TC.games = TC.games || map();
   let redraw = () => {};
   /* The page's redraw, called when a game's description or panel arrives. */
   TC.onGameReady = (fn) => { redraw = fn; };
   const asked = new Set();
   function loadScript(name, url) {
-    if (TC.panels[name] || asked.has('js:' + name)) return;
+    if (own(TC.panels, name) || asked.has('js:' + name)) return;
     asked.add('js:' + name);
     const tag = el('script', { src: url });
     tag.addEventListener('load', () => redraw());
@@ -191,7 +287,7 @@
   TC.gameInfo = function (s) {
     const name = s && s.game;
     if (!name) return null;
-    const info = TC.games[name];
+    const info = own(TC.games, name);
     if (info) {
       if (info.script) loadScript(name, info.script);
       return info;
@@ -216,7 +312,7 @@
       if (g && g.name) TC.games[g.name] = g;
     } catch (e) { /* a bad seed: the page fetches it */ }
   };
-  const panelOf = (s) => (s && s.game && TC.panels[s.game]) || {};
+  const panelOf = (s) => (s && s.game && own(TC.panels, s.game)) || {};
   TC.panelOf = panelOf;
 
   /* --- the header: the buzzer box's state --------------------------------- */
@@ -233,6 +329,7 @@
 
   /* --- whose turn ------------------------------------------------------ */
   TC.renderBanner = function (s, banner) {
+    TC.isolate(s);
     const view = s.view || {};
     let text, sub = null, colour = null;
     if (!s.game) {
@@ -292,6 +389,7 @@
   }
 
   TC.renderPlayers = function (s, ul) {
+    TC.isolate(s);
     const col = colours(s);
     const unit = TC.scoreUnit(s);
     const items = (s.players || []).map((p) => {
@@ -299,7 +397,7 @@
       const turn = s.current_player === p.name;
       let score, label;
       if (s.hides_scores) [score, label] = count(s, p.name);
-      else { score = (s.scores || {})[p.name]; label = unit; }
+      else { score = own(s.scores, p.name); label = unit; }
       const li = el('li', { class: 'player' + (turn ? ' turn' : '') + (vp.eliminated ? ' out' : ''), 'data-player': p.name },
         el('span', { class: 'swatch' }),
         el('div', {},
@@ -321,7 +419,7 @@
   /* The game's declared race reason (title, wording), or null. */
   function reasonInfo(s, reason) {
     const info = TC.gameInfo(s);
-    return (info && info.race_reasons && info.race_reasons[reason]) || null;
+    return (info && own(info.race_reasons, reason)) || null;
   }
   TC.reasonInfo = reasonInfo;
   TC.reasonTitle = function (s, reason) {
@@ -336,8 +434,9 @@
     if (typeof template !== 'string') return null;
     let ok = true;
     const out = template.replace(/\{(\w+)\}/g, (m, k) => {
-      if (fields[k] == null || fields[k] === '') { ok = false; return ''; }
-      return fields[k];
+      const v = own(fields, k);
+      if (v == null || v === '') { ok = false; return ''; }
+      return v;
     });
     return ok ? out : null;
   }
@@ -365,10 +464,10 @@
     const col = colours(s);
     els.reason.textContent = race.title || TC.reasonTitle(s, race.reason);
     const phase = race.phase || (race.verdict ? 'decided' : 'live');
-    els.phase.textContent = {
+    els.phase.textContent = own({
       countdown: 'get ready', live: race.announced ? 'go!' : 'live', decided: 'verdict',
       pending: race.announced ? 'waiting for the start' : 'waiting', interrupted: 'interrupted',
-    }[phase] || phase;
+    }, phase) || phase;
     els.section.dataset.phase = phase;
     const go = phase === 'live' && race.announced;
     els.countdown.hidden = !(phase === 'countdown' || go);
@@ -514,7 +613,7 @@
     if (!s.game || !view) { section.hidden = true; section.replaceChildren(); return; }
     section.hidden = false;
     section.replaceChildren();
-    const panel = TC.panels[s.game];
+    const panel = own(TC.panels, s.game);
     const info = TC.gameInfo(s);
     const waiting = !panel && info && info.script;       /* its script is on its way */
     try {
@@ -611,7 +710,7 @@
       return serverNow == null || serverNow - x.t_ns / 1e6 < 15000;     /* shown briefly */
     });
     for (const x of shown.slice(-4)) {
-      const why = { late: 'late: after the race closed', unclaimed: 'no card claimed it', rejected: 'rejected by the host' }[x.why] || x.why;
+      const why = own({ late: 'late: after the race closed', unclaimed: 'no card claimed it', rejected: 'rejected by the host' }, x.why) || x.why;
       rows.push(paint(el('li', { class: 'stray', 'data-player': x.player },
         el('span', {}, `Stray: ${x.player}`), el('span', { class: 'off', text: why }),
         onUse ? el('button', { type: 'button', class: 'use small', onclick: () => onUse(x) }, 'Use for this card') : null), col[x.player]));
@@ -658,7 +757,7 @@
           el('div', { class: 'who' }, el('div', { class: 'name', text: name }),
             pl.shared ? el('div', { class: 'muted small', text: `shares ${ord(pl.place)} place with ${pl.players.filter((p) => p !== name).join(', ')}` }) : null,
             parts.length ? el('ul', { class: 'breakdown' }, parts.map((t) => el('li', { text: t }))) : null),
-          el('div', { class: 'pts' }, String(pl.scores[name] ?? ''), el('small', { text: unit }))), col[name]));
+          el('div', { class: 'pts' }, String(own(pl.scores, name) ?? ''), el('small', { text: unit }))), col[name]));
       }
     }
     for (const tb of res.tiebreak || []) {
