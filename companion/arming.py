@@ -12,6 +12,11 @@ the log cannot be the start signal of a race that is already over.
   such burst the race is armed now and waits for presses.
 * **Announced races** (a Chomp! reveal, Food Poisoning): the companion calls
   the start: GO comes after a countdown; presses before GO are false starts.
+  When the buzzer box sounds the cue itself (a Pico box), it reports the
+  time it really sounded GO, on the clock of its presses; the race is armed
+  again there (:func:`arm_at_cue`), so a press between the scheduled GO and
+  the box's GO is a false start, judged on the box's clock. Until that
+  stamp arrives the race runs on the scheduled GO.
 
 Each race has a *window* from its arm time to its deadline: a press decides
 only a race whose window it fell in; a burst is claimable while its claim
@@ -32,7 +37,7 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Sequence
 
 from .edges import Edge
@@ -45,6 +50,10 @@ S = 1_000 * MS
 #: How many of the log's latest effective events are searched for the
 #: presses of the races already decided (a burst must begin after them).
 RECENT_RACE_EVENTS = 30
+#: A box's GO stamp that does not say which GO it was asked for belongs to
+#: the race whose scheduled GO is at most this far from it (a countdown's
+#: blips are a second apart, its GO 900 ms after the last blip ends).
+CUE_MATCH_NS = 100 * MS
 
 
 @dataclass(frozen=True)
@@ -108,6 +117,9 @@ class Arming:
     #: where the race's window began (the claimed burst may hold false
     #: starts before ``arm_ns`` when the flipper armed it)
     start_ns: int | None = None
+    #: the GO the companion scheduled, once ``arm_ns`` is the buzzer box's
+    #: own stamp of the GO it sounded (None: armed at the scheduled GO)
+    scheduled_ns: int | None = None
 
     @property
     def go_ns(self) -> int:
@@ -415,12 +427,71 @@ def phase(decided: bool, announced: bool, go_ns: int, now_ns: int) -> str:
     return "live"
 
 
+def arm_at_cue(armed: Arming, cue_ns: int, asked_ns: int | None = None) -> Arming | None:
+    """An announced race armed again at ``cue_ns``, the time the buzzer box
+    really sounded its GO (its own stamp, on the clock of the presses);
+    None when the stamp is not this race's GO.
+
+    It is when ``asked_ns`` (the time the cue was asked for) is the race's
+    scheduled GO; a stamp that does not say must lie within
+    :data:`CUE_MATCH_NS` of it. A race armed from a stamp already, or an
+    unannounced one, takes none. The window keeps its length: the deadline
+    moves with GO.
+
+    >>> a = Arming(True, 10 * S, 15 * S)
+    >>> b = arm_at_cue(a, 10 * S + 3 * MS, asked_ns=10 * S)
+    >>> (b.arm_ns - 10 * S, b.deadline_ns - 15 * S, b.scheduled_ns == 10 * S)
+    (3000000, 3000000, True)
+    >>> arm_at_cue(a, 9 * S, asked_ns=9 * S) is None        # a blip, not GO
+    True
+    """
+    if isinstance(cue_ns, bool) or not isinstance(cue_ns, int):
+        raise ValueError(f"a cue stamp must be integer nanoseconds, not {cue_ns!r}")
+    if not armed.announced or armed.scheduled_ns is not None:
+        return None
+    go = armed.arm_ns
+    if asked_ns is not None:
+        if asked_ns != go:
+            return None
+    elif abs(cue_ns - go) > CUE_MATCH_NS:
+        return None
+    return replace(armed, arm_ns=cue_ns, deadline_ns=armed.deadline_ns + (cue_ns - go),
+                   scheduled_ns=go)
+
+
+def logged_go(events: Sequence[dict], asked_ns: int | None) -> int | None:
+    """The scheduled GO of the last logged event when it is an announced race
+    armed at that GO and asked for at ``asked_ns`` (its box's stamp came after
+    the verdict); else None."""
+    if asked_ns is None or not events:
+        return None
+    ev = events[-1]
+    if not isinstance(ev, dict) or ev.get("type") != "race" or not ev.get("announced") \
+            or "scheduled_go_ns" in ev or not isinstance(ev.get("spec"), dict):
+        return None
+    arm = ev["spec"].get("arm_ns")
+    return arm if _int(arm) and arm == asked_ns else None
+
+
+def rearm_live(live, arm_ns: int, deadline_ns: int | None) -> None:
+    """Judge the undecided :class:`~companion.referee.LiveRace` ``live``
+    again from its own edges with a new arm time and deadline (the GO the
+    box sounded). The same object, so whoever holds it sees the verdict;
+    its spec keeps everything else (players, eligibility, tie window)."""
+    if live.verdict is not None:
+        raise ValueError("a decided race cannot be armed again")
+    edges = list(live.edges)
+    live.__init__(replace(live.spec, arm_ns=arm_ns, deadline_ns=deadline_ns), live.hold_ns)
+    for e in edges:
+        live.feed(e)
+
+
 def go_in_ms(go_ns: int, now_ns: int) -> int:
     """Whole milliseconds left to GO (0 once it has passed)."""
     return max(0, (go_ns - now_ns) // MS)
 
 
-__all__ = ["Arming", "ArmingSettings", "Claim", "RaceWindow", "arm_announced",
-           "arm_unannounced", "bursts", "claim", "claim_windows", "claimed_floor", "find_claim",
-           "forget_before", "go_in_ms", "phase", "press_window", "race_close_ns", "race_spec",
+__all__ = ["Arming", "ArmingSettings", "Claim", "RaceWindow", "arm_announced", "arm_at_cue",
+           "arm_unannounced", "CUE_MATCH_NS", "logged_go", "rearm_live", "bursts", "claim",
+           "claim_windows", "claimed_floor", "find_claim", "forget_before", "go_in_ms", "phase", "press_window", "race_close_ns", "race_spec",
            "request_wait_ns", "strays"]

@@ -126,6 +126,7 @@ class _Race:
     virtual: set = field(default_factory=set)
     logged_ns: int | None = None    # when the host logged the card (unannounced races)
     confirmed: bool = False     # the host accepted a doubtful claimed burst
+    awaits_cue: bool = False    # announced: the box's stamp of GO is still to come
 
     @property
     def confirm(self) -> str | None:
@@ -163,6 +164,10 @@ class TableSession:
         self._tls = threading.local()
         self.faults: deque = deque(maxlen=int(self.settings["recent_faults"]))
         self._source_status = None
+        #: how much longer an announced race holds its verdict for the buzzer
+        #: box's stamp of GO (None: the source sounds no cue of its own; the
+        #: pipeline sets it for one that does, e.g. a Pico box)
+        self.cue_wait_ns: int | None = None
         self._clear()
 
     def _clear(self) -> None:
@@ -781,12 +786,65 @@ class TableSession:
         self._dispatch()
         return view
 
+    def cue_sounded(self, t_ns: int, at_ns: int | None = None) -> None:
+        """The buzzer box sounded its cue at ``t_ns`` (its own stamp, on the
+        clock of its presses), asked for ``at_ns``: when that is the live
+        announced race's GO, the race is armed again at ``t_ns``, so presses
+        before the box's GO are false starts on the box's clock (DESIGN.md,
+        "Arming"). A stamp of another cue (a blip, an old countdown) changes
+        nothing; one that comes after the race was decided on the scheduled
+        GO is recorded as a ``cue`` fault (the host may run it again)."""
+        if isinstance(t_ns, bool) or not isinstance(t_ns, int):
+            raise ValueError(f"a cue stamp must be integer nanoseconds, not {t_ns!r}")
+        with self._lock:
+            race = self._race
+            if self.referee is None or self.replay is None:
+                return
+            if race is None:
+                go = arming.logged_go(self.replay.events, at_ns)
+                if go is None:
+                    return
+                self._late_cue(t_ns, go)    # that race is logged already
+            else:
+                armed = arming.arm_at_cue(race.armed, t_ns, at_ns)
+                if armed is None:
+                    return
+                now = self.clock()
+                if race.live.verdict is not None or race.live is not self.referee.race:
+                    self._late_cue(t_ns, race.go_ns)
+                else:
+                    self._rearm(race, armed, now)
+                    self._after_referee(now)
+        self._dispatch()
+
+    def _late_cue(self, t_ns: int, go_ns: int) -> None:
+        self._fault("cue", f"the buzzer box sounded GO {(t_ns - go_ns) / MS:+.3f} ms from the "
+                           f"scheduled GO, after the race was decided on the scheduled GO; "
+                           f"undo it and run it again if a press came in between", t_ns=t_ns)
+
+    def _rearm(self, race: _Race, armed: arming.Arming, now: int) -> None:
+        """Judge the live race again armed as ``armed``, from the edges it
+        has: the same race (its version, virtual presses), a new GO."""
+        race.live.hold_ns = self.referee.hold_ns     # the stamp is here: the usual hold
+        arming.rearm_live(race.live, armed.arm_ns, armed.deadline_ns)
+        race.armed = armed
+        race.awaits_cue = False
+        race.record = {**race.record, "go_ns": armed.go_ns, "spec": race.live.spec.to_json(),
+                       "scheduled_go_ns": armed.scheduled_ns}
+        self._persist_race(race, durable=False)     # at GO: no disk wait under the lock
+        self._race_dirty = True
+
     def _start_announced(self, req: RaceRequest, countdown_ns: int | None) -> dict:
         now = self.clock()
         try:
             armed = arming.arm_announced(now, self.arming, countdown_ns,
                                          arming.request_wait_ns(req.info))
             self._begin(req, armed, now)
+            if self.cue_wait_ns:
+                # a press before the box's GO may reach us before the box's
+                # stamp of GO does: no verdict until the stamp (or the wait)
+                self._race.awaits_cue = True
+                self._race.live.hold_ns = self.referee.hold_ns + self.cue_wait_ns
         except (RaceError, ValueError) as exc:
             raise RulesError(f"the game asked for a race the referee cannot run: {exc}",
                              "race") from None
@@ -913,6 +971,12 @@ class TableSession:
                  "announced": race.announced, "virtual": bool(race.virtual)}
         if race.armed.flipper is not None:
             event["armed_by"] = race.armed.flipper
+        if race.armed.scheduled_ns is not None:     # armed at the box's own GO
+            event["scheduled_go_ns"] = race.armed.scheduled_ns
+        elif race.awaits_cue:
+            race.awaits_cue = False
+            self._fault("cue", "the buzzer box did not report when it sounded GO: the race "
+                               "was judged on the scheduled GO")
         if race.virtual:
             event["virtual_players"] = sorted(race.virtual)
         event = jsonable(event)

@@ -39,7 +39,22 @@ A subclass **may** override:
 * :meth:`status` for its connection state and clock quality; report changes
   (lost link, reconnection, a new error bound) with :meth:`_report_status`
   and problems (a stuck button, a gap in sequence numbers, a corrupt frame,
-  an overflowing queue) with :meth:`_report_fault`.
+  an overflowing queue) with :meth:`_report_fault`;
+* :meth:`send_cue` (with ``drives_cue = True``) when the hardware sounds the
+  announced-race cue itself, on the clock its presses are stamped with: the
+  buzzer box's :class:`~companion.buzzers.feedback.Feedback` then asks it for
+  each step of the countdown ahead of time (``cue_lead_ns``), and the source
+  reports when the cue really switched with :meth:`_report_cue` (a
+  :class:`CueStamp`): the table arms the race at its GO, so presses before
+  the cue are false starts judged on the hardware's own clock. :meth:`cue`
+  is the blocking form (the self-test's);
+* :meth:`send_leds` (with ``drives_leds = True``) when the buzzers' LEDs are
+  the hardware's own (a Pico box lights them on the host's command): the
+  feedback lights the winner and blinks false starters through it instead
+  of gpiozero pins. :meth:`set_leds` is the blocking form.
+
+The defaults are "no such hardware": :meth:`cue` returns None,
+:meth:`send_cue`, :meth:`send_leds` and :meth:`set_leds` return False.
 
 >>> class Tapper(EdgeSource):
 ...     name = "tapper"
@@ -73,7 +88,8 @@ ENV_VAR = "COMPANION_SOURCE"
 #: The order auto-detection tries the registered sources in.
 AUTO_ORDER = ("pico", "gpio", "mock")
 #: Fault kinds sources report (others are allowed; these are understood).
-FAULT_KINDS = ("stuck", "gap", "corrupt", "overflow", "disconnected")
+FAULT_KINDS = ("stuck", "cleared", "gap", "corrupt", "overflow", "disconnected",
+               "incompatible")
 
 
 class SourceError(ValueError):
@@ -89,11 +105,13 @@ class SourceUnavailable(RuntimeError):
 class SourceFault:
     """Something a source noticed that is not an edge.
 
-    ``kind``: ``stuck`` (a button held too long at the source), ``gap``
-    (edges lost, e.g. a skipped sequence number), ``corrupt`` (a frame that
-    failed its check), ``overflow`` (the hardware's queue overflowed),
-    ``disconnected`` (the link went away). ``buzzer`` names the buzzer when
-    the fault is one button's; ``t_ns`` when it is known.
+    ``kind``: ``stuck`` (a button held too long at the source), ``cleared``
+    (a stuck button let go), ``gap`` (edges lost, e.g. a skipped sequence
+    number), ``corrupt`` (a frame that failed its check), ``overflow`` (the
+    hardware's queue overflowed), ``disconnected`` (the link went away),
+    ``incompatible`` (hardware this companion cannot talk to, e.g. a box
+    with other firmware). ``buzzer`` names the buzzer when the fault is one
+    button's; ``t_ns`` when it is known.
     """
 
     kind: str
@@ -129,10 +147,28 @@ class SourceStatus:
                 "detail": self.detail}
 
 
+@dataclass(frozen=True, slots=True)
+class CueStamp:
+    """When a source's own cue (LED and piezo) really switched: ``on``, at
+    ``t_ns`` on the clock of its edge stamps. ``at_ns`` is the time it was
+    asked for (None: "now"), so the table can tell the GO of the race it
+    scheduled from a blip or an older countdown's cue."""
+
+    on: bool
+    t_ns: int
+    at_ns: int | None = None
+
+    def to_json(self) -> dict:
+        return {"on": self.on, "t_ns": self.t_ns, "at_ns": self.at_ns}
+
+
 @runtime_checkable
 class SourceSink(Protocol):
     """Where a source reports. Called from the source's own thread (lgpio's,
-    a serial reader's): an implementation only queues and returns."""
+    a serial reader's): an implementation only queues and returns.
+
+    A sink may also have ``cue(stamp)`` for a :class:`CueStamp` (sources
+    that drive the cue report through it; a sink without it never hears)."""
 
     def edge(self, edge: ButtonEdge) -> None: ...
     def fault(self, fault: SourceFault) -> None: ...
@@ -147,9 +183,13 @@ class CallbackSink:
         self.on_edge = on_edge
         self.faults: list[SourceFault] = []
         self.statuses: list[SourceStatus] = []
+        self.cues: list[CueStamp] = []
 
     def edge(self, edge: ButtonEdge) -> None:
         self.on_edge(edge)
+
+    def cue(self, stamp: CueStamp) -> None:
+        self.cues[-99:] = [*self.cues[-99:], stamp]
 
     def fault(self, fault: SourceFault) -> None:
         log.warning("buzzer source fault (%s): %s", fault.kind, fault.message)
@@ -183,6 +223,13 @@ class EdgeSource:
     name: ClassVar[str] = "source"
     #: How finely an edge stamp resolves, in nanoseconds.
     precision_ns: ClassVar[int] = 1_000
+    #: The source sounds the announced-race cue itself (:meth:`send_cue`).
+    drives_cue: ClassVar[bool] = False
+    #: How long before a cue step the feedback should ask for it at most
+    #: (the hardware then switches it on its own clock at the asked time).
+    cue_lead_ns: ClassVar[int] = 0
+    #: The buzzers' LEDs are the source's own (:meth:`send_leds`).
+    drives_leds: ClassVar[bool] = False
 
     def __init__(self, buzzers: Iterable[str], pinmap=None, **options):
         ids = tuple(buzzers)
@@ -239,6 +286,31 @@ class EdgeSource:
         """The connection state and clock quality now."""
         return SourceStatus(self.name, True, self.precision_ns)
 
+    # -- the source's own cue and lights (may override) --------------------------
+
+    def send_cue(self, on: bool, at_ns: int | None = None) -> bool:
+        """Ask the hardware to switch its cue (LED and piezo) ``on`` or off at
+        ``at_ns`` on :meth:`now_ns`'s clock (None or a time already past:
+        now), without waiting; when it really switched is reported through
+        the sink as a :class:`CueStamp`. True when the hardware took the
+        request; False when it cannot keep that time (no link, a clock not
+        yet synchronised for a time ahead) or has no cue: here, always."""
+        return False
+
+    def cue(self, on: bool, at_ns: int | None = None, timeout_s: float = 2.0) -> int | None:
+        """:meth:`send_cue` and wait: the time the cue really switched, on the
+        edges' clock, or None (no answer, or no hardware cue: here)."""
+        return None
+
+    def send_leds(self, on: dict[str, bool]) -> bool:
+        """Light (True) or darken the source's own LEDs of the named buzzers,
+        without waiting. False: not sent (no link, no LEDs: here)."""
+        return False
+
+    def set_leds(self, on: dict[str, bool]) -> bool:
+        """:meth:`send_leds` and wait for the hardware to confirm."""
+        return False
+
     # -- for subclasses: report -------------------------------------------------
 
     def _emit(self, edge: ButtonEdge) -> None:
@@ -257,6 +329,11 @@ class EdgeSource:
         sink = self._sink
         if sink is not None:
             sink.status(status)
+
+    def _report_cue(self, stamp: CueStamp) -> None:
+        report = getattr(self._sink, "cue", None)
+        if report is not None:
+            report(stamp)
 
 
 class NoSource(EdgeSource):
@@ -358,7 +435,7 @@ register_source("gpio", "companion.buzzers.gpio:GpioSource")
 register_source("mock", "companion.buzzers.mock:MockSource")
 register_source("pico", "companion.buzzers.pico:PicoSource")
 
-__all__ = ["EdgeSource", "SourceSink", "SourceFault", "SourceStatus", "SourceError",
+__all__ = ["EdgeSource", "SourceSink", "SourceFault", "SourceStatus", "CueStamp", "SourceError",
            "SourceUnavailable", "CallbackSink", "NoSource", "register_source", "source_names",
            "source_class", "choose_source", "open_source", "ENV_VAR", "AUTO_ORDER",
            "FAULT_KINDS"]

@@ -12,9 +12,18 @@ and timed steps (the countdown, the winner's light going out) run from
 * winner: LED solid for ``win_ns``;
 * loser, false start, ineligible press: LED blinks;
 * tie: the tied players' LEDs pulse twice, slowly;
-* stuck buzzer: LED flickers until it is released;
+* stuck buzzer: LED flickers until it is released (whether the referee
+  found it or the source reported it: a Pico box's own stuck timer);
 * announced start: the cue blips ``countdown_blips`` times, one a second,
   then sounds a long GO exactly at the arm time.
+
+A source that drives its own cue or LEDs (a Pico box: ``drives_cue``,
+``drives_leds``) gets the same decisions: the LEDs go through its
+``send_leds`` (a blink is a timed series of on/off commands, all changes of
+one moment in one command), and each step of the countdown is asked of the
+box ahead of its time (``cue_lead_ns``) with the time it is for, so the box
+sounds GO on its own clock; the box's stamp of GO then arms the race
+(:meth:`companion.session.TableSession.cue_sounded`).
 
 >>> plan = countdown_plan(10_000_000_000)
 >>> [(s.t_ns, s.on, s.what) for s in plan][-2:]
@@ -105,11 +114,16 @@ def verdict_cues(verdict: Verdict, settings: FeedbackSettings = FeedbackSettings
     return cues
 
 
-def fault_cue(fault: Fault, settings: FeedbackSettings = FeedbackSettings()) -> LedCue:
-    """A stuck buzzer flickers until released; a cleared one goes dark."""
+def fault_cue(fault, settings: FeedbackSettings = FeedbackSettings()) -> LedCue | None:
+    """A stuck buzzer flickers until released; a cleared one goes dark. The
+    referee's :class:`~companion.referee.Fault` or a source's
+    :class:`~companion.buzzers.base.SourceFault` (anything with ``kind``);
+    other kinds (a gap, an overflow) leave the LED alone: None."""
     if fault.kind == "stuck":
         return LedCue("blink", on_s=settings.stuck_on_s, off_s=settings.stuck_off_s, n=None)
-    return OFF
+    if fault.kind == "cleared":
+        return OFF
+    return None
 
 
 @dataclass(frozen=True, order=True)
@@ -143,6 +157,29 @@ def countdown_plan(arm_ns: int, settings: FeedbackSettings = FeedbackSettings(),
     return steps
 
 
+def _s_to_ns(seconds: float) -> int:
+    return int(round(seconds * 1_000_000_000))
+
+
+class _Batch:
+    """Changes of the source's LEDs made inside go out as one command."""
+
+    __slots__ = ("fb",)
+
+    def __init__(self, fb: "Feedback"):
+        self.fb = fb
+
+    def __enter__(self):
+        self.fb._batch += 1
+        return self
+
+    def __exit__(self, *exc):
+        fb = self.fb
+        fb._batch -= 1
+        if not fb._batch:
+            fb._flush_leds()
+
+
 # ---------------------------------------------------------------------------
 # Driving the devices
 
@@ -154,7 +191,10 @@ class Feedback:
     ``leds`` maps buzzer ids to gpiozero ``LED``/``PWMLED`` (buzzers without
     one are skipped); ``cue_led`` is an ``LED`` and ``piezo`` a ``Buzzer`` or
     ``TonalBuzzer`` (either may be None). ``clock`` is the buzzers' clock
-    (``source.now_ns``).
+    (``source.now_ns``). ``source``: an edge source that drives its own LEDs
+    (``drives_leds``: they are used for its buzzers instead of ``leds``)
+    and/or its own cue (``drives_cue``: used instead of ``cue_led`` and
+    ``piezo``); :meth:`for_source` picks.
 
     One way in: :meth:`attach` to what judges the races. A pipeline does it
     for its consumer (:class:`~companion.buzzers.pipeline.Pipeline`'s
@@ -181,7 +221,16 @@ class Feedback:
 
     def __init__(self, leds: Mapping[str, object] | None = None, cue_led=None, piezo=None, *,
                  settings: FeedbackSettings | None = None,
-                 clock: Callable[[], int] = time.monotonic_ns, owns_devices: bool = False):
+                 clock: Callable[[], int] = time.monotonic_ns, owns_devices: bool = False,
+                 source=None):
+        self.source = source
+        self._source_cue = bool(getattr(source, "drives_cue", False))
+        self._source_led_ids = (frozenset(source.buzzers)
+                                if getattr(source, "drives_leds", False) else frozenset())
+        #: the source's LEDs as last asked for (buzzer id -> lit)
+        self.source_lit: dict[str, bool] = {}
+        self._led_out: dict[str, bool] = {}
+        self._batch = 0
         self.leds = dict(leds or {})
         self.cue_led = cue_led
         self.piezo = piezo
@@ -243,6 +292,24 @@ class Feedback:
             else:
                 clock = time.monotonic_ns
         return cls(leds, cue_led, piezo, settings=settings, clock=clock, owns_devices=True)
+
+    @classmethod
+    def for_source(cls, source, pinmap=None, *, pin_factory=None,
+                   settings: FeedbackSettings | None = None,
+                   clock: Callable[[], int] | None = None) -> "Feedback | None":
+        """The box's feedback for ``source``: its own LEDs and cue when it
+        drives them (a Pico box), else gpiozero devices from the pin map on
+        ``pin_factory`` (default: the source's own ``pin_factory``); None when
+        there is neither (no lights to drive)."""
+        clock = clock or source.now_ns
+        if getattr(source, "drives_leds", False) or getattr(source, "drives_cue", False):
+            return cls(settings=settings, clock=clock, source=source)
+        factory = pin_factory or getattr(source, "pin_factory", None)
+        if factory is None:
+            return None
+        return cls.from_pinmap(list(source.buzzers),
+                               pinmap if pinmap is not None else getattr(source, "pinmap", None),
+                               pin_factory=factory, settings=settings, clock=clock)
 
     # -- attaching: the one way in ------------------------------------------
 
@@ -329,12 +396,30 @@ class Feedback:
             log.exception("feedback failed on %s", kind)
 
     def on_verdict(self, verdict: Verdict) -> None:
-        with self._lock:
+        with self._lock, self._batched():
             for player, cue in verdict_cues(verdict, self.settings).items():
                 self.show(player, cue)
 
     def on_fault(self, fault: Fault) -> None:
-        self.show(fault.player, fault_cue(fault, self.settings))
+        """A referee's fault (its player's LED)."""
+        cue = fault_cue(fault, self.settings)
+        if cue is not None:
+            self.show(fault.player, cue)
+
+    def on_source_fault(self, fault) -> None:
+        """A fault the source reports itself (a
+        :class:`~companion.buzzers.base.SourceFault`: a buzzer id, not a
+        player): a stuck buzzer the box found flickers, a cleared one goes
+        dark; faults of no buzzer, or of other kinds, change nothing."""
+        buzzer = getattr(fault, "buzzer", None)
+        if not isinstance(buzzer, str):
+            return
+        cue = fault_cue(fault, self.settings)
+        if cue is not None:
+            try:
+                self.show_buzzer(buzzer, cue)
+            except Exception:   # a broken LED must not stop the pipeline
+                log.exception("feedback failed on a source fault")
 
     # -- the LEDs -----------------------------------------------------------
 
@@ -351,6 +436,10 @@ class Feedback:
 
     def show_buzzer(self, buzzer: str, cue: LedCue, now_ns: int | None = None) -> None:
         """Put the LED of buzzer ``buzzer`` into ``cue``."""
+        if buzzer in self._source_led_ids:
+            with self._lock, self._batched():
+                self._show_source(buzzer, cue, self.clock() if now_ns is None else now_ns)
+            return
         led = self.leds.get(buzzer)
         if led is None:
             return
@@ -368,34 +457,120 @@ class Feedback:
 
     def _off_if(self, buzzer: str, gen: int) -> None:
         if self._gen.get(buzzer) == gen:
-            self.leds[buzzer].off()
+            if buzzer in self._source_led_ids:
+                self._light(buzzer, False)
+            else:
+                self.leds[buzzer].off()
 
     def clear(self) -> None:
         """Every buzzer LED off (a new race is coming)."""
-        for buzzer in list(self.leds):
-            self.show_buzzer(buzzer, OFF)
+        with self._lock, self._batched():
+            for buzzer in [*self.leds, *sorted(self._source_led_ids)]:
+                self.show_buzzer(buzzer, OFF)
+
+    # -- the source's own LEDs ------------------------------------------------
+
+    def _show_source(self, buzzer: str, cue: LedCue, now: int) -> None:
+        # callers hold self._lock inside a batch
+        gen = self._gen[buzzer] = self._gen.get(buzzer, 0) + 1
+        if cue.mode == "on":
+            self._light(buzzer, True)
+            if cue.on_ns is not None:
+                self._at(now + cue.on_ns, lambda: self._off_if(buzzer, gen))
+        elif cue.mode == "blink":
+            on_ns, off_ns = _s_to_ns(cue.on_s), _s_to_ns(cue.off_s)
+            self._blink(buzzer, gen, now, on_ns, off_ns, cue.n)
+        else:
+            self._light(buzzer, False)
+
+    def _blink(self, buzzer: str, gen: int, t: int, on_ns: int, off_ns: int,
+               left: int | None) -> None:
+        """One blink from ``t`` (on, then off ``on_ns`` later), and the next
+        one ``off_ns`` after that while ``left`` lasts (None: until changed)."""
+        if self._gen.get(buzzer) != gen or left == 0:
+            return
+        self._light(buzzer, True)
+        self._at(t + max(1, on_ns), lambda: self._off_if(buzzer, gen))
+        nxt = None if left is None else left - 1
+        if nxt != 0:
+            at = t + max(1, on_ns) + max(1, off_ns)
+            self._at(at, lambda: self._blink(buzzer, gen, at, on_ns, off_ns, nxt))
+
+    def _light(self, buzzer: str, lit: bool) -> None:
+        if self.source_lit.get(buzzer) != lit:
+            self.source_lit[buzzer] = lit
+            self._led_out[buzzer] = lit
+        if not self._batch:
+            self._flush_leds()
+
+    def _batched(self):
+        return _Batch(self)
+
+    def _flush_leds(self) -> None:
+        out, self._led_out = self._led_out, {}
+        if out and self.source is not None:
+            try:
+                if not self.source.send_leds(out):
+                    log.debug("the source did not take the LED command %s", out)
+            except Exception:
+                log.exception("the source's LEDs failed")
 
     # -- the cue ------------------------------------------------------------
 
     def countdown(self, arm_ns: int) -> list[CueStep]:
         """Clear the LEDs and play the countdown cue so that GO is at
-        ``arm_ns``; returns the plan. A new countdown replaces one running."""
+        ``arm_ns``; returns the plan. A new countdown replaces one running.
+
+        A source that drives its own cue is asked for each step up to its
+        ``cue_lead_ns`` ahead (never more than half the gap since the step
+        before: its hardware may keep only one step waiting), with the time
+        the step is for; it sounds the step on its own clock."""
         with self._lock:
             self.clear()
             self._cue_gen += 1
             gen = self._cue_gen
             self.cue(False)
-            plan = countdown_plan(arm_ns, self.settings, self.clock())
+            now = self.clock()
+            plan = countdown_plan(arm_ns, self.settings, now)
+            prev = now
             for step in plan:
-                self._at(step.t_ns, lambda s=step: self._cue_if(s, gen))
+                if self._source_cue:
+                    lead = min(int(getattr(self.source, "cue_lead_ns", 0) or 0),
+                               max(0, (step.t_ns - prev) // 2))
+                    self._at(max(now, step.t_ns - lead),
+                             lambda s=step: self._source_cue_if(s, gen))
+                    prev = step.t_ns
+                else:
+                    self._at(step.t_ns, lambda s=step: self._cue_if(s, gen))
             return plan
 
     def _cue_if(self, step: CueStep, gen: int) -> None:
         if gen == self._cue_gen:
             self.cue(step.on, step.tone)
 
+    def _source_cue_if(self, step: CueStep, gen: int) -> None:
+        """Ask the source for ``step`` on its own clock; if it cannot keep a
+        time ahead (its clock is not synchronised yet), ask again at the
+        step's own time, for "now"."""
+        if gen != self._cue_gen:
+            return
+        try:
+            ok = self.source.send_cue(step.on, step.t_ns)
+        except Exception:
+            log.exception("the source's cue failed")
+            return
+        if not ok and self.clock() < step.t_ns:
+            self._at(step.t_ns, lambda: self._source_cue_if(step, gen))
+
     def cue(self, on: bool, tone: str | None = None) -> None:
-        """Cue LED and piezo on (a tonal piezo at ``tone``) or off."""
+        """Cue LED and piezo on (a tonal piezo at ``tone``) or off; the
+        source's own cue, now, when it drives one."""
+        if self._source_cue:
+            try:
+                self.source.send_cue(bool(on))
+            except Exception:
+                log.exception("the source's cue failed")
+            return
         if self.cue_led is not None:
             self.cue_led.value = bool(on)
         p = self.piezo
@@ -420,7 +595,7 @@ class Feedback:
         steps = self._steps
         if not steps or steps[0][0] > now_ns:
             return
-        with self._lock:
+        with self._lock, self._batched():
             while steps and steps[0][0] <= now_ns:
                 _, _, fn = heapq.heappop(steps)
                 try:

@@ -14,11 +14,17 @@ It reports, as :class:`~companion.buzzers.base.SourceFault`: ``corrupt``
 frames (dropped and counted), ``gap`` (missing sequence numbers, frames the
 box dropped because nobody read), ``overflow`` (the box lost changes; a
 buzzer whose change was lost gets its new level without an invented edge),
-``stuck`` / ``cleared`` buzzers, ``disconnected``; and its status with the
-clock's error bound. After an unplug it reopens the port with a back-off and
-finds the box again by USB vendor id (or the udev name ``/dev/buzzerbox``).
-A box whose firmware speaks another protocol is refused with the command
-that updates it.
+``stuck`` / ``cleared`` buzzers, ``disconnected``, ``incompatible``; and its
+status with the clock's error bound. After an unplug it reopens the port
+with a back-off and finds the box again by USB vendor id (or the udev name
+``/dev/buzzerbox``). A box whose firmware speaks another protocol is refused
+with the command that updates it.
+
+The box drives the announced-race cue and the buzzers' LEDs itself
+(``drives_cue``, ``drives_leds``): :meth:`PicoSource.send_cue` schedules a
+cue step on the box's own clock, and the box's stamp of the cue pin's edge
+comes back as a :class:`~companion.buzzers.base.CueStamp` on the same clock
+as the presses, so the table arms the race at the GO the box really sounded.
 
     companion serve --source pico          # or auto-detected when a Pico is plugged in
 
@@ -38,7 +44,8 @@ from ..edges import BuzzerId, ButtonEdge
 from ..pico import protocol as P
 from ..pico.clocksync import ClockSync, SlewedClock
 from ..pico.transport import SerialLink, find_pico_ports
-from .base import EdgeSource, SourceError, SourceFault, SourceStatus, SourceUnavailable
+from .base import (CueStamp, EdgeSource, SourceError, SourceFault, SourceStatus,
+                   SourceUnavailable)
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +101,11 @@ class PicoSource(EdgeSource):
 
     name = "pico"
     precision_ns = 1_000            # one tick of the box's 1 MHz counter
+    drives_cue = True
+    drives_leds = True
+    #: ask for a cue step this long ahead (at most): plenty for USB and the
+    #: box's loop, so the box sounds it on its own clock at the asked time
+    cue_lead_ns = 200 * MS
 
     def __init__(self, buzzers, pinmap=None, *, port=None, debounce_us: int = 20_000,
                  stuck_ms: int = 0, raw: bool = False, sync_hz: float = 8.0,
@@ -143,6 +155,7 @@ class PicoSource(EdgeSource):
         self._tokens: dict[int, int] = {}                     # token -> sent_ns
         self._acks: dict[int, threading.Event] = {}
         self._ack_result: dict[int, P.Ack] = {}
+        self._cues: dict[int, tuple[bool, int | None]] = {}  # cue seq -> (on, asked-for ns)
         self._early: list[ButtonEdge | tuple] = []            # records before the first sync
         self._lock = threading.RLock()
         self._hello_ev = threading.Event()
@@ -265,12 +278,24 @@ class PicoSource(EdgeSource):
         elif kind is P.Fault:
             self._box_fault(msg)
         elif kind is P.Ack:
-            ev = self._acks.pop(msg.acked_seq, None)
-            self._ack_result[msg.acked_seq] = msg
-            if ev is not None:
-                ev.set()
+            self._ack(msg)
         elif kind is P.Hello:
             self._hello(msg)
+
+    def _ack(self, ack: P.Ack) -> None:
+        with self._lock:
+            cue = self._cues.pop(ack.acked_seq, None) if ack.acked_type == P.SET_CUE else None
+            ev = self._acks.pop(ack.acked_seq, None)
+            if ev is not None:           # somebody waits for this one
+                self._ack_result[ack.acked_seq] = ack
+            stamp = None
+            if (cue is not None and ack.status == P.ACK_OK and ack.tick
+                    and self.map is not None and self.sync is not None and self.sync.synced):
+                stamp = CueStamp(cue[0], self.map.to_ns(ack.tick), cue[1])
+        if ev is not None:
+            ev.set()
+        if stamp is not None:
+            self._report_cue(stamp)
 
     def _refuse(self, why: str) -> None:
         self.refused = why
@@ -466,42 +491,99 @@ class PicoSource(EdgeSource):
             t = self.link.write(P.encode(msg))
         return msg.seq if t is not None else None
 
-    def command(self, msg, timeout_s: float = 1.0) -> P.Ack | None:
-        """Send a command and wait for the box's ACK (None: no answer)."""
+    def command(self, msg, timeout_s: float = 1.0, cue: tuple | None = None) -> P.Ack | None:
+        """Send a command and wait for the box's ACK (None: no answer).
+        ``cue``: (on, asked-for ns) of a cue command, whose stamp is also
+        reported through the sink."""
         with self._lock:
             msg = msg._replace(seq=self._next_seq())
             ev = self._acks[msg.seq] = threading.Event()
+            if cue is not None:
+                self._note_cue(msg.seq, cue)
             if self.link.write(P.encode(msg)) is None:
                 self._acks.pop(msg.seq, None)
+                self._cues.pop(msg.seq, None)
                 return None
         if not ev.wait(timeout_s):
             self._acks.pop(msg.seq, None)
             return None
         return self._ack_result.pop(msg.seq, None)
 
-    def set_leds(self, on: dict[str, bool]) -> bool:
-        """Light (True) or darken the LEDs of the named buzzers."""
+    def _note_cue(self, seq: int, cue: tuple) -> None:
+        # the box keeps one scheduled cue: an older one it never fired is
+        # never acked, so only the latest few are remembered
+        self._cues[seq] = cue
+        while len(self._cues) > 8:
+            self._cues.pop(next(iter(self._cues)))
+
+    def _led_bits(self, on: dict[str, bool]) -> tuple[int, int]:
         mask = bits = 0
         for buzzer, lit in on.items():
-            n = self.buzzers.index(BuzzerId(buzzer))
+            try:
+                n = self.buzzers.index(BuzzerId(buzzer))
+            except ValueError:
+                raise SourceError(f"no buzzer {buzzer!r} on this box; its buzzers are "
+                                  f"{', '.join(self.buzzers)}") from None
             mask |= 1 << n
             bits |= (1 << n) if lit else 0
-        ack = self.command(P.SetLeds(0, mask, bits))
+        return mask, bits
+
+    def set_leds(self, on: dict[str, bool]) -> bool:
+        """Light (True) or darken the LEDs of the named buzzers; True when
+        the box confirmed."""
+        ack = self.command(P.SetLeds(0, *self._led_bits(on)))
         return ack is not None and ack.status == P.ACK_OK
+
+    def send_leds(self, on: dict[str, bool]) -> bool:
+        """:meth:`set_leds` without waiting for the box (the feedback's way:
+        the pipeline thread never blocks). False: the link is down."""
+        if not on:
+            return True
+        return self._send(P.SetLeds(0, *self._led_bits(on))) is not None
+
+    def _cue_tick(self, at_ns: int | None) -> int | None:
+        """The box tick for Pi time ``at_ns`` (0: now); None when a time
+        ahead cannot be kept (the clock is not synchronised yet)."""
+        if at_ns is None:
+            return 0
+        synced = self.sync is not None and self.sync.synced
+        if not synced:
+            return 0 if at_ns <= self.clock() else None
+        return max(1, self.sync.to_tick(at_ns))
 
     def cue(self, on: bool, at_ns: int | None = None, timeout_s: float = 2.0) -> int | None:
         """Switch the cue (LED and piezo) now or at Pi time ``at_ns`` (the box
         fires it on its own clock). Returns the Pi time the box stamped the
-        cue's edge, on the same clock as the presses, or None."""
-        at_tick = 0
-        if at_ns is not None and self.sync is not None and self.sync.synced:
-            at_tick = max(1, self.sync.to_tick(at_ns))
+        cue's edge, on the same clock as the presses, or None. The stamp is
+        also reported through the sink (a :class:`CueStamp`)."""
+        with self._lock:
+            at_tick = self._cue_tick(at_ns)
+        if at_tick is None:
+            at_tick = 0                     # no clock yet: as soon as it arrives
         wait = timeout_s + max(0, (at_ns or 0) - self.clock()) / S
-        ack = self.command(P.SetCue(0, 1 if on else 0, at_tick), wait)
+        ack = self.command(P.SetCue(0, 1 if on else 0, at_tick), wait, cue=(bool(on), at_ns))
         if ack is None or ack.status != P.ACK_OK or not ack.tick:
             return None
         with self._lock:
             return self.map.to_ns(ack.tick)
+
+    def send_cue(self, on: bool, at_ns: int | None = None) -> bool:
+        """Schedule the cue on the box's clock at Pi time ``at_ns`` (None or
+        past: now) and return at once; the box's stamp of it comes through
+        the sink as a :class:`CueStamp`. False: not sent (no link, or a time
+        ahead while the clock is not synchronised: ask again at that time)."""
+        with self._lock:
+            if not self._connected or self.hello is None or self.refused:
+                return False
+            at_tick = self._cue_tick(at_ns)
+            if at_tick is None:
+                return False
+            msg = P.SetCue(self._next_seq(), 1 if on else 0, at_tick)
+            self._note_cue(msg.seq, (bool(on), at_ns))
+            if self.link.write(P.encode(msg)) is None:
+                self._cues.pop(msg.seq, None)
+                return False
+            return True
 
     def pulse(self, width_us: int, gap_us: int, count: int) -> bool:
         """Pulse the self-test output (``hardware/selftest.py``)."""

@@ -44,7 +44,7 @@ from typing import Callable, Iterable, Protocol, runtime_checkable
 
 from ..edges import ButtonEdge, Edge
 from ..referee import LiveRace, RaceSpec, Referee, earliest
-from .base import EdgeSource, SourceFault, SourceStatus
+from .base import CueStamp, EdgeSource, SourceFault, SourceStatus
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,11 @@ NS_PER_S = 1_000_000_000
 #: an OS sleep can overshoot by a few hundred microseconds on a busy Pi,
 #: and a verdict should not wait for the scheduler.
 SPIN_NS = 400_000
+#: How long an announced race on a source that sounds its own cue holds its
+#: verdict, past the usual hold, for the source's stamp of GO: a press
+#: stamped before the box's GO can arrive before that stamp (its frames come
+#: in the order the box sampled them, so a press after GO never can).
+CUE_WAIT_NS = 300_000_000
 
 
 def wait_until(deadline_ns: int | None, clock: Callable[[], int], wake: threading.Event,
@@ -86,7 +91,9 @@ class Consumer(Protocol):
     clock edges are stamped with; :meth:`tick` does everything due now;
     :meth:`next_deadline` is when :meth:`tick` next has work (None: nothing
     until the next edge or command). Optional: ``source_fault(fault)``,
-    ``source_status(status)`` and ``subscribe(fn) -> unsubscribe``."""
+    ``source_status(status)``, ``cue_sounded(t_ns, at_ns)`` (the source's own
+    cue switched on at ``t_ns``, asked for ``at_ns``: an announced race arms
+    at the GO the box really sounded) and ``subscribe(fn) -> unsubscribe``."""
 
     clock: Callable[[], int]
 
@@ -131,7 +138,10 @@ class Pipeline:
     the consumer's time). ``feedback`` is the buzzer box (a
     :class:`~companion.buzzers.feedback.Feedback`): the pipeline attaches it
     to the consumer (the one way LEDs and cue learn of verdicts, faults and
-    countdowns) and polls it. ``pollables`` are more timed things on the same
+    countdowns), tells it the faults the source reports, and polls it. None:
+    the source's own LEDs and cue when it drives them (a Pico box:
+    :meth:`Feedback.for_source <companion.buzzers.feedback.Feedback.for_source>`),
+    else none; False: none at all. ``pollables`` are more timed things on the same
     clock. ``min_sleep_s`` is the least wait after a deadline that stays in
     the past; ``idle_s`` caps a sleep (None: no cap, sleep until woken).
 
@@ -147,7 +157,11 @@ class Pipeline:
         self.source = source
         self.consumer = consumer
         self.clock: Callable[[], int] = consumer.clock
-        self.feedback = feedback
+        if feedback is None and source is not None and (
+                getattr(source, "drives_cue", False) or getattr(source, "drives_leds", False)):
+            from .feedback import Feedback
+            feedback = Feedback.for_source(source, clock=consumer.clock)
+        self.feedback = feedback or None
         self.pollables: list = list(pollables)
         self.min_sleep_s = min_sleep_s
         self.idle_s = idle_s
@@ -167,8 +181,14 @@ class Pipeline:
         self._unsubscribe: Callable[[], None] | None = None
         self._on_fault = getattr(consumer, "source_fault", None)
         self._on_status = getattr(consumer, "source_status", None)
-        if feedback is not None:
-            feedback.attach(consumer)
+        self._on_cue = getattr(consumer, "cue_sounded", None)
+        if (source is not None and getattr(source, "drives_cue", False)
+                and self._on_cue is not None and hasattr(consumer, "cue_wait_ns")):
+            # the consumer hears the box's GO: let its races wait for it
+            consumer.cue_wait_ns = CUE_WAIT_NS
+        self.cues: list[CueStamp] = []
+        if self.feedback is not None:
+            self.feedback.attach(consumer)
 
     # -- the source's side (SourceSink): any thread, queue and wake only ------
 
@@ -182,6 +202,10 @@ class Pipeline:
 
     def status(self, status: SourceStatus) -> None:
         self._q.put(_Report("status", status))
+        self._wake.set()
+
+    def cue(self, stamp: CueStamp) -> None:
+        self._q.put(_Report("cue", stamp))
         self._wake.set()
 
     #: The name older callers use for :meth:`edge`.
@@ -301,12 +325,24 @@ class Pipeline:
                 self.edges_fed += 1
 
     def _report(self, item: _Report) -> None:
+        if item.kind == "cue":
+            stamp = item.value
+            self.cues[:] = [*self.cues[-99:], stamp]
+            if stamp.on and self._on_cue is not None:
+                try:
+                    self._on_cue(stamp.t_ns, stamp.at_ns)
+                except Exception as exc:
+                    self._error(f"cue_sounded failed: {exc!r}", exc=True)
+            return
         if item.kind == "fault":
             fault = item.value
             self.faults[:] = [*self.faults[-99:], fault]
             fn = self._on_fault
             if fn is None:
                 log.warning("buzzer source fault (%s): %s", fault.kind, fault.message)
+            fb = self.feedback
+            if fb is not None and getattr(fault, "buzzer", None) is not None:
+                fb.on_source_fault(fault)
         else:
             self.source_status = item.value
             fn = self._on_status
@@ -377,6 +413,7 @@ class RefereeConsumer:
         self.source_faults: list[SourceFault] = []
         self.status: SourceStatus | None = None
         self._subscribers: list[Callable[[dict], None]] = []
+        self._announced: LiveRace | None = None     # awaiting the box's GO stamp
 
     @property
     def players(self) -> list[dict]:
@@ -405,11 +442,32 @@ class RefereeConsumer:
         """Start ``spec`` as the live race (call through :meth:`Pipeline.call`).
         ``announced``: the box counts down to its arm time."""
         race = self.referee.start(spec)
+        self._announced = race if announced else None
         self._publish({"type": "race", "data": {"race": {
             "kind": spec.kind, "announced": announced,
             "phase": "countdown" if announced else "live",
             "go_ns": spec.arm_ns}}})
         return race
+
+    def cue_sounded(self, t_ns: int, at_ns: int | None = None) -> None:
+        """The box sounded its cue at ``t_ns`` (asked for ``at_ns``): the
+        announced race whose GO it is arms there (the same LiveRace)."""
+        from ..arming import Arming, arm_at_cue, rearm_live
+
+        race = self._announced
+        if race is None or race is not self.referee.race or race.verdict is not None:
+            return
+        spec = race.spec
+        armed = arm_at_cue(Arming(True, spec.arm_ns, spec.deadline_ns or spec.arm_ns),
+                           t_ns, at_ns)
+        if armed is None:
+            return
+        self._announced = None
+        rearm_live(race, armed.arm_ns,
+                   None if spec.deadline_ns is None else armed.deadline_ns)
+        self._publish({"type": "race", "data": {"race": {
+            "kind": spec.kind, "announced": True, "phase": "live", "go_ns": armed.arm_ns,
+            "scheduled_go_ns": armed.scheduled_ns}}})
 
     def subscribe(self, fn: Callable[[dict], None]) -> Callable[[], None]:
         self._subscribers.append(fn)
@@ -428,4 +486,4 @@ class RefereeConsumer:
 
 
 __all__ = ["Pipeline", "RefereeConsumer", "Consumer", "Pollable", "PipelineError",
-           "RunnerError", "wait_until", "SPIN_NS"]
+           "RunnerError", "wait_until", "SPIN_NS", "CUE_WAIT_NS"]
