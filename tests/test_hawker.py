@@ -2,7 +2,7 @@
 
 The scenarios are written from the rulebook (rules/003_8bc3475faaf40c47.txt)
 and the publisher's FAQ rulings (rules/README.md); the readings where they
-are silent are in docs/rules-notes-hawker.md.
+are silent are in docs/rules-notes.md (Hawker Wars).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 stands, odds, then random play.
 
 The scenarios are written from the rulebook (rules/004_b303d945b4f1f6f9.txt);
-the readings where it is silent are in docs/rules-notes-tropichaos.md. The
+the readings where it is silent are in docs/rules-notes.md (Tropichaos). The
 random games are played by a small physical table written here from the
 rulebook (a real bag, real hands), which logs what a host and the players'
 own pages would log; the tracker must accept all of it, offer it among its

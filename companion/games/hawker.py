@@ -95,7 +95,7 @@ Event odds on the scoreboard are public and exact.
 An action (COOK, an Action card, TRADE) is *in play* until the host logs
 ``resolve`` or any other event: until then anyone may play Licence Suspended
 on it (``stop``), and on that Stop, and so on. Rule readings and settings are
-in docs/rules-notes-hawker.md.
+in docs/rules-notes.md (Hawker Wars).
 
 >>> g = HawkerWars()
 >>> s = g.setup(["ana", "bo"])

@@ -37,7 +37,7 @@ Events (fruits: ``kiwi``, ``mango``, ``pomegranate``; Season chip: ``season``)::
     {"type": "sell", "player": "ana", "count": 2, "chips": ["mango", "mango"]}
     {"type": "sold", "player": "ana", "sale": 0, "chips": ["kiwi"]}
 
-Rule readings and settings: docs/rules-notes-tropichaos.md.
+Rule readings and settings: docs/rules-notes.md (Tropichaos).
 
 >>> g = Tropichaos()
 >>> s = g.setup(["ana", "bo", "cy"])
