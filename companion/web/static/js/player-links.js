@@ -45,7 +45,7 @@
         el('code', { class: 'pl-url', text: p.url,
           style: { display: 'block', 'overflow-wrap': 'anywhere', 'word-break': 'break-all', 'font-size': '.8rem', margin: '6px 0' } })));
     } else {
-      parts.push(el('p', { class: 'muted small', text: STATE[p.state] || '' }));
+      parts.push(el('p', { class: 'muted small', text: TC.own(STATE, p.state) || '' }));
     }
     parts.push(el('div', { class: 'row' },
       confirmButton(p.url ? 'New link' : 'Make a link', p.url ? 'Sure? The old link stops' : 'Make it',
