@@ -259,3 +259,32 @@ def test_a_table_stops_with_live_pages_open(tmp_path):
         for c in conns:
             c.close()
         table.close()
+
+
+def test_a_table_on_a_pico_box_drives_the_box_s_own_leds_and_cue(tmp_path):
+    """No LED or piezo on the Pi's pins: the pipeline gives the session the
+    box's own feedback, and the session waits for the box's stamp of GO."""
+    import sys
+    from pathlib import Path
+
+    from companion.app import Table
+    from companion.buzzers.pipeline import CUE_WAIT_NS
+
+    if not Path(sys.executable).with_name("micropython").exists():
+        pytest.skip("no MicroPython unix port")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "firmware" / "sim"))
+    from ptybox import SimBox
+
+    with SimBox(tmp_path / "box") as box:
+        table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
+                      players=["Ana", "Bo"], source="pico",
+                      source_options={"port": box.port}, threads=4)
+        table.open()
+        try:
+            assert table.source.name == "pico"
+            fb = table.pipeline.feedback
+            assert fb is not None and fb.source is table.source and fb.leds == {}
+            assert table.session.cue_wait_ns == CUE_WAIT_NS
+        finally:
+            table.close()
+        assert fb.consumer is None                      # closed with the pipeline
