@@ -273,9 +273,22 @@ def test_mynah_last_player_to_siam_loses_the_type_they_have_less_of():
 
 
 def test_mynah_loser_with_equal_tables_and_food_chooses_either():
+    """'They lose the type, either Table or Food, that they have LESS of (of
+    their choose if equal).' The console's line says the choice is theirs."""
     s = play(give(new(), "cy", RED, LAKSA), flip("mynah"), siam("cy"))
     assert G.legal_events(s) == [{"type": "lose", "player": "cy", "card": c}
                                  for c in (LAKSA, RED)]
+    rule = G.public_view(s)["pending"]["rule"]
+    assert "of their choice if equal" in rule and "cy chooses" in rule
+
+
+def test_a_table_race_names_its_flipper_who_cannot_chope():
+    """'all other players may reserve the table ... The first player to do so
+    must take that Table card': the flipper is named so that a table that
+    arms races with the flipper's buzzer knows whose it is."""
+    s = play(new(), flip(RED))
+    req = G.race_request(s)
+    assert req.info["flipper"] == "ana" and "ana" not in req.eligible
 
 
 def test_mynah_loser_with_only_one_type_loses_that_type_by_default():

@@ -389,8 +389,12 @@ class Chope(Game):
         if choice["why"] == "debt":
             return f"{choice['player']} owes a card for a Mynah: lose a Table or Food card"
         hand = s["hands"][choice["player"]]
-        return (f"a siam loser loses the type they have LESS of (Tables {len(hand['tables'])}, "
-                f"Food {len(hand['food'])})")
+        tables, food = len(hand["tables"]), len(hand["food"])
+        if tables == food:
+            return (f"a siam loser loses the type they have LESS of, of their choice if equal "
+                    f"(Tables {tables}, Food {food}: {choice['player']} chooses)")
+        return (f"a siam loser loses the type they have LESS of (Tables {tables}, "
+                f"Food {food})")
 
     def _resolve(self, s, card):
         """Answer the choice at the head of the queue with ``card``."""
@@ -490,7 +494,8 @@ class Chope(Game):
         seats = s["players"][s["turn"]:] + s["players"][:s["turn"]]  # clockwise from flipper
         if race["reason"] == "chope":
             return RaceRequest("first-press", tuple(seats[1:]), "chope", announced=False,
-                               players=tuple(s["players"]), info={"card": s["contested"]})
+                               players=tuple(s["players"]),
+                               info={"card": s["contested"], "flipper": seats[0]})
         return RaceRequest("last-press", tuple(seats), "siam", announced=False,
                            players=tuple(s["players"]), info={"card": MYNAH})
 
