@@ -14,7 +14,7 @@ Importing this package never imports an optional source's library: the
 from __future__ import annotations
 
 from ..edges import ButtonEdge, BuzzerId, Edge
-from .base import (AUTO_ORDER, ENV_VAR, CallbackSink, EdgeSource, NoSource, SourceError,
+from .base import (AUTO_ORDER, ENV_VAR, CallbackSink, CueStamp, EdgeSource, NoSource, SourceError,
                    SourceFault, SourceSink, SourceStatus, SourceUnavailable, choose_source,
                    open_source, register_source, source_class, source_names)
 from .gpio import GpioSource, on_a_pi
@@ -23,7 +23,7 @@ from .feedback import Feedback, FeedbackSettings
 from .pipeline import Pipeline, RefereeConsumer
 from .runner import BuzzerRunner
 
-__all__ = ["Edge", "ButtonEdge", "BuzzerId", "EdgeSource", "SourceSink", "SourceFault",
+__all__ = ["Edge", "ButtonEdge", "BuzzerId", "CueStamp", "EdgeSource", "SourceSink", "SourceFault",
            "SourceStatus", "SourceError", "SourceUnavailable", "CallbackSink", "NoSource",
            "register_source", "source_names", "source_class", "choose_source", "open_source",
            "ENV_VAR", "AUTO_ORDER", "GpioSource", "MockSource", "ClockedMockFactory",
