@@ -4,6 +4,8 @@ in demo mode only, the on-screen virtual buzzers ``/api/press``."""
 
 from __future__ import annotations
 
+from typing import Callable, Iterator
+
 from flask import Blueprint, Response, jsonify, render_template, request
 
 from . import auth
@@ -75,12 +77,15 @@ def _last_id() -> int | None:
     return int(raw) if raw.isdigit() and len(raw) < 19 else None
 
 
-@bp.get("/events")
-def events():
-    """The live stream (text/event-stream): a snapshot or the replay since
-    ``Last-Event-ID`` (or ``?last_id=``), then updates and heartbeats."""
-    svc = services()
-    broker = svc.broker
+def live_stream(wrap: Callable[[Iterator[bytes]], Iterator[bytes]] | None = None,
+                cache_control: str = "no-cache, no-transform"):
+    """The live stream's response (text/event-stream) for this request: a
+    snapshot or the replay since ``Last-Event-ID`` (or ``?last_id=``), then
+    updates and heartbeats; 503 when too many pages are open. ``wrap``
+    turns the stream's bytes into what is sent (a player's page adds its
+    private events: :mod:`companion.web.player`), so every live page gets
+    the same replay, caps and clean-up."""
+    broker = services().broker
     client = broker.connect(auth.client_key())
     if client is None:
         resp = jsonify(error="too many live pages open; retrying shortly", rule="capacity")
@@ -88,10 +93,19 @@ def events():
         return resp, 503
     gen = broker.stream(client, _last_id(),
                         disconnected=request.environ.get("waitress.client_disconnected"))
+    if wrap is not None:
+        gen = wrap(gen)
     resp = Response(_Stream(broker, client, gen), mimetype="text/event-stream")
-    resp.headers["Cache-Control"] = "no-cache, no-transform"
+    resp.headers["Cache-Control"] = cache_control
     resp.headers["X-Accel-Buffering"] = "no"
     return resp
+
+
+@bp.get("/events")
+def events():
+    """The live stream (text/event-stream): a snapshot or the replay since
+    ``Last-Event-ID`` (or ``?last_id=``), then updates and heartbeats."""
+    return live_stream()
 
 
 @bp.post("/api/press")

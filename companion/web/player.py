@@ -47,10 +47,11 @@ import secrets
 from typing import Any
 
 import segno
-from flask import Blueprint, Response, current_app, jsonify, render_template, request
+from flask import Blueprint, current_app, render_template, request
 
 from . import auth
 from .api import BadRequest, body, now_ns, optional_int, page_game, services
+from .board import live_stream
 from .sse import frame
 
 bp = Blueprint("player", __name__)
@@ -262,43 +263,17 @@ def _private_stream(svc, key: bytes, secret: str, player: str, inner):
         inner.close()
 
 
-class _Stream:
-    """A WSGI body that unregisters its client even if never started."""
-
-    def __init__(self, broker, client, gen):
-        self.broker, self.client, self.gen = broker, client, gen
-
-    def __iter__(self):
-        return self.gen
-
-    def close(self):
-        self.gen.close()
-        self.broker.disconnect(self.client)
-
-
 @bp.get("/api/p/<secret>/events")
 def events(secret: str):
     """The page's live stream: the scoreboard's (same wire format, same
-    replay from ``Last-Event-ID``) plus ``event: private`` messages carrying
-    this player's private snapshot, and ``event: gone`` if the link stops
-    working."""
+    replay from ``Last-Event-ID``, same caps) plus ``event: private``
+    messages carrying this player's private snapshot, and ``event: gone``
+    if the link stops working. Never stored by a cache (``no-store``)."""
     player = _player(secret)
     svc = services()
-    client = svc.broker.connect(auth.client_key())
-    if client is None:
-        resp = jsonify(error="too many live pages open; retrying shortly", rule="capacity")
-        resp.headers["Retry-After"] = "5"
-        return resp, 503
-    raw = request.headers.get("Last-Event-ID") or request.args.get("last_id") or ""
-    raw = raw.strip()
-    last_id = int(raw) if raw.isdigit() and len(raw) < 19 else None
-    inner = svc.broker.stream(client, last_id,
-                              disconnected=request.environ.get("waitress.client_disconnected"))
-    gen = _private_stream(svc, _key(), secret, player, inner)
-    resp = Response(_Stream(svc.broker, client, gen), mimetype="text/event-stream")
-    resp.headers["Cache-Control"] = "no-cache, no-store, no-transform"
-    resp.headers["X-Accel-Buffering"] = "no"
-    return resp
+    key = _key()
+    return live_stream(lambda inner: _private_stream(svc, key, secret, player, inner),
+                       cache_control="no-cache, no-store, no-transform")
 
 
 # ---------------------------------------------------------------------------
