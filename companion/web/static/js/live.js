@@ -39,16 +39,24 @@
     TC.showSaving(node, data);
   };
 
-  /* opts: {heartbeatS, badge, saving (the banner), onMessage(type, msg)} */
+  /* opts: {heartbeatS, badge, saving (the banner), onMessage(type, msg),
+   *        url (default /events; a player's page has its own), types (event
+   *        types besides the scoreboard's), onRetry() (before each retry after
+   *        the browser gave up: a page may refetch its state)}.
+   * Returns {reconnect, stop(text), source, lastId}: stop() closes the stream
+   * for good (a revoked player link) and shows `text` on the badge. */
   TC.live = function (opts) {
     const beatMs = (opts.heartbeatS || 15) * 1000;
     const badge = opts.badge;
+    const base = opts.url || '/events';
+    const types = TYPES.concat(opts.types || []);
     let es = null;
     let lastId = null;       // the last log id seen (sent back as ?last_id=)
     let lastMsg = 0;         // when anything last arrived (performance.now())
     let retryMs = 1000;
     let retryTimer = null;
     let healthy = false;
+    let stopped = false;
 
     function setBadge(ok) {
       healthy = ok;
@@ -73,15 +81,16 @@
     function connect() {
       clearTimeout(retryTimer);
       if (es) es.close();
-      const url = '/events' + (lastId != null ? '?last_id=' + lastId : '');
+      if (stopped) return;
+      const url = base + (lastId != null ? '?last_id=' + lastId : '');
       es = new EventSource(url);
       lastMsg = performance.now();
-      for (const t of TYPES) es.addEventListener(t, (ev) => handle(t, ev));
+      for (const t of types) es.addEventListener(t, (ev) => handle(t, ev));
       es.addEventListener('open', () => TC.savingOnOpen(opts.saving));
       es.onerror = () => {
         setBadge(false);
-        if (es.readyState === EventSource.CLOSED) {     // the browser gave up: we retry
-          retryTimer = setTimeout(connect, retryMs);
+        if (es.readyState === EventSource.CLOSED && !stopped) {   // the browser gave up: we retry
+          retryTimer = setTimeout(() => { if (opts.onRetry) opts.onRetry(); connect(); }, retryMs);
           retryMs = Math.min(retryMs * 2, 15000);
         }
       };
@@ -89,21 +98,31 @@
 
     /* watchdog: nothing (not even a heartbeat) for 2.5 beats: reconnect */
     setInterval(() => {
-      if (performance.now() - lastMsg > beatMs * 2.5) { setBadge(false); connect(); }
+      if (!stopped && performance.now() - lastMsg > beatMs * 2.5) { setBadge(false); connect(); }
     }, 1000);
 
     const wake = () => {
-      if (document.visibilityState !== 'visible') return;
+      if (stopped || document.visibilityState !== 'visible') return;
       const stale = performance.now() - lastMsg > Math.min(beatMs, 5000) + 1000;
       if (!es || es.readyState !== EventSource.OPEN || stale) { setBadge(false); connect(); }
     };
     document.addEventListener('visibilitychange', wake);
     window.addEventListener('pageshow', wake);
-    window.addEventListener('online', () => { setBadge(false); connect(); });
+    window.addEventListener('online', () => { if (!stopped) { setBadge(false); connect(); } });
 
     setBadge(false);
     connect();
-    return { reconnect: connect, get source() { return es; }, get lastId() { return lastId; } };
+    return {
+      reconnect: connect,
+      stop(text) {
+        stopped = true;
+        clearTimeout(retryTimer);
+        if (es) es.close();
+        if (badge) { badge.textContent = text || 'stopped'; badge.className = 'badge warn'; }
+      },
+      get source() { return es; },
+      get lastId() { return lastId; },
+    };
   };
 
   /* Keep the screen on while the scoreboard is visible (where allowed:

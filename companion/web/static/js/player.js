@@ -261,67 +261,24 @@
     card.classList.toggle('racing', !!(race && mineRace && race.phase !== 'decided'));
   }
 
-  /* --- the live stream --------------------------------------------------- */
-  const TYPES = ['snapshot', 'state', 'race', 'press', 'fault', 'buzzers', 'heartbeat', 'private', 'gone', 'saving'];
+  /* --- the live stream: the scoreboard's (live.js), plus this page's own
+   * `private` and `gone` events; after the browser gave up, the state is
+   * fetched again before reconnecting --------------------------------------- */
+  function onMessage(type, msg) {
+    if (type === 'gone') { lose(msg && msg.error); return; }
+    if (type === 'private') { mine = msg.data; render(); return; }
+    const next = TC.applyUpdate(snap, type, msg);
+    if (next == null) { refetch(); return; }
+    snap = next;
+    render();
+  }
   function live(beatS) {
-    const beatMs = beatS * 1000;
-    const badge = $('conn');
-    let es = null, lastId = null, lastMsg = 0, retryMs = 1000, retryTimer = null, stopped = false;
-    const setBadge = (ok) => {
-      badge.textContent = ok ? 'live' : 'reconnecting…';
-      badge.className = 'badge ' + (ok ? 'live' : 'warn');
-      document.documentElement.dataset.live = ok ? 'up' : 'down';
-    };
-    function handle(type, ev) {
-      lastMsg = performance.now();
-      retryMs = 1000;
-      setBadge(true);
-      let msg = null;
-      try { msg = JSON.parse(ev.data); } catch (e) { return; }
-      if (msg && typeof msg.now_ns === 'number') TC.syncClock(msg.now_ns);
-      if (ev.lastEventId && /^\d+$/.test(ev.lastEventId)) lastId = Number(ev.lastEventId);
-      if (type === 'heartbeat') return;
-      if (type === 'gone') { lose(msg && msg.error); return; }
-      if (type === 'private') { mine = msg.data; render(); return; }
-      if (type === 'saving') { TC.savingEvent($('saving'), msg && msg.data); return; }
-      const next = TC.applyUpdate(snap, type, msg);
-      if (next == null) { refetch(); return; }
-      snap = next;
-      render();
-    }
-    function connect() {
-      clearTimeout(retryTimer);
-      if (es) es.close();
-      if (stopped) return;
-      es = new EventSource(API + '/events' + (lastId != null ? '?last_id=' + lastId : ''));
-      lastMsg = performance.now();
-      for (const t of TYPES) es.addEventListener(t, (ev) => handle(t, ev));
-      es.addEventListener('open', () => TC.savingOnOpen($('saving')));
-      es.onerror = () => {
-        setBadge(false);
-        if (es.readyState === EventSource.CLOSED && !stopped) {
-          retryTimer = setTimeout(() => { refetch(); connect(); }, retryMs);
-          retryMs = Math.min(retryMs * 2, 15000);
-        }
-      };
-    }
-    setInterval(() => {
-      if (!stopped && performance.now() - lastMsg > beatMs * 2.5) { setBadge(false); connect(); }
-    }, 1000);
-    const wake = () => {
-      if (stopped || document.visibilityState !== 'visible') return;
-      const stale = performance.now() - lastMsg > Math.min(beatMs, 5000) + 1000;
-      if (!es || es.readyState !== EventSource.OPEN || stale) { setBadge(false); connect(); }
-    };
-    document.addEventListener('visibilitychange', () => { if (document.visibilityState !== 'visible') press(false); wake(); });
-    window.addEventListener('pageshow', wake);
-    window.addEventListener('online', () => { setBadge(false); connect(); });
-    setBadge(false);
-    connect();
-    return {
-      stop() { stopped = true; clearTimeout(retryTimer); if (es) es.close(); badge.textContent = 'link revoked'; badge.className = 'badge warn'; },
-      reconnect: connect,
-    };
+    const stream = TC.live({
+      heartbeatS: beatS, badge: $('conn'), saving: $('saving'), url: API + '/events',
+      types: ['private', 'gone'], onRetry: refetch, onMessage,
+    });
+    document.addEventListener('visibilitychange', () => { if (document.visibilityState !== 'visible') press(false); });
+    return { stop() { stream.stop('link revoked'); }, reconnect: stream.reconnect };
   }
 
   render();
