@@ -36,6 +36,7 @@ from typing import Callable, Iterator
 
 from flask import Flask, Response, jsonify, render_template
 
+from .client import mqtt_client
 from .store import LeagueStore
 from .topics import (DEFAULT_PREFIX, BrokerURL, Credentials, LeagueError, Topics, check_table_id,
                      loads)
@@ -141,19 +142,11 @@ class LeagueSubscriber:
         self._client = None
 
     def start(self) -> "LeagueSubscriber":
-        import paho.mqtt.client as mqtt
-        from paho.mqtt.enums import CallbackAPIVersion
         from paho.mqtt.packettypes import PacketTypes
         from paho.mqtt.properties import Properties
 
-        client = mqtt.Client(CallbackAPIVersion.VERSION2,
-                             client_id=f"{self.topics.prefix}-league-{self.name}",
-                             protocol=mqtt.MQTTv5)
-        if self.credentials is not None:
-            client.username_pw_set(self.credentials.username, self.credentials.password)
-        if self.broker.tls:
-            client.tls_set()
-        client.reconnect_delay_set(*self.reconnect_s)
+        client = mqtt_client(self.broker, self.credentials,
+                             f"{self.topics.prefix}-league-{self.name}", self.reconnect_s)
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message

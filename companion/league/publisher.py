@@ -48,6 +48,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from .client import mqtt_client
 from .topics import (DEFAULT_PREFIX, BrokerURL, Credentials, LeagueError, Topics,
                      check_table_id, dumps)
 
@@ -207,23 +208,14 @@ class LeaguePublisher:
     def start(self) -> "LeaguePublisher":
         """Open the progress rows, subscribe to the session and connect
         (in the background); returns at once."""
-        import paho.mqtt.client as mqtt
-        from paho.mqtt.enums import CallbackAPIVersion
-
         self._db = _Db(self.store)
         for sql in SCHEMA:
             self._db.write(sql)
         self._load_progress()
-        client = mqtt.Client(CallbackAPIVersion.VERSION2,
-                             client_id=f"{self.topics.prefix}-table-{self.table_id}",
-                             protocol=mqtt.MQTTv5)
-        if self.credentials is not None:
-            client.username_pw_set(self.credentials.username, self.credentials.password)
-        if self.broker.tls:
-            client.tls_set()
+        client = mqtt_client(self.broker, self.credentials,
+                             f"{self.topics.prefix}-table-{self.table_id}", self.reconnect_s)
         client.will_set(self.topics.status(self.table_id), self._status_payload(False),
                         qos=1, retain=True)
-        client.reconnect_delay_set(*self.reconnect_s)
         client.max_inflight_messages_set(min(self.window, 100))
         client.max_queued_messages_set(0)
         client.on_connect = self._on_connect
