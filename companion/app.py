@@ -38,13 +38,12 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import sqlite3
 import sys
-import threading
 from pathlib import Path
 from typing import Callable
 
+from .serving import Served, serve_until_signalled
 from .store import StoreError
 
 log = logging.getLogger(__name__)
@@ -210,7 +209,7 @@ def resolve_pin(pin: str | None = None, pin_file=None, allow_short: bool = False
         raise ValueError(f"{source}: {exc}") from None
 
 
-class Table:
+class Table(Served):
     """Everything ``companion serve`` runs, opened and closed together.
 
     :meth:`open` builds and binds (port 0 picks a free port); :meth:`run`
@@ -255,12 +254,10 @@ class Table:
         self.demo_game = demo_game
         self.session_settings = session_settings
         self.store = self.session = self.source = self.feedback = None
-        self.pipeline = self.app = self.services = self.server = None
+        self.pipeline = self.app = self.services = None
         self.urls: list[str] = []
         self.notes: list[str] = []
-        self._socket_map: dict = {}
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._init_serving()
 
     # -- building -------------------------------------------------------------
 
@@ -409,61 +406,24 @@ class Table:
         self.urls = join_urls(self.host, self.port)
         self.services.join_urls = list(self.urls)
 
-    # -- running --------------------------------------------------------------
+    # -- running: run, start, stop and url are companion.serving.Served's ------
 
-    def run(self) -> None:
-        """Serve until :meth:`stop`."""
+    thread_name = "companion-web"
+
+    def _run_starts(self) -> None:
         self.pipeline.start()
-        try:
-            if not self._stopping.is_set():
-                self.server.run()       # returns once every dispatcher of the map is closed
-        finally:
-            self.pipeline.stop()
-            self.server.task_dispatcher.shutdown(timeout=3)
 
-    def start(self) -> "Table":
-        """Serve in a background thread (tests); returns once listening."""
-        self._thread = threading.Thread(target=self.run, name="companion-web", daemon=True)
-        self._thread.start()
-        return self
+    def _run_ends(self) -> None:
+        self.pipeline.stop()
 
-    def stop(self) -> None:
-        """Ask :meth:`run` to return; safe from any thread (not from a signal
-        handler: :func:`serve`'s handler calls it from a new thread)."""
-        if self._stopping.is_set():
-            return
-        self._stopping.set()
+    def _end_streams(self) -> None:
         if self.services is not None:
             self.services.broker.close()          # ends every live stream first
-        server = self.server
-        if server is not None:
-            try:
-                server.trigger.pull_trigger(self._close_dispatchers)
-            except OSError:                      # already closed
-                pass
-
-    def _close_dispatchers(self) -> None:
-        """Close the listener, the trigger and every connection (run in the
-        serving thread, or when nothing serves): ``server.run()`` returns
-        when its map is empty."""
-        for dispatcher in list(self._socket_map.values()):
-            try:
-                dispatcher.close()
-            except OSError:
-                pass
-        self._socket_map.clear()
 
     def close(self) -> None:
         """Stop (if running) and release the server, buzzers and store."""
-        self.stop()
-        if self._thread is not None:
-            self._thread.join(10)
-            self._thread = None
-        if self.server is not None:
-            if self._socket_map:                # opened but never run: release the socket
-                self._close_dispatchers()
-                self.server.task_dispatcher.shutdown(timeout=1)
-            self.server = None
+        self._release_server()
+        self.server = None
         if self.pipeline is not None:
             self.pipeline.close()               # closes the feedback with it
             self.pipeline = None
@@ -484,11 +444,6 @@ class Table:
         if self.lock is not None:
             self.lock.release()
             self.lock = None
-
-    @property
-    def url(self) -> str:
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "", "::") else self.host
-        return f"http://{host}:{self.port}"
 
     # -- start-up text ---------------------------------------------------------
 
@@ -552,35 +507,9 @@ def _serve(host, port, db_path, pin, players, source, demo, pinmap, threads, pri
                   session_settings=settings, source_options=source_options,
                   pin_file=pin_file, allow_short_pin=short_pin, announce=print_fn,
                   league=league)
-    try:
-        table.open()
-    except OSError as exc:
-        print_fn(f"companion serve: cannot listen on {host}:{port}: {exc.strerror or exc}")
-        table.close()
-        return 2
-    except (StoreError, ValueError, ImportError, RuntimeError) as exc:
-        print_fn(f"companion serve: {exc}")
-        table.close()
-        return 2
-    print_fn(table.banner())
-
-    def on_signal(signum, frame):
-        # the handler runs on the serving (main) thread, perhaps inside
-        # waitress's trigger lock: stop from another thread
-        threading.Thread(target=table.stop, name="companion-stop", daemon=True).start()
-
-    previous = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, on_signal)
-    try:
-        table.run()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        table.close()
-    print_fn("companion serve: stopped.")
-    return 0
+    return serve_until_signalled(table, "companion serve", host, port,
+                                 (StoreError, ValueError, ImportError, RuntimeError),
+                                 print_fn, table.banner)
 
 
 def main(argv=None) -> int:

@@ -36,6 +36,7 @@ from typing import Callable, Iterator
 
 from flask import Flask, Response, jsonify, render_template
 
+from ..serving import Served, serve_until_signalled
 from .client import mqtt_client
 from .store import LeagueStore
 from .topics import (DEFAULT_PREFIX, BrokerURL, Credentials, LeagueError, Topics, check_table_id,
@@ -291,7 +292,7 @@ def create_app(config: dict | None = None, store: LeagueStore | None = None,
     return app
 
 
-class LeagueServer:
+class LeagueServer(Served):
     """The league: store, subscriber, hub, app on waitress, opened and closed together.
 
     :meth:`open` binds (port 0: a free one); :meth:`start` serves in a
@@ -303,10 +304,8 @@ class LeagueServer:
         self.broker, self.db_path, self.credentials = broker, db_path, credentials
         self.host, self.port, self.prefix, self.name = host, port, prefix, name
         self.threads, self.title = threads, title
-        self.store = self.hub = self.subscriber = self.app = self.server = None
-        self._map: dict = {}
-        self._thread: threading.Thread | None = None
-        self._stopping = threading.Event()
+        self.store = self.hub = self.subscriber = self.app = None
+        self._init_serving()
 
     def open(self) -> "LeagueServer":
         import waitress
@@ -319,61 +318,29 @@ class LeagueServer:
                                            on_stored=self.hub.publish)
         self.app = create_app({"TITLE": self.title}, self.store, self.hub, self.subscriber)
         self.server = waitress.create_server(
-            self.app, map=self._map, host=self.host, port=self.port, threads=self.threads,
+            self.app, map=self._socket_map, host=self.host, port=self.port, threads=self.threads,
             ident="tabletop-league", asyncore_use_poll=True, channel_request_lookahead=1)
         self.port = int(self.server.effective_port)
         self.subscriber.start()
         return self
 
-    @property
-    def url(self) -> str:
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "", "::") else self.host
-        return f"http://{host}:{self.port}"
+    # -- running: run, start, stop and url are companion.serving.Served's ------
 
-    def run(self) -> None:
-        try:
-            if not self._stopping.is_set():
-                self.server.run()
-        finally:
-            self.server.task_dispatcher.shutdown(timeout=3)
+    thread_name = "league-web"
 
-    def start(self) -> "LeagueServer":
-        self._thread = threading.Thread(target=self.run, name="league-web", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._stopping.is_set():
-            return
-        self._stopping.set()
+    def _end_streams(self) -> None:
         if self.hub is not None:
             self.hub.close()
-        if self.server is not None:
-            try:
-                self.server.trigger.pull_trigger(self._close_dispatchers)
-            except OSError:
-                pass
 
     def _close_dispatchers(self) -> None:
         """In the serving thread: let running requests finish (the live
         streams already ended with the hub), then close every connection."""
         if self.server is not None:
             self.server.task_dispatcher.shutdown(cancel_pending=True, timeout=2)
-        for d in list(self._map.values()):
-            try:
-                d.close()
-            except OSError:
-                pass
-        self._map.clear()
+        super()._close_dispatchers()
 
     def close(self) -> None:
-        self.stop()
-        if self._thread is not None:
-            self._thread.join(10)
-            self._thread = None
-        if self.server is not None and self._map:
-            self._close_dispatchers()
-            self.server.task_dispatcher.shutdown(timeout=1)
+        self._release_server()
         if self.subscriber is not None:
             self.subscriber.close()
         if self.store is not None:
@@ -385,36 +352,10 @@ def serve(broker: str, db_path, credentials: Credentials | None = None, host: st
           port: int = 8090, prefix: str = DEFAULT_PREFIX, name: str = "league",
           print_fn: Callable[[str], None] = print) -> int:
     """Run the league until SIGINT/SIGTERM; 0 on a clean stop, 2 if it cannot start."""
-    import signal
-
     server = LeagueServer(broker, db_path, credentials, host, port, prefix, name)
-    try:
-        server.open()
-    except OSError as exc:
-        print_fn(f"companion league: cannot listen on {host}:{port}: {exc.strerror or exc}")
-        server.close()
-        return 2
-    except (LeagueError, ValueError) as exc:
-        print_fn(f"companion league: {exc}")
-        server.close()
-        return 2
-    print_fn(f"League page: {server.url}/  (broker {broker}, store {db_path}); Ctrl-C stops.")
-
-    def on_signal(signum, frame):
-        threading.Thread(target=server.stop, daemon=True).start()
-
-    previous = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, on_signal)
-    try:
-        server.run()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        server.close()
-    print_fn("companion league: stopped.")
-    return 0
+    return serve_until_signalled(
+        server, "companion league", host, port, (LeagueError, ValueError), print_fn,
+        lambda: f"League page: {server.url}/  (broker {broker}, store {db_path}); Ctrl-C stops.")
 
 
 __all__ = ["Hub", "LeagueServer", "LeagueSubscriber", "SESSION_EXPIRY_S", "create_app", "serve"]
