@@ -39,7 +39,6 @@ import argparse
 import logging
 import os
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Callable
 
@@ -265,9 +264,7 @@ class Table(Served):
         """Build the table and bind the port (nothing runs yet)."""
         from .buzzers.pipeline import Pipeline
         from .session import ResumeError, TableSession
-        from .store import Store
         from .web import create_app
-
         from .web.limits import Gate, Limits, reserve_guard
 
         self.pin = resolve_pin(self.pin, self.pin_file, self.allow_short_pin)
