@@ -6,8 +6,9 @@
  * (upright) and the ones home (upside down); every bottle in its player's
  * colour, a stack with its count, the last move traced. After a roll the
  * legal moves are outlined; on the host console a tap on a bottle plays it
- * (it presses the matching move button), and a tap on one that cannot move
- * says why, in the rulebook's words. */
+ * (through TC.logEvent, the console's own path), and a tap on one that
+ * cannot move, or a move the table refuses, says why in the rulebook's
+ * words under the board. On a phone a tap only says what the bottle may do. */
 (function () {
   'use strict';
   const TC = window.TC;
@@ -20,11 +21,21 @@
     for (const [k, v] of Object.entries(attrs || {})) {
       if (v == null || v === false) continue;
       if (k === 'text') e.textContent = v;
+      else if (k === 'style') setStyle(e, v);
       else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
       else e.setAttribute(k, String(v));
     }
     for (const kid of kids.flat()) if (kid) e.append(kid);
     return e;
+  }
+
+  /* "fill: red; stroke: var(--fg)" set through the CSSOM: the page's
+   * Content-Security-Policy (style-src 'self') blocks style attributes */
+  function setStyle(e, text) {
+    for (const decl of String(text).split(';')) {
+      const i = decl.indexOf(':');
+      if (i > 0) e.style.setProperty(decl.slice(0, i).trim(), decl.slice(i + 1).trim());
+    }
   }
 
   /* black or white text on a colour given as #rrggbb */
@@ -36,7 +47,7 @@
   }
 
   const R = 160;                      /* the track's radius, in board units */
-  const SIZE = 380;                   /* the view box: -SIZE/2 .. SIZE/2 */
+  const SIZE = 404;                   /* the view box: -SIZE/2 .. SIZE/2 (room for the start zones and their rings) */
 
   /* Where everything is drawn, from the board data of the view. */
   function geometry(v) {
@@ -74,6 +85,16 @@
     return null;
   }
 
+  /* A position word as a player reads it: "track:12" -> "square 12". */
+  function where(label) {
+    const fixed = { casier: 'casier', start: 'start zone', home: 'home' };
+    if (Object.prototype.hasOwnProperty.call(fixed, label)) return fixed[label];
+    const [zone, num] = String(label).split(':');
+    if (zone === 'track') return `square ${num}`;
+    if (zone === 'corridor') return `corridor ${num}`;
+    return String(label);
+  }
+
   /* A small bottle, upright or upside down (a bottle home). */
   function bottle(x, y, h, fill, upsideDown) {
     const w = h * 0.5;
@@ -86,25 +107,25 @@
     });
   }
 
-  function say(status, text, bad) {
-    status.textContent = text;
-    status.style.color = bad ? 'var(--bad)' : '';
+  /* What the last tap said, kept while the table stays at that version:
+   * the panel is redrawn on every update, and a refusal must stay readable. */
+  let note = null;
+  let statusNode = null;
+  function show() {
+    if (!statusNode) return;
+    statusNode.textContent = note ? note.text : statusNode.dataset.hint || '';
+    statusNode.classList.toggle('refused', !!(note && note.bad));
+    statusNode.style.setProperty('color', note && note.bad ? 'var(--bad)' : '');
+    statusNode.setAttribute('role', note && note.bad ? 'alert' : 'status');
   }
-
-  /* On the host console a legal move has a button: press it. */
-  function pressMove(move) {
-    for (const b of document.querySelectorAll('button.event[data-event]')) {
-      let e;
-      try { e = JSON.parse(b.getAttribute('data-event')); } catch (err) { continue; }
-      if (e && e.type === 'move' && e.player === move.player && e.from === move.from) {
-        b.click();
-        return true;
-      }
-    }
-    return false;
+  function say(s, text, bad) {
+    note = { game: s.game_id, version: s.version, text, bad: !!bad };
+    show();
   }
+  /* a refusal in the rule's words: "why — « rule »" */
+  const because = (why, rule) => (rule && !/^[a-z-]+$/.test(rule) ? `${why} — « ${rule} »` : why);
 
-  function draw(v, s, status) {
+  function draw(v, s) {
     const g = geometry(v);
     const col = TC.colours(s);
     const shade = (p) => TC.shade(col[p]) || '#888';
@@ -209,24 +230,41 @@
     /* the bottles: one disc per square and player, a count on a stack */
     const refusals = Object.create(null);
     for (const u of v.unplayable || []) refusals[u.from] = u;
+    /* a tap on a bottle: on the host console a legal move is logged (the
+     * console's own path, TC.logEvent) and a refusal says why; on a phone
+     * the tap only says what the bottle may do */
     function tap(p, label) {
+      if (v.finished) { say(s, 'The game is over.', true); return; }
       if (v.current_player && p.name !== v.current_player) {
-        say(status, `It is ${v.current_player}'s turn.`, true);
+        say(s, `${p.name} cannot move now: it is ${v.current_player}'s turn — « Les joueurs lancent à tour de rôle leur dé. »`, true);
         return;
       }
       if (v.roll == null) {
-        say(status, v.finished ? 'The game is over.' : `${p.name} rolls the die first.`, true);
+        say(s, v.phase === 'opening' ? `First the roll for who starts: ${v.current_player} rolls.`
+          : `${p.name} rolls the die first.`, true);
         return;
       }
       const m = moves.find((mv) => mv.player === p.name && mv.from === label);
-      if (m) {
-        const caught = Object.entries(m.captures || {}).map(([q, n]) => `${q} ×${n}`).join(', ');
-        const text = `${p.name}: ${label} → ${m.to}${caught ? ` (takes ${caught})` : ''}`;
-        say(status, pressMove(m) ? text : `${text} — a legal move`, false);
+      if (!m) {
+        const u = refusals[label];
+        say(s, u ? `${p.name}, ${where(label)}: ${because(u.why, u.rule)}` : `No move from ${where(label)}.`, true);
         return;
       }
-      const u = refusals[label];
-      say(status, u ? `${u.why} — « ${u.rule} »` : `No move from ${label}.`, true);
+      const caught = Object.entries(m.captures || {}).map(([q, n]) => `${q} ×${n}`).join(', ');
+      const text = `${p.name}: ${where(label)} → ${where(m.to)}${caught ? ` (takes ${caught})` : ''}`;
+      if (!TC.canLog()) { say(s, `${text}: a legal move (the host plays it)`, false); return; }
+      say(s, `${text}…`, false);
+      TC.logEvent(m).then((res) => {
+        const st = res && res.state;
+        if (st) note = { game: st.game_id, version: st.version, text: `Played: ${text}`, bad: false };
+        show();
+      }, (err) => {
+        /* the state may have moved on (409): the note stays on the version
+           it was about, the console reloads the table */
+        note = { game: s.game_id, version: s.version, text: `Not played: ${because(err.error, err.rule)}`, bad: true,
+          until: err.status === 409 ? Date.now() + 8000 : 0 };
+        show();
+      });
     }
     const stacks = new Map();      /* "x,y" -> {p, label, n, pt} */
     for (const p of v.players || []) {
@@ -244,8 +282,12 @@
     for (const { p, label, n, pt } of stacks.values()) {
       const tint = shade(p.name);
       const rad = label.startsWith('corridor') ? Math.min(g.r, g.step * 0.45) : g.r;
-      const grp = svg('g', { 'data-player': p.name, 'data-where': label, style: 'cursor: pointer',
+      const grp = svg('g', { 'data-player': p.name, 'data-where': label, 'data-count': n,
+        'data-movable': movable.has(`${p.name}|${label}`) ? 'yes' : null, style: 'cursor: pointer',
         onclick: () => tap(p, label) });
+      /* a finger is bigger than a square: an invisible disc to tap */
+      grp.append(svg('circle', { cx: pt[0].toFixed(1), cy: pt[1].toFixed(1), r: rad + 7,
+        style: 'fill: transparent; stroke: none' }));
       if (movable.has(`${p.name}|${label}`)) {
         grp.append(svg('circle', { cx: pt[0].toFixed(1), cy: pt[1].toFixed(1), r: rad + 4,
           style: 'fill: none; stroke: var(--good); stroke-width: 3' }));
@@ -256,7 +298,7 @@
         grp.append(svg('text', { x: pt[0].toFixed(1), y: (pt[1] + rad * 0.45).toFixed(1), 'text-anchor': 'middle',
           'font-size': (rad * 1.3).toFixed(1), 'font-weight': 700, style: `fill: ${inkOn(tint)}`, text: String(n) }));
       }
-      grp.append(svg('title', { text: `${p.name}: ${n > 1 ? `${n} bottles` : 'a bottle'} on ${label}` }));
+      grp.append(svg('title', { text: `${p.name}: ${n > 1 ? `${n} bottles` : 'a bottle'} on ${where(label)}` }));
       root.append(grp);
     }
     /* a tap on the casier: take a bottle out (on a 1 or a 6) */
@@ -264,6 +306,7 @@
       if (movable.has(`${p.name}|casier`)) {
         box.prepend(svg('rect', { x: g.casier(colourOf[p.name])[0] - 34, y: g.casier(colourOf[p.name])[1] - 21,
           width: 68, height: 42, rx: 8, style: 'fill: none; stroke: var(--good); stroke-width: 3' }));
+        box.setAttribute('data-movable', 'yes');
       }
       box.style.cursor = 'pointer';
       box.addEventListener('click', () => tap(p, 'casier'));
@@ -291,16 +334,23 @@
 
   TC.panels.chopote = {
     render(container, v, s) {
-      const status = el('p', { class: 'status small', 'aria-live': 'polite' });
+      const status = el('p', { class: 'status small tap-note', 'aria-live': 'polite' });
       container.append(el('h2', { text: 'The board' }),
-        el('p', { class: 'status', text: rollLine(v) }));
-      container.append(draw(v, s, status), status);
+        el('p', { class: 'status roll-line', text: rollLine(v) }));
+      container.append(draw(v, s), status);
+      if (!(note && note.game === s.game_id && (note.version === s.version || note.until > Date.now()))) note = null;
+      const mine = v.current_player && v.roll != null && !v.finished;
+      status.dataset.hint = !mine ? ''
+        : TC.canLog() ? `Tap a bottle of ${v.current_player}'s to play it (outlined in green: the legal moves).`
+          : `Tap a bottle to see where it can go.`;
+      statusNode = status;
+      show();
       const last = v.last_move;
       if (last && last.player) {
         const caught = Object.entries(last.captures || {}).map(([q, n]) => TC.plural(n, `bottle of ${q}`, `bottles of ${q}`)).join(', ');
         container.append(el('p', { class: 'muted small', text: last.passed
           ? `Last: ${last.player} rolled ${last.roll}, blocked, passed`
-          : `Last: ${last.player} rolled ${last.roll}, ${last.from} → ${last.to}${last.bounce ? ' (bounced off the finish)' : ''}${caught ? `, took ${caught}` : ''}` }));
+          : `Last: ${last.player} rolled ${last.roll}, ${where(last.from)} → ${where(last.to)}${last.bounce ? ' (bounced off the finish)' : ''}${caught ? `, took ${caught}` : ''}` }));
       }
     },
 

@@ -28,11 +28,16 @@
       el('div', { class: 'small muted', text: recipe })), STALL_COLOUR[d.stall] || null);
   }
 
+  /* a section heading with room above it (h2 has no top margin in a card;
+   * set through the CSSOM: the page's CSP refuses style attributes) */
+  const head = (text, first) => el('h2', { text, style: first ? null : { 'margin-top': '18px' } });
+
   TC.panels.hawker = {
     render(container, v, s) {
       const odds = v.event_odds;
       const piles = v.piles || {};
-      if (v.pending && v.pending.text) container.append(el('p', { class: 'status', text: v.pending.text }));
+      container.append(head('On the table', true));
+      if (v.pending && v.pending.text) container.append(el('p', { class: 'status', text: TC.cap(v.pending.text) }));
       if (v.chain) {
         const c = v.chain;
         const stops = c.stops && c.stops.length ? ` · Licence Suspended by ${c.stops.join(', ')}` : '';
@@ -42,13 +47,13 @@
       if (v.loss) {
         container.append(el('p', { class: 'status', text: `${v.loss.player} let go first: gives up ${TC.plural(v.loss.count, 'card')}` }));
       }
-      container.append(el('h2', { text: 'Open dishes' }),
+      container.append(head('Open dishes'),
         el('div', { class: 'reveal' }, (v.open_dishes || []).map((d) => dishCard(s, d))));
       const market = v.black_market || { count: 0, cards: {} };
-      container.append(el('h2', { text: `Black Market (${market.count})` }), market.count
+      container.append(head(`Black Market (${market.count})`), market.count
         ? TC.chips(countsText(s, market.cards))
         : el('p', { class: 'muted', text: 'empty' }));
-      container.append(el('h2', { text: 'Piles' }), TC.stats([
+      container.append(head('Piles'), TC.stats([
         [piles.ingredient, 'Ingredients'],
         [piles.action, 'Action cards'],
         [odds ? TC.pct(odds.chance) : '–', 'odds the next Action card is an Event', odds ? TC.meter(odds.chance) : null],

@@ -22,6 +22,10 @@
 
   function odds(o) { return o ? TC.pct(o.value) : '–'; }
 
+  /* a long name ("Pomegranate") in a smaller size, so it stays in its slot
+   * on a 390 px phone (two slots a row) */
+  const fit = (text) => (String(text).length > 9 ? { 'font-size': '1.05rem' } : null);
+
   function board(v, s) {
     const b = v.board || { spaces: [], marker: 0 };
     const row = el('div', { class: 'reveal' });
@@ -30,7 +34,7 @@
       const label = i === 0 ? `S · ${name(s, space)}` : space === 'end' ? 'Final space' : name(s, space);
       row.append(TC.paint(el('div', { class: 'slot' + (here ? ' may' : '') },
         el('div', { class: 'who', text: `space ${i}` }),
-        el('div', { class: 'what', text: label }),
+        el('div', { class: 'what', text: label, style: fit(label) }),
         here ? el('div', { class: 'piles', text: 'season marker' }) : null),
       SEASON_COLOUR[space] || null));
     });
@@ -41,7 +45,7 @@
     const slots = v.market_slots || v.market || [];
     const drawing = v.phase === 'draw' || v.phase === 'market';
     return el('div', { class: 'reveal' }, slots.map((chip) => (chip
-      ? TC.paint(el('div', { class: 'slot' }, el('div', { class: 'what', text: name(s, chip) })),
+      ? TC.paint(el('div', { class: 'slot' }, el('div', { class: 'what', text: name(s, chip), style: fit(name(s, chip)) })),
         FRUIT_COLOUR[chip] || null)
       : el('div', { class: 'slot muted' }, el('div', { class: 'what', text: '–' }),
         drawing ? el('div', { class: 'piles', text: 'draw from the bag' }) : null))));
@@ -61,18 +65,22 @@
     return el('div', { class: 'reveal' }, rows);
   }
 
+  /* a section heading with room above it (h2 has no top margin in a card;
+   * set through the CSSOM: the page's CSP refuses style attributes) */
+  const head = (text, first) => el('h2', { text, style: first ? null : { 'margin-top': '18px' } });
+
   TC.panels.tropichaos = {
     render(container, v, s) {
-      if (v.status) container.append(el('p', { class: 'status', text: v.status }));
+      /* the view's status is the banner's second line: not repeated here */
+      container.append(head(`Season board: ${name(s, v.season)}`, true));
       for (const line of v.news || []) container.append(el('p', { class: 'muted small', text: line }));
-
-      container.append(el('h2', { text: `Season board: ${name(s, v.season)}` }), board(v, s));
+      container.append(board(v, s));
       if (v.board && v.board.moves_left) {
         container.append(el('p', { class: 'muted small',
           text: `${TC.plural(v.board.moves_left, 'move')} of the marker to the final space` }));
       }
 
-      container.append(el('h2', { text: v.overstocked ? `Market: overstocked with ${name(s, v.overstocked)}` : 'Market' }),
+      container.append(head(v.overstocked ? `Market: overstocked with ${name(s, v.overstocked)}` : 'Market'),
         market(v, s));
 
       const bag = v.bag || {};
@@ -80,7 +88,7 @@
       const season = (v.odds || {}).next_draw_season;
       const stats = [[bag.chips, 'chips in the bag'], [bag.seasons, 'Season chips left']];
       if (season) stats.push([odds(season), 'odds the next chip is a Season chip', TC.meter(season.value)]);
-      container.append(el('h2', { text: 'The bag' }), TC.stats(stats));
+      container.append(head('The bag'), TC.stats(stats));
       const fruitOdds = ['kiwi', 'mango', 'pomegranate'].filter((f) => next[f])
         .map((f) => `${name(s, f)} ${odds(next[f])}`);
       if (fruitOdds.length) {
@@ -94,10 +102,10 @@
 
       const down = v.face_down_piles || [];
       if (down.length) {
-        container.append(el('h2', { text: 'Piles still face down' }),
+        container.append(head('Piles still face down'),
           TC.chips(down.map((p) => `${p.player}: ${name(s, p.season)}`)));
       }
-      if (v.finished) container.append(el('h2', { text: 'Final scores' }), results(v, s));
+      if (v.finished) container.append(head('Final scores'), results(v, s));
     },
 
     extras(vp, s) {

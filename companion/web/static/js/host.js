@@ -106,6 +106,33 @@
   function logEvent(event) {
     return act('/api/host/event', { event, expected_version: hs.version });
   }
+  /* The panels' way to log (TC.logEvent in render.js): the same path, but
+   * a refusal goes back to the panel, which says why where the tap was. */
+  TC.setLogger((event) => new Promise((resolve, reject) => {
+    let refused = null;
+    act('/api/host/event', { event, expected_version: hs.version }, (d, status) => {
+      refused = { error: d.error || `error ${status}`, rule: d.rule || null, status };
+    }).then((data) => (data ? resolve(data) : reject(refused || { error: 'not logged: log in again', rule: 'login', status: 401 })),
+      () => reject({ error: 'no answer from the companion: nothing was logged', rule: null, status: 0 }));
+  }));
+
+  /* "Roll for us": when the table's next step is a die-like roll (the
+   * server's `draw`), the companion draws it by its odds and logs it. */
+  function drawButton(offer) {
+    const what = cap(String(offer.type).replace(/[-_]/g, ' '));
+    const ps = [...new Set(offer.outcomes.map((o) => o.p))];
+    const odds = ps.length === 1 ? `, each ${ps[0]}` : '';
+    return el('div', { class: 'draw-for-us' }, el('p', { class: 'row' },
+      el('button', { type: 'button', id: 'draw-for-us', class: 'primary', onclick: async (ev) => {
+        ev.currentTarget.disabled = true;
+        const res = await act('/api/host/draw', { expected_version: hs.version });
+        if (res) {
+          const last = (res.state.log || []).slice(-1)[0];
+          toast(last ? last.line : `${what}: ${res.drawn[offer.field]}`, true);
+        }
+      } }, `${what} for us`)),
+      el('p', { class: 'help', text: `Lost it? The companion draws one of ${offer.outcomes.map((o) => o.value).join(', ')} at random${odds}, and logs it.` }));
+  }
 
   function renderLegal() {
     const box = $('legal');
@@ -124,6 +151,7 @@
     const out = [];
     for (const [type, items] of groups) {
       out.push(el('h3', { class: 'group', text: cap(String(type).replace(/[-_]/g, ' ')) }));
+      if (hs.draw && hs.draw.type === type) out.push(drawButton(hs.draw));
       if (items.length <= MAX_BUTTONS) {
         const texts = items.map(([e, l]) => label(e, l));
         const dup = (t) => texts.filter((x) => x === t).length > 1;

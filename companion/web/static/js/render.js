@@ -37,6 +37,16 @@
  *     };
  *   }());
  *
+ * A panel that lets the host play on it (a tap on a bottle moves it) logs
+ * through the console's own path, never by clicking its buttons:
+ *   TC.canLog()                     true on the host console only
+ *   TC.logEvent(event)              a Promise: logs `event` against the version
+ *                                   the console shows (with its CSRF token);
+ *                                   resolves with {ok, update, state} (the console
+ *                                   redraws), rejects with {error, rule, status}
+ *                                   when the rules or the table refuse it (the
+ *                                   panel shows why in place; nothing was logged)
+ *
  * The page loads the script when the game starts (the server checks that
  * the file exists; a game without one gets the generic panel: the simple
  * fields of its public view as a key/value list) and redraws. `vp` is the
@@ -312,6 +322,16 @@
       if (g && g.name) TC.games[g.name] = g;
     } catch (e) { /* a bad seed: the page fetches it */ }
   };
+  /* --- a panel's way to log an event (the host console installs it) ---- */
+  let logger = null;
+  /* host.js: fn(event) -> Promise of the answer, rejecting with {error, rule, status} */
+  TC.setLogger = (fn) => { logger = fn; };
+  TC.canLog = () => logger !== null;
+  TC.logEvent = function (event) {
+    if (!logger) return Promise.reject({ error: 'only the host console logs events', rule: null, status: 0 });
+    return logger(event);
+  };
+
   const panelOf = (s) => (s && s.game && own(TC.panels, s.game)) || {};
   TC.panelOf = panelOf;
 

@@ -1,0 +1,354 @@
+"""The games' own panels in a real browser (Playwright, Debian's chromium,
+a 390x844 phone), against the real server.
+
+Chopote (issue 12, "The board on the page"): "On the host console, after a
+roll: the legal moves highlighted on the board, one tap on a bottle to play
+it; an illegal tap explains why. The scoreboard on every phone shows the
+board live, whose turn and the last roll, readable on a 390 px wide screen
+and in dark mode. A browser test plays a few turns by tapping the board and
+checks the board on a second phone." The table that lost its die taps "Roll
+for us". Hawker Wars and Tropichaos: their panels draw on the scoreboard and
+the console without a script error.
+
+Screenshots go to artifacts/screenshots/ (not committed) for a person to
+look at: chopote-host.png, chopote-board.png, chopote-board-dark.png,
+hawker-board.png, hawker-host.png, tropichaos-board.png, tropichaos-host.png.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
+SHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2,
+         "is_mobile": True, "has_touch": True}
+TIMEOUT_MS = 8_000
+
+# The rulebook's words (rules/001_675cbcd5cb420753.txt) a refusal must quote.
+R_LEAVE = "Le joueur doit tirer le numéro 1 ou 6 pour faire sortir une bouteille du casier."
+R_TURN = "Les joueurs lancent à tour de rôle leur dé."
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                       reason=f"no chromium at {CHROMIUM} (the test command installs "
+                              "Debian's chromium: apt-get install chromium)"),
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def phone(browser):
+    """``phone(scheme)``: a new phone (its own cookies) in that colour scheme."""
+    contexts = []
+
+    def make(scheme: str = "dark"):
+        ctx = browser.new_context(**PHONE, color_scheme=scheme)
+        ctx.set_default_timeout(TIMEOUT_MS)
+        contexts.append(ctx)
+        return ctx
+
+    yield make
+    for ctx in contexts:
+        ctx.close()
+
+
+def watch(page):
+    """Collect what would be a bug on game night: uncaught errors, console
+    errors (a Content-Security-Policy refusal is one) and failed requests."""
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(f"pageerror: {exc}"))
+    page.on("console", lambda m: page.errors.append(f"console: {m.text}")
+            if m.type == "error" else None)
+    page.on("response", lambda r: page.errors.append(f"{r.status} {r.url}")
+            if r.status >= 400 else None)
+    return page
+
+
+def open_board(ctx, table):
+    page = watch(ctx.new_page())
+    page.goto(table.url + "/")
+    page.wait_for_selector("#conn.live")
+    return page
+
+
+def open_host(ctx, table):
+    page = watch(ctx.new_page())
+    page.goto(table.url + "/host")
+    page.fill("#pin", table.pin)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#conn.live")
+    return page
+
+
+def shot(page, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / name
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def expect_text(page, selector: str, pattern: str):
+    from playwright.sync_api import expect
+
+    expect(page.locator(selector)).to_contain_text(re.compile(pattern), timeout=TIMEOUT_MS)
+
+
+def wait_version(page, version: int):
+    """Wait until the page shows the table at ``version``."""
+    page.wait_for_function("(v) => document.body.dataset.version === String(v)", arg=version)
+
+
+def board_bottles(page) -> dict[str, list[str]]:
+    """Each player's bottles off the casier as the SVG board draws them:
+    player -> sorted labels (a stack of n counts n times)."""
+    return page.evaluate("""() => {
+        const out = {};
+        for (const g of document.querySelectorAll('#panel svg g[data-where][data-count]')) {
+          const p = g.dataset.player;
+          out[p] = out[p] || [];
+          for (let i = 0; i < Number(g.dataset.count); i++) out[p].push(g.dataset.where);
+        }
+        for (const p in out) out[p].sort();
+        return out;
+    }""")
+
+
+def server_bottles(table) -> dict[str, list[str]]:
+    view = table.session.snapshot()["view"]
+    return {p["name"]: sorted(b["label"] for b in p["bottles"]
+                              if b["where"] not in ("casier", "home"))
+            for p in view["players"] if any(b["where"] not in ("casier", "home")
+                                             for b in p["bottles"])}
+
+
+def roll_button(page, player: str, value: int):
+    event = json.dumps({"type": "roll", "player": player, "value": value},
+                       separators=(",", ":"), sort_keys=True)     # as the console writes it
+    return page.locator(f"#legal button.event[data-event='{event}']")
+
+
+def contrast(page, selector: str) -> float:
+    """WCAG contrast of the text of ``selector`` on the page's panel colour."""
+    return page.evaluate("""(sel) => {
+        const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+        const lum = ([r, g, b]) => {
+          const f = (x) => { x /= 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; };
+          return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+        };
+        const node = document.querySelector(sel);
+        const fg = lum(rgb(getComputedStyle(node).color));
+        const bg = lum(rgb(getComputedStyle(node.closest('.card')).backgroundColor));
+        return (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+    }""", selector)
+
+
+# ---------------------------------------------------------------------------
+# Chopote: played by tapping the board on the console, watched on a phone
+
+
+def start_chopote_from_the_form(host):
+    """The console's new-game form: Chopote, two players (Ana and Bo)."""
+    host.locator("#ng-details > summary").tap()
+    host.wait_for_selector("#ng-options [data-option]")
+    host.select_option("#ng-game", "chopote")
+    host.wait_for_selector("#opt-opening_tie")
+    while host.locator("#ng-players .player-row").count() > 2:
+        host.locator("#ng-players .player-row").last.locator(".ng-remove").tap()
+    host.locator("#ng-start").tap()
+    host.locator("#ng-confirm-yes").tap()
+    expect_text(host, "#toast", "New game started")
+
+
+def test_chopote_played_by_tapping_the_board(live_server, phone):
+    from playwright.sync_api import expect
+
+    t = live_server
+    host = open_host(phone("light"), t)
+    board = open_board(phone("light"), t)
+    start_chopote_from_the_form(host)
+    assert t.session.game.name == "chopote" and t.session.names == ["Ana", "Bo"]
+    expect_text(board, "#panel h2", "The board")
+
+    # who starts: each rolls (the console's roll buttons), the highest starts
+    roll_button(host, "Ana", 5).tap()
+    roll_button(host, "Bo", 2).tap()
+    expect_text(board, "#panel .roll-line", "Ana to roll")
+
+    # the die is lost: "Roll for us" shows only while a roll is due
+    expect(host.locator("#draw-for-us")).to_be_visible()
+    expect(host.locator("#draw-for-us")).to_have_text("Roll for us")
+    roll_button(host, "Ana", 6).tap()
+    expect(host.locator("#draw-for-us")).to_have_count(0)        # now a move, not a roll
+
+    # a tap on the other player's casier: not their turn, in the rule's words
+    note = host.locator("#panel .tap-note")
+    host.locator("#panel svg g[data-where=casier][data-player=Bo]").tap()
+    expect(note).to_contain_text("Ana's turn")
+    expect(note).to_contain_text(R_TURN)
+    assert t.session.replay.events[-1] == {"type": "roll", "player": "Ana", "value": 6}
+
+    # Ana's casier is outlined (the 6 lets a bottle out): one tap plays it
+    casier = host.locator("#panel svg g[data-where=casier][data-player=Ana]")
+    expect(casier).to_have_attribute("data-movable", "yes")
+    casier.tap()
+    expect_text(board, "#panel", "Last: Ana rolled 6, casier → start zone")
+    assert t.session.replay.events[-1]["from"] == "casier"
+    assert board_bottles(board) == {"Ana": ["start"]}
+
+    # she rolls again at once: the companion rolls for the table
+    host.locator("#draw-for-us").tap()
+    wait_version(host, t.session.version)
+    drawn = t.session.replay.events[-1]
+    assert drawn["type"] == "roll" and drawn["player"] == "Ana" and 1 <= drawn["value"] <= 6
+    expect_text(host, "#log li:first-child", "drawn by the companion")
+    expect_text(board, "#panel .roll-line", f"Ana rolled {drawn['value']}")
+    host.locator("#panel svg g[data-where=start][data-player=Ana]").tap()   # onto the track
+    wait_version(board, t.session.version)
+    moved = t.session.replay.events[-1]
+    assert moved["type"] == "move" and moved["from"] == "start"
+    assert moved["to"].startswith("track:")
+    # the second phone's board has the bottle where the tracker has it
+    assert board_bottles(board) == server_bottles(t) == {"Ana": [moved["to"]]}
+    expect_text(board, "#panel", f"Last: Ana rolled {drawn['value']}, start zone → "
+                              f"square {moved['to'].split(':')[1]}")
+
+    # whose turn: a 1 or a 6 rolls again, else Bo
+    turn = "Ana" if drawn["value"] in (1, 6) else "Bo"
+    assert t.session.snapshot()["current_player"] == turn
+    expect_text(board, "#banner", f"{turn}’s turn")
+    expect_text(board, "#panel .roll-line", f"{turn} to roll")
+
+    # a 3: no bottle leaves the casier; the tap says why, in the rule's words
+    roll_button(host, turn, 3).tap()
+    wait_version(host, t.session.version)
+    version = t.session.version
+    host.locator(f"#panel svg g[data-where=casier][data-player={turn}]").tap()
+    expect(note).to_contain_text(R_LEAVE)
+    expect(note).to_have_attribute("role", "alert")
+    assert t.session.version == version                       # nothing was logged
+
+    # the panels' hook gives the server's refusal back, words and rule
+    refused = host.evaluate(f"""() => TC.logEvent({{type: 'move', player: '{turn}',
+        from: 'corridor:3'}}).then(() => null, (err) => err)""")
+    assert refused["status"] == 400 and "no bottle on corridor:3" in refused["error"]
+    assert refused["rule"].startswith("Le joueur fait avancer")
+    assert t.session.version == version
+    expect(host.locator("#toast")).to_be_hidden()             # the panel, not a toast, says it
+    # the browser reports that refused request itself; nothing else went wrong so far
+    assert [e for e in host.errors if "/api/host/event" not in e and "status of 400" not in e] == []
+    host.errors.clear()
+
+    # finish that roll: Bo is blocked (passes), Ana moves her bottle 3 on
+    if turn == "Bo":
+        host.locator("#legal button.event[data-event*='\"pass\"']").tap()
+    else:
+        before = server_bottles(t)["Ana"][0]
+        host.locator(f"#panel svg g[data-where='{before}'][data-player=Ana]").tap()
+    wait_version(board, t.session.version)
+    assert board_bottles(board) == server_bottles(t)
+    now = t.session.snapshot()["current_player"]
+    expect_text(board, "#banner", f"{now}’s turn")
+
+    # readable on a 390 px phone: nothing wider than the screen
+    for page in (host, board):
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert contrast(board, "#panel .roll-line") >= 4.5
+    host.locator("#panel").scroll_into_view_if_needed()
+    assert shot(host, "chopote-host.png").stat().st_size > 20_000
+    board.locator("#panel").screenshot(path=str(SHOTS / "chopote-board-panel.png"))
+    assert shot(board, "chopote-board.png").stat().st_size > 20_000
+    assert host.errors == [] and board.errors == []
+
+
+def test_chopote_board_in_dark_mode(live_server, phone):
+    t = live_server
+    t.session.new_game("chopote", [{"name": "Ana"}, {"name": "Bo"}, {"name": "Cy"}])
+    for value in (4, 2, 1, 6):        # Ana starts; a 6: a bottle out
+        t.session.log({"type": "roll", "player": t.session.game.current_player(t.session.state),
+                       "value": value})
+    t.session.log({"type": "move", "player": "Ana", "from": "casier"})
+    t.session.log({"type": "roll", "player": "Ana", "value": 3})     # the new bottle moves
+    page = open_board(phone("dark"), t)
+    page.wait_for_selector("#panel svg g[data-where=start]")
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(15, 17, 21)"
+    assert page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches")
+    # the panel's words light on dark, the squares visible against the board
+    assert contrast(page, "#panel .roll-line") >= 7
+    stroke = page.evaluate("""() => getComputedStyle(           // the first track square
+        document.querySelector('#panel svg > circle:nth-of-type(2)')).stroke""")
+    assert stroke not in ("none", "rgb(0, 0, 0)")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # a tap on a phone says what the bottle may do, and logs nothing
+    version = t.session.version
+    page.locator("#panel svg g[data-where=start][data-player=Ana]").tap()
+    expect_text(page, "#panel .tap-note", "the host plays it")
+    assert t.session.version == version
+    assert shot(page, "chopote-board-dark.png").stat().st_size > 20_000
+    page.locator("#panel").screenshot(path=str(SHOTS / "chopote-board-dark-panel.png"))
+    assert page.errors == []
+
+
+# ---------------------------------------------------------------------------
+# Hawker Wars and Tropichaos: their panels draw without errors
+
+
+def play_some(table, n: int, seed: int) -> None:
+    """A few legal events from the tracker's own list (what the console offers)."""
+    rng = random.Random(seed)
+    for _ in range(n):
+        legal = table.session.host_snapshot()["legal_events"]
+        if not legal or table.session.snapshot()["finished"]:
+            break
+        table.session.log(rng.choice(legal))
+
+
+@pytest.mark.parametrize("game, players, steps", [
+    ("hawker", ["Ana", "Bo", "Cy"], 12),
+    ("tropichaos", ["Ana", "Bo", "Cy"], 12),
+])
+def test_panels_render_on_the_scoreboard_and_the_console(live_server, phone, game, players,
+                                                         steps):
+    from playwright.sync_api import expect
+
+    t = live_server
+    t.session.new_game(game, [{"name": n} for n in players])
+    play_some(t, steps, seed=7)
+    board = open_board(phone("dark"), t)
+    host = open_host(phone("dark"), t)
+    for page in (board, host):
+        wait_version(page, t.session.version)
+        expect(page.locator("#panel")).to_be_visible()
+        expect(page.locator("#panel h2").first).to_be_visible()
+        # the game's own panel drew it (a panel that throws is replaced by
+        # the generic list of facts and logs the error)
+        assert page.locator("#panel dl.kv.facts").count() == 0
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # a few more events arrive live and redraw the panels
+    play_some(t, 4, seed=8)
+    for page in (board, host):
+        wait_version(page, t.session.version)
+        assert page.locator("#panel dl.kv.facts").count() == 0
+    assert shot(board, f"{game}-board.png").stat().st_size > 20_000
+    board.locator("#panel").screenshot(path=str(SHOTS / f"{game}-board-panel.png"))
+    host.locator("#panel").scroll_into_view_if_needed()
+    assert shot(host, f"{game}-host.png").stat().st_size > 20_000
+    assert board.errors == [] and host.errors == []
