@@ -289,14 +289,15 @@
       grp.append(svg('circle', { cx: pt[0].toFixed(1), cy: pt[1].toFixed(1), r: rad + 7,
         style: 'fill: transparent; stroke: none' }));
       if (movable.has(`${p.name}|${label}`)) {
-        grp.append(svg('circle', { cx: pt[0].toFixed(1), cy: pt[1].toFixed(1), r: rad + 4,
+        grp.append(svg('circle', { cx: pt[0].toFixed(1), cy: pt[1].toFixed(1), r: rad * 1.15 + 3.5,
           style: 'fill: none; stroke: var(--good); stroke-width: 3' }));
       }
-      grp.append(svg('circle', { cx: pt[0].toFixed(1), cy: pt[1].toFixed(1), r: rad * 0.95,
-        style: `fill: ${tint}; stroke: var(--fg); stroke-width: 1.2` }));
+      /* a bottle a little bigger than its square, so a glance finds it */
+      grp.append(svg('circle', { cx: pt[0].toFixed(1), cy: pt[1].toFixed(1), r: rad * 1.15,
+        style: `fill: ${tint}; stroke: var(--fg); stroke-width: 1.5` }));
       if (n > 1) {
-        grp.append(svg('text', { x: pt[0].toFixed(1), y: (pt[1] + rad * 0.45).toFixed(1), 'text-anchor': 'middle',
-          'font-size': (rad * 1.3).toFixed(1), 'font-weight': 700, style: `fill: ${inkOn(tint)}`, text: String(n) }));
+        grp.append(svg('text', { x: pt[0].toFixed(1), y: (pt[1] + rad * 0.52).toFixed(1), 'text-anchor': 'middle',
+          'font-size': (rad * 1.5).toFixed(1), 'font-weight': 700, style: `fill: ${inkOn(tint)}`, text: String(n) }));
       }
       grp.append(svg('title', { text: `${p.name}: ${n > 1 ? `${n} bottles` : 'a bottle'} on ${where(label)}` }));
       root.append(grp);
