@@ -160,6 +160,9 @@ def test_the_host_logs_a_card_and_every_open_page_updates(live_server, phone):
         expect_text(page, "#panel", "Laksa")
         expect_text(page, "#last-event", "[Ll]aksa")
     assert t.session.snapshot()["view"]["face_up"] == ["food:laksa"]
+    # a button whose words go on from its heading's verb keeps them all:
+    # "Stop and claim the face-up food", not "And claim the face-up food"
+    expect_text(host, "#legal", "Stop and claim the face-up food")
     # undo from the console reaches the phones too
     host.click("#undo")
     from playwright.sync_api import expect

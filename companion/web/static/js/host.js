@@ -88,7 +88,9 @@
     }
     /* under a heading that names the type already: "flip Laksa" -> "Laksa" */
     const t = String(e.type).replace(/[-_]/g, ' ');
-    const rest = words.toLowerCase().startsWith(t.toLowerCase() + ' ') ? words.slice(t.length + 1) : words;
+    let rest = words.toLowerCase().startsWith(t.toLowerCase() + ' ') ? words.slice(t.length + 1) : words;
+    /* ... unless the words go on from the verb ("stop and claim the food") */
+    if (/^(and|or|then|to)\b/i.test(rest)) rest = words;
     return cap(rest.replace(/^:\s*/, ''));
   }
   function colourOf(e) {
