@@ -483,7 +483,10 @@ def test_a_long_outage_larger_than_the_publish_window_arrives_whole_and_in_order
         assert t1.pub.status()["acked"] == 0 and t1.pub.status()["pending"] == 450
         broker.start()
         assert t1.pub.flush(30), t1.pub.status()
-        assert wait_for(lambda: league.store.event_ids("t1") == t1.ids(), timeout=30)
+        # the wait is generous: the league reconnects with backoff and takes
+        # 450 queued messages one durable write at a time (5 s on a quiet
+        # machine, over 30 s once under a load average of 8)
+        assert wait_for(lambda: league.store.event_ids("t1") == t1.ids(), timeout=90)
         assert league.store.gaps("t1") == [] and len(t1.ids()) == 450
     finally:
         league.close()
