@@ -97,3 +97,36 @@ def live_server(tmp_path):
     table.start()
     yield table
     table.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium driven by Playwright, one per test module."""
+    from browserkit import CHROMIUM, CHROMIUM_ARGS
+
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no chromium at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def phone(browser):
+    """``phone(scheme="dark")``: a new phone (its own cookies) in that colour scheme."""
+    from browserkit import PHONE, TIMEOUT_MS
+
+    contexts = []
+
+    def make(scheme: str = "dark"):
+        ctx = browser.new_context(**PHONE, color_scheme=scheme)
+        ctx.set_default_timeout(TIMEOUT_MS)
+        contexts.append(ctx)
+        return ctx
+
+    yield make
+    for ctx in contexts:
+        ctx.close()

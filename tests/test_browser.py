@@ -7,52 +7,11 @@ Screenshots of the scoreboard for each game go to artifacts/screenshots/
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
-import pytest
+from browserkit import BROWSER, SHOTS, expect_text, shot  # noqa: F401  (shared)
 
-CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
-SHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
-PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2,
-         "is_mobile": True, "has_touch": True}
-TIMEOUT_MS = 8_000
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM),
-                       reason=f"no chromium at {CHROMIUM} (the test command installs "
-                              "Debian's chromium: apt-get install chromium)"),
-]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def phone(browser):
-    """A new phone (its own cookies), dark scheme; ``phone()`` makes more."""
-    contexts = []
-
-    def make(scheme: str = "dark"):
-        ctx = browser.new_context(**PHONE, color_scheme=scheme)
-        ctx.set_default_timeout(TIMEOUT_MS)
-        contexts.append(ctx)
-        return ctx
-
-    yield make
-    for ctx in contexts:
-        ctx.close()
+pytestmark = BROWSER
 
 
 def open_board(ctx, table):
@@ -63,19 +22,6 @@ def open_board(ctx, table):
     page.goto(table.url + "/")
     page.wait_for_selector("#conn.live")
     return page
-
-
-def shot(page, name: str) -> Path:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    path = SHOTS / name
-    page.screenshot(path=str(path), full_page=True)
-    return path
-
-
-def expect_text(page, selector: str, pattern: str):
-    from playwright.sync_api import expect
-
-    expect(page.locator(selector)).to_contain_text(re.compile(pattern), timeout=TIMEOUT_MS)
 
 
 # ---------------------------------------------------------------------------

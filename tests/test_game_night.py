@@ -15,9 +15,10 @@ import os
 import re
 import threading
 import time
-from pathlib import Path
 
 import pytest
+
+from browserkit import BROWSER, CHROMIUM, PHONE, SHOTS  # noqa: F401
 
 from companion.edges import Edge
 from companion.gamefile import check_race
@@ -319,44 +320,11 @@ def test_the_host_confirms_uses_strays_and_asks_for_a_rematch_over_http(host, se
 # ---------------------------------------------------------------------------
 # in a real browser, on a phone (390 x 844)
 
-CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
-SHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
-PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2,
-         "is_mobile": True, "has_touch": True}
-browser_only = [pytest.mark.browser,
-                pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no chromium at {CHROMIUM}")]
+browser_only = BROWSER
 
 SMALL_CHOPE = {"tables": {"red": 1, "blue": 1, "green": 0}, "mynahs": 0, "favourite_cards": ["laksa"],
                "foods": {"laksa": {"name": "Laksa", "kind": "main", "copies": 1},
                          "teh": {"name": "Teh tarik", "kind": "side", "copies": 1}}}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no chromium at {CHROMIUM}")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def phone(browser):
-    contexts = []
-
-    def make():
-        ctx = browser.new_context(**PHONE, color_scheme="dark")
-        ctx.set_default_timeout(8_000)
-        contexts.append(ctx)
-        return ctx
-    yield make
-    for ctx in contexts:
-        ctx.close()
 
 
 def shot(page, name):
@@ -396,7 +364,7 @@ def in_view(page, selector) -> bool:
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no chromium")
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no chromium at {CHROMIUM}")
 def test_a_live_race_window_drains_on_every_phone_and_the_console(live_server, phone):
     t = live_server
     b, h = board(phone(), t), console(phone(), t)
@@ -414,7 +382,7 @@ def test_a_live_race_window_drains_on_every_phone_and_the_console(live_server, p
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no chromium")
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no chromium at {CHROMIUM}")
 def test_a_stray_press_is_shown_and_the_host_hands_it_to_the_card_with_one_tap(live_server,
                                                                              phone):
     t = live_server
@@ -437,7 +405,7 @@ def test_a_stray_press_is_shown_and_the_host_hands_it_to_the_card_with_one_tap(l
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no chromium")
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no chromium at {CHROMIUM}")
 def test_after_a_verdict_the_next_thing_to_log_is_on_screen(live_server, phone):
     t = live_server
     h = console(phone(), t)
@@ -461,7 +429,7 @@ def test_after_a_verdict_the_next_thing_to_log_is_on_screen(live_server, phone):
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no chromium")
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no chromium at {CHROMIUM}")
 def test_the_end_of_the_game_and_a_rematch(live_server, phone):
     t = live_server
     s = t.session
@@ -500,7 +468,7 @@ def test_the_end_of_the_game_and_a_rematch(live_server, phone):
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no chromium")
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no chromium at {CHROMIUM}")
 def test_the_new_game_form_on_a_phone(live_server, phone):
     h = console(phone(), live_server)
     h.click("#ng-details summary")
@@ -512,7 +480,7 @@ def test_the_new_game_form_on_a_phone(live_server, phone):
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no chromium")
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no chromium at {CHROMIUM}")
 def test_chomp_card_pickers_follow_the_food_chain_with_no_default(live_server, phone):
     t = live_server
     t.session.new_game("chomp", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
@@ -541,7 +509,7 @@ def test_a_press_delivered_just_after_the_log_still_belongs_to_its_card():
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no chromium")
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no chromium at {CHROMIUM}")
 def test_during_a_choice_the_banner_says_who_chooses_and_whose_turn_it_still_is(live_server,
                                                                                phone):
     t = live_server

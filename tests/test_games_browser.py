@@ -18,57 +18,18 @@ hawker-board.png, hawker-host.png, tropichaos-board.png, tropichaos-host.png.
 from __future__ import annotations
 
 import json
-import os
 import random
-import re
-from pathlib import Path
 
 import pytest
 
-CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
-SHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
-PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2,
-         "is_mobile": True, "has_touch": True}
-TIMEOUT_MS = 8_000
+from browserkit import BROWSER, SHOTS, expect_text, shot  # noqa: F401  (shared)
+
 
 # The rulebook's words (rules/001_675cbcd5cb420753.txt) a refusal must quote.
 R_LEAVE = "Le joueur doit tirer le numéro 1 ou 6 pour faire sortir une bouteille du casier."
 R_TURN = "Les joueurs lancent à tour de rôle leur dé."
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM),
-                       reason=f"no chromium at {CHROMIUM} (the test command installs "
-                              "Debian's chromium: apt-get install chromium)"),
-]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def phone(browser):
-    """``phone(scheme)``: a new phone (its own cookies) in that colour scheme."""
-    contexts = []
-
-    def make(scheme: str = "dark"):
-        ctx = browser.new_context(**PHONE, color_scheme=scheme)
-        ctx.set_default_timeout(TIMEOUT_MS)
-        contexts.append(ctx)
-        return ctx
-
-    yield make
-    for ctx in contexts:
-        ctx.close()
+pytestmark = BROWSER
 
 
 def watch(page):
@@ -97,19 +58,6 @@ def open_host(ctx, table):
     page.click("button[type=submit]")
     page.wait_for_selector("#conn.live")
     return page
-
-
-def shot(page, name: str) -> Path:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    path = SHOTS / name
-    page.screenshot(path=str(path), full_page=True)
-    return path
-
-
-def expect_text(page, selector: str, pattern: str):
-    from playwright.sync_api import expect
-
-    expect(page.locator(selector)).to_contain_text(re.compile(pattern), timeout=TIMEOUT_MS)
 
 
 def wait_version(page, version: int):

@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
+from browserkit import BROWSER, expect_text, shot
+from test_browser import open_board, open_host
 
-from test_browser import CHROMIUM, browser, expect_text, open_board, open_host, phone, shot  # noqa: F401
-
-pytestmark = [pytest.mark.browser]
+pytestmark = BROWSER
 
 SETUP = [{"type": "choose_stall", "player": "Ana", "stall": "malay"},
          {"type": "choose_stall", "player": "Bo", "stall": "chinese"},

@@ -168,7 +168,8 @@ CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
 def test_the_toy_game_is_played_on_the_page(coin_race, live_server):
     from playwright.sync_api import expect, sync_playwright
 
-    from test_browser import PHONE, open_board, shot
+    from browserkit import PHONE, shot
+    from test_browser import open_board
 
     t = live_server
     t.session.new_game(coin_race, [{"name": n} for n in ("Ana", "Bo", "Cy")])

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser import (CHROMIUM, browser, expect_text, open_board, open_host,  # noqa: F401
-                          phone, shot)
+from browserkit import BROWSER, expect_text, shot
+from test_browser import open_board, open_host
 
-pytestmark = [pytest.mark.browser]
+pytestmark = BROWSER
 
 CAUSE = "the disk is full: the last event was not saved"
 
