@@ -161,6 +161,8 @@ class TableSession:
         self._subs: list[Callable[[dict], None]] = []
         self._outbox: deque = deque()
         self._dispatch_lock = threading.RLock()
+        #: records to write once the lock is released: (game id, fault)
+        self._unsaved: deque[tuple[int | None, dict]] = deque()
         self._tls = threading.local()
         self.faults: deque = deque(maxlen=int(self.settings["recent_faults"]))
         self._source_status = None
@@ -700,12 +702,24 @@ class TableSession:
         if any(x["player"] == e.player and x["t_ns"] == e.t_ns for x in self._strays):
             return
         self._strays.append(item)
-        try:
-            self.store.record_fault(self.game_id, {
-                "player": e.player, "fault": "stray", "t_ns": e.t_ns,
-                "message": f"stray press by {e.player} ({why}): no race window held it"})
-        except StoreError as exc:
-            log.warning("could not record a stray press: %s", exc)
+        # kept for the record, but not here: this runs on the edge path under
+        # the lock; _dispatch writes it once the lock is released
+        self._unsaved.append((self.game_id, {
+            "player": e.player, "fault": "stray", "t_ns": e.t_ns,
+            "message": f"stray press by {e.player} ({why}): no race window held it"}))
+
+    def _save_unsaved(self) -> None:
+        """Write the records the edge path left (stray presses), outside
+        the session lock."""
+        while self._unsaved:
+            try:
+                game_id, fault = self._unsaved.popleft()
+            except IndexError:
+                return
+            try:
+                self.store.record_fault(game_id, fault)
+            except StoreError as exc:
+                log.warning("could not record a stray press: %s", exc)
 
     def confirm_race(self, accept: bool) -> dict | None:
         """The host's tap on a doubtful claimed burst: ``accept`` lets it
@@ -1137,6 +1151,8 @@ class TableSession:
     def _dispatch(self) -> None:
         if getattr(self._tls, "dispatching", False):
             return  # a subscriber called back into the session: the outer loop delivers
+        if self._unsaved and not self._lock._is_owned():
+            self._save_unsaved()
         with self._dispatch_lock:
             self._tls.dispatching = True
             try:

@@ -98,6 +98,26 @@ def test_a_late_burst_after_a_closed_race_does_not_decide_the_next_table():
     assert not [f for f in s.snapshot()["faults"] if f["fault"] == "stray"]
 
 
+def test_a_stray_press_is_recorded_only_after_the_session_lock_is_released(mocker):
+    """Issue 8: nothing durable is written on the edge path under the lock.
+    A late press is kept in the store's record, but the write waits until
+    the press has been handled and the lock let go."""
+    s, clock = table()
+    flip(s, "table:red")
+    run(s, clock, 5_100)                      # the window closes: nobody
+    held = []
+    real = s.store.record_fault
+
+    def spy(game_id, fault):
+        held.append((fault["fault"], s._lock._is_owned()))
+        return real(game_id, fault)
+    mocker.patch.object(s.store, "record_fault", side_effect=spy)
+    run(s, clock, 500)
+    press(s, clock, "b2")                     # late: a stray
+    assert ("stray", False) in held and ("stray", True) not in held
+    assert [f["player"] for f in s.store.faults(s.game_id) if f["fault"] == "stray"] == ["bo"]
+
+
 def test_stray_presses_between_cards_do_not_win_the_next_table():
     s, clock = table()
     press(s, clock, "b3")                     # cy tries her buzzer
