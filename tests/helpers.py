@@ -18,3 +18,41 @@ def wait_for(cond, timeout=5.0, step=0.002):
 def toggles(pin):
     """How many times a gpiozero MockPin changed level (from its history)."""
     return sum(1 for a, b in zip(pin.states, pin.states[1:]) if bool(a.state) != bool(b.state))
+
+
+# -- a table session driven by hand (the session and game-night tests) --------
+
+MS = 1_000_000
+S = 1_000 * MS
+T0 = 100 * S
+
+
+class Clock:
+    """The session's clock, moved by the test (integer ns)."""
+
+    def __init__(self, t: int = T0):
+        self.t = t
+
+    def __call__(self) -> int:
+        return self.t
+
+    def advance(self, ms: int = 0, us: int = 0) -> int:
+        self.t += ms * MS + us * 1000
+        return self.t
+
+
+def press(s, clock, buzzer, hold_ms=60):
+    """A hardware press (and release ``hold_ms`` later) at the clock now."""
+    from companion.edges import Edge
+
+    t = clock.t
+    s.feed_edge(Edge(buzzer, True, t))
+    s.feed_edge(Edge(buzzer, False, t + hold_ms * MS))
+    return t
+
+
+def run(s, clock, ms, step=5):
+    """Advance the clock ``ms`` in steps, ticking like the pipeline thread."""
+    for _ in range(ms // step):
+        clock.advance(step)
+        s.tick()

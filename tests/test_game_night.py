@@ -25,19 +25,9 @@ from companion.gamefile import check_race
 from companion.session import TableSession
 from companion.store import Store
 
-MS = 1_000_000
-S = 1_000 * MS
-T0 = 100 * S
+from helpers import MS, Clock, press, run
 PLAYERS = [{"name": "ana", "buzzer": "b1"}, {"name": "bo", "buzzer": "b2"},
            {"name": "cy", "buzzer": "b3"}]
-
-
-class Clock:
-    def __init__(self, t: int = T0):
-        self.t = t
-
-    def __call__(self) -> int:
-        return self.t
 
 
 def table(**settings):
@@ -45,19 +35,6 @@ def table(**settings):
     s = TableSession(Store(":memory:"), clock=clock, settings=settings or None)
     s.new_game("chope", PLAYERS)
     return s, clock
-
-
-def press(s, clock, buzzer, hold_ms=60):
-    t = clock.t
-    s.feed_edge(Edge(buzzer, True, t))
-    s.feed_edge(Edge(buzzer, False, t + hold_ms * MS))
-    return t
-
-
-def run(s, clock, ms, step=5):
-    for _ in range(ms // step):
-        clock.t += step * MS
-        s.tick()
 
 
 def races(s):

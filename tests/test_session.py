@@ -22,9 +22,7 @@ from companion.games import Game, RaceReason, RaceRequest, RulesError, rank_by
 from companion.session import TableSession, effective_events
 from companion.store import StaleVersion, Store
 
-MS = 1_000_000
-S = 1_000 * MS
-T0 = 100 * S
+from helpers import MS, S, Clock, press, run
 
 
 class Tally(Game):
@@ -163,18 +161,6 @@ def tally_registered():
         games.unregister_game("tally")
 
 
-class Clock:
-    def __init__(self, t: int = T0):
-        self.t = t
-
-    def __call__(self) -> int:
-        return self.t
-
-    def advance(self, ms: int = 0, us: int = 0) -> int:
-        self.t += ms * MS + us * 1000
-        return self.t
-
-
 PLAYERS = [{"name": "ana", "buzzer": "b1"}, {"name": "bo", "buzzer": "b2"},
            {"name": "cy", "buzzer": "b3"}]
 
@@ -185,21 +171,6 @@ def make(store=None, options=None, **settings_):
     s = TableSession(store, clock=clock, settings=settings_ or None)
     s.new_game("tally", PLAYERS, options or {})
     return s, clock
-
-
-def press(s, clock, buzzer, hold_ms=60):
-    """A hardware press (and release ``hold_ms`` later) at the clock now."""
-    t = clock.t
-    s.feed_edge(Edge(buzzer, True, t))
-    s.feed_edge(Edge(buzzer, False, t + hold_ms * MS))
-    return t
-
-
-def run(s, clock, ms, step=5):
-    """Advance the clock ``ms`` in steps, ticking like the server thread."""
-    for _ in range(ms // step):
-        clock.advance(step)
-        s.tick()
 
 
 def logged(s):
