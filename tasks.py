@@ -62,45 +62,38 @@ def ensure_venv(extras: str) -> None:
     stamp.write_text(digest)
 
 
-def ensure_chromium() -> None:
-    """Debian's chromium for the Playwright tests (Playwright's own browser
-    download is not used: the Pi and CI have no internet beyond packages)."""
-    if CHROMIUM.exists():
+def ensure_debian_packages(binary: Path, packages: list[str], what: str) -> None:
+    """Install Debian ``packages`` with apt when ``binary`` is missing; where
+    that cannot be done (no apt, not root and no sudo), say which ``what``
+    (the tests that need it) will be skipped."""
+    if binary.exists():
         return
     apt = shutil.which("apt-get")
     if apt is None:
-        say("no apt-get: browser tests will be skipped (install chromium by hand)")
+        say(f"no apt-get: {what} will be skipped (install {' '.join(packages)} by hand)")
         return
     sudo = [] if os.geteuid() == 0 else (["sudo", "-n"] if shutil.which("sudo") else None)
     if sudo is None:
-        say("not root and no sudo: browser tests will be skipped")
+        say(f"not root and no sudo: {what} will be skipped")
         return
-    say("installing Debian's chromium for the browser tests")
+    say(f"installing Debian's {' '.join(packages)} for the {what}")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     subprocess.run(sudo + [apt, "-q", "update"], check=True, env=env, stdout=subprocess.DEVNULL)
-    subprocess.run(sudo + [apt, "-y", "-q", "install", "chromium",
-                           "fonts-dejavu-core"], check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(sudo + [apt, "-y", "-q", "install", *packages], check=True, env=env,
+                   stdout=subprocess.DEVNULL)
+
+
+def ensure_chromium() -> None:
+    """Debian's chromium for the Playwright tests (Playwright's own browser
+    download is not used: the Pi and CI have no internet beyond packages)."""
+    ensure_debian_packages(CHROMIUM, ["chromium", "fonts-dejavu-core"], "browser tests")
 
 
 def ensure_mosquitto() -> None:
     """Debian's Mosquitto broker for the league tests and benchmark (the
     fixtures start their own broker on a free port; the system service is
     not used)."""
-    if MOSQUITTO.exists():
-        return
-    apt = shutil.which("apt-get")
-    if apt is None:
-        say("no apt-get: league tests will be skipped (install mosquitto by hand)")
-        return
-    sudo = [] if os.geteuid() == 0 else (["sudo", "-n"] if shutil.which("sudo") else None)
-    if sudo is None:
-        say("not root and no sudo: league tests will be skipped")
-        return
-    say("installing Debian's mosquitto for the league tests")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    subprocess.run(sudo + [apt, "-q", "update"], check=True, env=env, stdout=subprocess.DEVNULL)
-    subprocess.run(sudo + [apt, "-y", "-q", "install", "mosquitto"], check=True, env=env,
-                   stdout=subprocess.DEVNULL)
+    ensure_debian_packages(MOSQUITTO, ["mosquitto"], "league tests")
 
 
 def cmd_test(args: list[str]) -> int:

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import wait_for
+
 from companion import arming
 from companion.arming import Arming, arm_at_cue
 from companion.buzzers.base import CallbackSink, CueStamp, EdgeSource, SourceFault
@@ -508,15 +510,6 @@ sys.path.insert(0, str(ROOT / "firmware" / "sim"))
 
 needs_box = pytest.mark.skipif(not Path(sys.executable).with_name("micropython").exists(),
                                reason="no MicroPython unix port")
-
-
-def wait_for(cond, timeout=5.0, step=0.005):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(step)
-    return bool(cond())
 
 
 @pytest.fixture

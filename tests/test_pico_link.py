@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import wait_for
+
 from companion.buzzers.base import CallbackSink, open_source, source_class
 from companion.buzzers.pico import IncompatibleFirmware, PicoSource
 from companion.edges import ButtonEdge
@@ -51,15 +53,6 @@ class Recorder(CallbackSink):
 
     def kinds(self):
         return [f.kind for f in self.faults]
-
-
-def wait_for(cond, timeout=5.0, step=0.02):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(step)
-    return cond()
 
 
 def synced(src: PicoSource, bound_ns=5 * MS) -> bool:
