@@ -67,10 +67,14 @@ class ArmingSettings:
     announced_wait_ns: int      # announced race: deadline after GO
     tie_window_ns: int = 0      # presses this close to the first are a tie
     lockout_ns: int | None = None   # a false starter may come back after this
-    late_ns: int = 2_000 * MS   # presses this soon after a race's window closed are late: strays
-    confirm_ns: int = 6_000 * MS    # a claimed burst older than this asks the host first
+    #: a first-press race keeps the presses this soon after its first one
+    #: (runner-ups); later ones belong to whatever card is logged next
+    runner_up_ns: int = 600 * MS
+    #: two cards' first presses are never closer than this (a card is
+    #: flipped, seen and slammed): a runner-up this late may be the next card's
+    min_gap_ns: int = 250 * MS
+    confirm_ns: int = 2_500 * MS    # a claimed press older than this asks the host first
     flipper_arms: bool = False  # the flipper's own press marks the flip and arms the race
-
     @classmethod
     def from_settings(cls, settings: dict) -> "ArmingSettings":
         """From the session's settings dict (``*_ms``, ``tie_window_us``)."""
@@ -82,9 +86,10 @@ class ArmingSettings:
                    announced_wait_ns=int(settings["announced_wait_ms"]) * MS,
                    tie_window_ns=int(settings["tie_window_us"]) * US,
                    lockout_ns=None if lockout is None else int(lockout) * MS,
-                   late_ns=int(settings.get("late_ms", 2_000) or 0) * MS,
+                   runner_up_ns=int(settings.get("runner_up_ms", 600)) * MS,
+                   min_gap_ns=int(settings.get("min_gap_ms", 250)) * MS,
                    # none: a burst's age alone never asks the host
-                   confirm_ns=int(settings.get("confirm_ms", 6_000)
+                   confirm_ns=int(settings.get("confirm_ms", 2_500)
                                   or settings["claim_window_ms"]) * MS,
                    flipper_arms=bool(settings.get("flipper_arms", False)))
 
@@ -93,7 +98,7 @@ class ArmingSettings:
         """How long a recorded edge can still matter to a card logged later:
         a burst that began a claim window ago, its quiet gaps, and the race it
         may become. Older edges may be forgotten."""
-        return self.claim_window_ns + 2 * self.quiet_gap_ns + self.wait_ns + self.late_ns
+        return self.claim_window_ns + 2 * self.quiet_gap_ns + self.wait_ns + self.runner_up_ns
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,8 @@ class Arming:
     #: the GO the companion scheduled, once ``arm_ns`` is the buzzer box's
     #: own stamp of the GO it sounded (None: armed at the scheduled GO)
     scheduled_ns: int | None = None
+    #: when the host must choose: the first presses the race could start at
+    choices: tuple[dict, ...] = ()
 
     @property
     def go_ns(self) -> int:
@@ -182,114 +189,240 @@ def _int(t) -> bool:
     return isinstance(t, int) and not isinstance(t, bool)
 
 
-def race_close_ns(event: dict, quiet_gap_ns: int) -> int | None:
-    """When a logged race's window closed: a quiet gap after its last press
-    (the runner-ups of a decided race still belong to it), never after its
-    deadline; its deadline (or arm time) when nobody pressed."""
-    spec = event.get("spec") if isinstance(event.get("spec"), dict) else {}
+def _spec(event: dict) -> dict:
+    return event["spec"] if isinstance(event.get("spec"), dict) else {}
+
+
+def _counted(event: dict) -> list[tuple[str, int]]:
+    """A logged race's counted presses ``(player, t_ns)``, earliest first."""
+    return sorted(((o["player"], o["t_ns"]) for o in event.get("order") or ()
+                   if isinstance(o, dict) and isinstance(o.get("player"), str)
+                   and _int(o.get("t_ns"))), key=lambda x: x[1])
+
+
+def race_close_ns(event: dict, settings: "ArmingSettings") -> int | None:
+    """When a logged race stopped taking presses (docs/rules-notes.md,
+    "Which card a press belongs to"): the ``close_ns`` it was logged with;
+    for an older record, a first-press (or first-release) race closes
+    ``runner_up_ns`` after its first counted press, a last-press race at its
+    last counted press once every eligible player pressed; either at its
+    deadline when that did not happen."""
+    if _int(event.get("close_ns")):
+        return event["close_ns"]
+    spec = _spec(event)
+    counted = _counted(event)
     deadline = spec.get("deadline_ns") if _int(spec.get("deadline_ns")) else None
-    presses = [e.get("t_ns") for e in event.get("edges") or ()
-               if isinstance(e, dict) and e.get("edge", "press") == "press" and _int(e.get("t_ns"))]
-    if presses:
-        close = max(presses) + quiet_gap_ns
-        return close if deadline is None else min(close, max(deadline, max(presses)))
+    if counted and spec.get("kind") == "last-press":
+        if len(counted) >= len(spec.get("eligible") or ()):
+            return counted[-1][1]
+    elif counted:
+        close = counted[0][1] + settings.runner_up_ns
+        return close if deadline is None else min(close, max(deadline, counted[0][1]))
     if deadline is not None:
         return deadline
     return spec.get("arm_ns") if _int(spec.get("arm_ns")) else None
 
 
-def claimed_floor(events: Sequence[dict], now_ns: int, horizon_ns: int,
-                  settings: "ArmingSettings | None" = None) -> int | None:
-    """The time after which a burst a new card claims must begin, from the
-    races in ``events`` (the log's effective events) within ``horizon_ns``
-    before ``now_ns``: after their arm times and presses (one burst never
-    decides two cards) and, given ``settings``, after each race's window
-    closed plus ``late_ns`` (presses just after a race closed are late
-    presses for it: strays, never the next card's). May lie after ``now_ns``
-    (a race closed a moment ago: nothing is claimable yet)."""
-    low = now_ns - horizon_ns
-    floor = None
-    for ev in events[-RECENT_RACE_EVENTS:]:
-        if not isinstance(ev, dict) or ev.get("type") != "race" \
-                or not isinstance(ev.get("spec"), dict):
-            continue
-        times = [ev["spec"].get("arm_ns")] + [e.get("t_ns") for e in ev.get("edges") or ()
-                                              if isinstance(e, dict)]
-        times = [t for t in times if _int(t) and low <= t <= now_ns]
-        if settings is not None and times:
-            close = race_close_ns(ev, settings.quiet_gap_ns)
-            if close is not None:
-                times.append(close + settings.late_ns)
-        for t in times:
-            if floor is None or t > floor:
-                floor = t
-    return floor
+@dataclass(frozen=True)
+class Prior:
+    """The last logged race, as the next card's claim sees it: its first
+    counted press (``anchor_ns``, else its arm time), when it stopped taking
+    presses (``close_ns``), the presses that are its own (counted, runner-ups
+    and the ineligible ones of its window: ``own``), and, for a first-press
+    race, the runner-ups that came late enough to have been the next card's
+    first press (``doubtful``)."""
+
+    kind: str
+    anchor_ns: int
+    close_ns: int
+    own: frozenset = frozenset()            # {(player, t_ns)}
+    runner_ups: tuple[Edge, ...] = ()
+    players: frozenset = frozenset()        # who pressed in it (counted or runner-up)
+
+    @classmethod
+    def of(cls, event: dict, edges: Iterable[Edge], settings: "ArmingSettings",
+           until_ns: int | None = None) -> "Prior | None":
+        """The prior of a logged race ``event`` given the recorded ``edges``
+        (its runner-ups came after it was logged) for a card logged at
+        ``until_ns`` (no press after the next card's log is an earlier
+        card's); None for a record with no times."""
+        spec = _spec(event)
+        close = race_close_ns(event, settings)
+        counted = _counted(event)
+        anchor = counted[0][1] if counted else spec.get("arm_ns")
+        if close is None or not _int(anchor):
+            return None
+        if until_ns is not None:
+            close = max(anchor, min(close, until_ns))
+        kind = spec.get("kind") or event.get("kind") or "first-press"
+        eligible = set(spec.get("eligible") or ())
+        counted = [(p, t) for p, t in counted if t <= close]
+        own = set(counted)
+        players = {p for p, _ in counted}
+        late: list[Edge] = []
+        for e in sorted(edges, key=_canonical):
+            if not e.pressed or e.t_ns <= anchor or e.t_ns > close or (e.player, e.t_ns) in own:
+                continue
+            if kind == "last-press" or e.player not in eligible:
+                own.add((e.player, e.t_ns))         # its window's noise, not a card's
+            elif e.player not in players:
+                players.add(e.player)               # a runner-up
+                own.add((e.player, e.t_ns))
+                late.append(e)
+            # else: a second press by a player it counted: the next card's
+        return cls(kind, anchor, close, frozenset(own), tuple(late), frozenset(players))
+
+    def takes(self, e: Edge) -> bool:
+        """Whether press ``e`` is this race's own (never a later card's)."""
+        if e.t_ns <= self.anchor_ns:
+            return True
+        if e.t_ns > self.close_ns:
+            return False
+        return self.kind == "last-press" or (e.player, e.t_ns) in self.own
+
+
+def last_race(events: Sequence[dict]) -> dict | None:
+    """The latest ``race`` event among the log's recent effective events."""
+    for ev in reversed(list(events[-RECENT_RACE_EVENTS:])):
+        if isinstance(ev, dict) and ev.get("type") == "race" and isinstance(ev.get("spec"), dict):
+            return ev
+    return None
+
+
+def prior_race(events: Sequence[dict], edges: Iterable[Edge], settings: "ArmingSettings",
+               until_ns: int | None = None) -> Prior | None:
+    """:meth:`Prior.of` the last logged race, if any."""
+    ev = last_race(events)
+    return None if ev is None else Prior.of(ev, edges, settings, until_ns)
 
 
 @dataclass(frozen=True)
 class Claim:
-    """The burst a logged card takes: its edges (that burst and every edge
-    after it) and, when it looks like it belongs to something else, why the
-    host must confirm it first."""
+    """The presses a logged card takes: from its first press on (every edge
+    after it comes too; the referee judges them) and, when the log cannot
+    tell which card they were for, why the host must choose (``confirm``)
+    and what they choose from (``choices``: the first presses the card's
+    race could start at, each ``{"t_ns", "player"}``, the default last)."""
 
     edges: tuple[Edge, ...]
     confirm: str | None = None
+    choices: tuple[dict, ...] = ()
 
     @property
     def start_ns(self) -> int | None:
         return self.edges[0].t_ns if self.edges else None
 
 
-def find_claim(edges: Iterable[Edge], now_ns: int, settings: ArmingSettings,
-               floor_ns: int | None = None, previous_log_ns: int | None = None) -> Claim:
-    """Which recorded edges a card logged at ``now_ns`` claims.
+def claimable(edges: Iterable[Edge], log_ns: int, settings: ArmingSettings,
+              prior: Prior | None = None, now_ns: int | None = None) -> list[Edge]:
+    """The presses a card logged at ``log_ns`` may start at, earliest first:
+    within the claim window before its log (and up to ``now_ns``, when the
+    card is armed later than it was logged: it waited behind a race), and
+    not the ``prior`` race's own presses."""
+    now = log_ns if now_ns is None else max(now_ns, log_ns)
+    low = log_ns - settings.claim_window_ns
+    return [e for e in sorted(edges, key=_canonical)
+            if e.pressed and low <= e.t_ns <= now and not (prior and prior.takes(e))]
 
-    A burst is claimable when it began within the claim window before
-    ``now_ns`` (not in the future) and after ``floor_ns``. It needs the
-    host's confirmation when it began before the previous card was logged
-    (``previous_log_ns``) or more than ``confirm_ns`` before this log. The
-    earliest claimable burst that needs no confirmation is taken (an older
-    doubtful one becomes a stray); failing that, the earliest doubtful one,
-    flagged. Every edge from the taken burst on comes with it (a slow
-    player's press in a later burst still counts)."""
-    all_bursts = bursts(edges, settings.quiet_gap_ns)
-    ok = [i for i, b in enumerate(all_bursts)
-          if b[0].t_ns <= now_ns and now_ns - b[0].t_ns <= settings.claim_window_ns
-          and (floor_ns is None or b[0].t_ns > floor_ns)]
-    if not ok:
+
+def find_claim(edges: Iterable[Edge], log_ns: int, settings: ArmingSettings,
+               prior: Prior | None = None, eligible: Iterable[str] | None = None,
+               now_ns: int | None = None, kind: str | None = None) -> Claim:
+    """Which recorded edges a card logged at ``log_ns`` claims: those from
+    the first press it may start at (:func:`claimable`) on.
+
+    * A press more than ``confirm_ns`` before the log needs the host's tap,
+      unless a later claimable press is fresher: that one is taken and the
+      older ones are left (strays).
+    * After a first-press race, a runner-up of it that came ``min_gap_ns``
+      or more after that race's press before it (its first press or an
+      earlier runner-up), by a player who may win this card, could have
+      been this card's first press: the host chooses (``choices``, one
+      tap); it is never picked silently.
+
+    A first-press card (``kind``) takes its presses up to ``runner_up_ns``
+    after its first one: later ones are the next card's.
+    """
+    ordered = sorted(edges, key=_canonical)
+    cands = claimable(ordered, log_ns, settings, prior, now_ns)
+    pick = next((e for e in cands if log_ns - e.t_ns <= settings.confirm_ns), None)
+    confirm = None
+    if pick is None and cands:
+        pick = cands[0]
+        confirm = (f"the presses began {(log_ns - pick.t_ns) / S:.1f} s before this card "
+                   f"was logged")
+    elig = None if eligible is None else set(eligible)
+    alts = []
+    if prior is not None and prior.kind == "first-press":
+        last = prior.anchor_ns      # the card before's latest press so far
+        for e in prior.runner_ups:
+            if (e.t_ns - last >= settings.min_gap_ns
+                    and log_ns - e.t_ns <= settings.confirm_ns
+                    and (elig is None or e.player in elig)
+                    and (pick is None or e.t_ns < pick.t_ns)):
+                alts.append(e)
+            last = e.t_ns
+    if alts and eligible is not None and kind in ("first-press", "last-press") \
+            and len({_outcome(ordered, x.t_ns, kind, elig, settings)
+                     for x in alts + ([pick] if pick else [])}) == 1:
+        alts = []       # whichever card it was for, this card's verdict is the same
+    if alts:
+        first = alts[0]
+        confirm = (f"{first.player}'s press {(first.t_ns - prior.anchor_ns) / MS:.0f} ms after "
+                   f"the last race's first press may have been for this card")
+        choices = tuple({"t_ns": e.t_ns, "player": e.player} for e in alts + ([pick] if pick else []))
+        return Claim(segment(ordered, first.t_ns, kind, settings), confirm, choices)
+    if pick is None:
         return Claim(())
-
-    def doubt(start: int) -> str | None:
-        if previous_log_ns is not None and start < previous_log_ns:
-            return "the presses began before the previous card was logged"
-        if now_ns - start > settings.confirm_ns:
-            return (f"the presses began {(now_ns - start) / S:.1f} s before this card "
-                    f"was logged")
-        return None
-    pick = next((i for i in ok if doubt(all_bursts[i][0].t_ns) is None), ok[0])
-    taken = tuple(e for later in all_bursts[pick:] for e in later)
-    return Claim(taken, doubt(taken[0].t_ns))
+    return Claim(segment(ordered, pick.t_ns, kind, settings), confirm,
+                 ({"t_ns": pick.t_ns, "player": pick.player},) if confirm else ())
 
 
-def claim(edges: Iterable[Edge], now_ns: int, settings: ArmingSettings,
-          floor_ns: int | None = None) -> tuple[Edge, ...]:
-    """The edges :func:`find_claim` takes (no previous log known); ()."""
-    return find_claim(edges, now_ns, settings, floor_ns).edges
+def _outcome(edges: Sequence[Edge], start_ns: int, kind: str, eligible: set,
+             settings: ArmingSettings) -> tuple | None:
+    """The verdict a race of ``kind`` starting at ``start_ns`` would give
+    from the recorded presses: for a first-press race its winner (final
+    once pressed); for a last-press race its loser once every eligible
+    player pressed, else None (not known yet: a unique value, so it asks)."""
+    firsts: dict[str, int] = {}
+    for e in segment(edges, start_ns, kind, settings):
+        if e.pressed and e.player in eligible and e.player not in firsts:
+            firsts[e.player] = e.t_ns
+    if kind == "first-press":
+        return ("winner", min(firsts, key=firsts.get) if firsts else None)
+    if len(firsts) < len(eligible):
+        return ("open", start_ns)
+    return ("loser", max(firsts, key=firsts.get))
+
+
+def segment(edges: Sequence[Edge], start_ns: int, kind: str | None,
+            settings: ArmingSettings) -> tuple[Edge, ...]:
+    """The recorded ``edges`` (canonical order) a race starting at
+    ``start_ns`` takes: all from there on, for a first-press race only up
+    to ``runner_up_ns`` after its start (later presses are the next card's)."""
+    end = start_ns + settings.runner_up_ns if kind == "first-press" else None
+    return tuple(e for e in edges if e.t_ns >= start_ns and (end is None or e.t_ns <= end))
+
+
+def claim(edges: Iterable[Edge], log_ns: int, settings: ArmingSettings,
+          prior: Prior | None = None) -> tuple[Edge, ...]:
+    """The edges :func:`find_claim` takes; ()."""
+    return find_claim(edges, log_ns, settings, prior).edges
 
 
 def claim_windows(edges: Iterable[Edge], now_ns: int, settings: ArmingSettings,
-                  floor_ns: int | None = None) -> list[dict]:
+                  prior: Prior | None = None) -> list[dict]:
     """The bursts a card logged now could still claim, oldest first, each
     ``{"start_ns", "closes_ns", "closes_in_ms", "players"}`` (the players who
     pressed in it): what the host console shows draining."""
+    free = claimable(edges, now_ns, settings, prior)
     out = []
-    for b in bursts(edges, settings.quiet_gap_ns):
+    for b in bursts(free, settings.quiet_gap_ns):
         start = b[0].t_ns
         closes = start + settings.claim_window_ns
-        if start <= now_ns <= closes and (floor_ns is None or start > floor_ns):
-            players = list(dict.fromkeys(e.player for e in b if e.pressed))
-            out.append({"start_ns": start, "closes_ns": closes,
-                        "closes_in_ms": (closes - now_ns) // MS, "players": players})
+        players = list(dict.fromkeys(e.player for e in b if e.pressed))
+        out.append({"start_ns": start, "closes_ns": closes,
+                    "closes_in_ms": (closes - now_ns) // MS, "players": players})
     return out
 
 
@@ -309,68 +442,61 @@ def forget_before(edges: Sequence[Edge], newest_ns: int, settings: ArmingSetting
 # arming
 
 
-def arm_unannounced(edges: Iterable[Edge], race_events: Sequence[dict], now_ns: int,
-                    settings: ArmingSettings, previous_log_ns: int | None = None,
-                    flipper: str | None = None) -> Arming:
-    """Arm an unannounced race for a card logged at ``now_ns``: at the first
-    press of the burst it claims (see :func:`find_claim`), else at
-    ``now_ns``; its deadline is the arm time + ``wait_ns``.
+def arm_unannounced(edges: Iterable[Edge], race_events: Sequence[dict], log_ns: int,
+                    settings: ArmingSettings, flipper: str | None = None,
+                    eligible: Iterable[str] | None = None, now_ns: int | None = None,
+                    kind: str | None = None) -> Arming:
+    """Arm an unannounced race for a card logged at ``log_ns`` (and armed at
+    ``now_ns``, later when it waited behind another race): at the first press
+    it claims (:func:`find_claim`), else at its log; its deadline is the arm
+    time + ``wait_ns``.
 
     With ``settings.flipper_arms`` and a ``flipper`` (the player who turned
     the card and may not race), the flipper's latest press in the window
     marks the flip: the race is armed there, presses of others before it
     (back to the window's start) are false starts, and no burst is claimed.
     Without such a press the race is armed as above."""
-    edges = list(edges)
-    floor = claimed_floor(race_events, now_ns, settings.claim_window_ns + settings.wait_ns,
-                          settings)
+    edges = sorted(edges, key=_canonical)
+    prior = prior_race(race_events, edges, settings, until_ns=log_ns)
+    now = log_ns if now_ns is None else max(log_ns, now_ns)
     if settings.flipper_arms and flipper is not None:
-        low = now_ns - settings.claim_window_ns
-        if floor is not None:
-            low = max(low, floor + 1)
-        marks = [e.t_ns for e in edges
-                 if e.player == flipper and e.pressed and low <= e.t_ns <= now_ns]
+        low = log_ns - settings.claim_window_ns
+        free = [e for e in edges if e.t_ns >= low and not (prior and prior.takes(e))]
+        marks = [e.t_ns for e in free if e.player == flipper and e.pressed and e.t_ns <= now]
         if marks:
             mark = max(marks)
-            taken = tuple(e for e in sorted(edges, key=_canonical)
-                          if e.t_ns >= low and e.player != flipper)
-            return Arming(False, mark, mark + settings.wait_ns, taken, None, flipper, low)
-    got = find_claim(edges, now_ns, settings, floor, previous_log_ns)
-    arm = got.start_ns if got.edges else now_ns
-    return Arming(False, arm, arm + settings.wait_ns, got.edges, got.confirm)
+            start = min(e.t_ns for e in free)
+            taken = tuple(e for e in free if e.player != flipper)
+            return Arming(False, mark, mark + settings.wait_ns, taken, None, flipper, start)
+    got = find_claim(edges, log_ns, settings, prior, eligible, now, kind)
+    arm = got.start_ns if got.edges else log_ns
+    return Arming(False, arm, arm + settings.wait_ns, got.edges, got.confirm,
+                  choices=got.choices)
 
 
 def strays(edges: Iterable[Edge], race_events: Sequence[dict], after_ns: int | None,
            before_ns: int, settings: ArmingSettings) -> list[Edge]:
     """The presses after ``after_ns`` and before ``before_ns`` that no race
-    took: after every recent race's window (and its late span), so not the
-    runner-ups of a race. What a card armed at ``before_ns`` leaves behind."""
-    floor = claimed_floor(race_events, before_ns, settings.horizon_ns, settings)
-    low = after_ns if floor is None else max(floor, after_ns if after_ns is not None else floor)
-    return [e for e in sorted(edges, key=_canonical) if e.pressed and e.t_ns < before_ns
-            and (low is None or e.t_ns > low)]
+    took (not the last race's own, runner-ups included): what a card armed
+    at ``before_ns`` leaves behind."""
+    edges = sorted(edges, key=_canonical)
+    prior = prior_race(race_events, edges, settings)
+    return [e for e in edges if e.pressed and e.t_ns < before_ns
+            and (after_ns is None or e.t_ns > after_ns) and not (prior and prior.takes(e))]
 
 
 def press_window(t_ns: int, race_events: Sequence[dict], settings: ArmingSettings,
                  live_window: "RaceWindow | None" = None) -> dict:
     """Which window a press at ``t_ns`` fell in, for the pages: ``race`` (the
     live race's window, or the last race's before it closed: a runner-up),
-    ``late`` (just after a race closed: a stray), else ``open`` (a card
-    logged before ``closes_ns`` may claim it)."""
+    else ``open`` (the next card logged before ``closes_ns`` may claim it)."""
     if live_window is not None and t_ns in live_window:
         return {"window": "race", "closes_ns": live_window.end_ns}
-    for ev in reversed(list(race_events[-RECENT_RACE_EVENTS:])):
-        if not isinstance(ev, dict) or ev.get("type") != "race" \
-                or not isinstance(ev.get("spec"), dict):
-            continue
-        arm = ev["spec"].get("arm_ns")
-        close = race_close_ns(ev, settings.quiet_gap_ns)
-        if _int(arm) and close is not None and arm <= t_ns:
-            if t_ns <= close:
-                return {"window": "race", "closes_ns": close}
-            if t_ns <= close + settings.late_ns:
-                return {"window": "late", "closes_ns": None}
-        break
+    ev = last_race(race_events)
+    if ev is not None:
+        arm, close = _spec(ev).get("arm_ns"), race_close_ns(ev, settings)
+        if _int(arm) and close is not None and arm <= t_ns <= close:
+            return {"window": "race", "closes_ns": close}
     return {"window": "open", "closes_ns": t_ns + settings.claim_window_ns}
 
 
@@ -493,5 +619,5 @@ def go_in_ms(go_ns: int, now_ns: int) -> int:
 
 __all__ = ["Arming", "ArmingSettings", "Claim", "RaceWindow", "arm_announced", "arm_at_cue",
            "arm_unannounced", "CUE_MATCH_NS", "logged_go", "rearm_live", "bursts", "claim",
-           "claim_windows", "claimed_floor", "find_claim", "forget_before", "go_in_ms", "phase", "press_window", "race_close_ns", "race_spec",
+           "claim_windows", "claimable", "find_claim", "last_race", "prior_race", "Prior", "forget_before", "go_in_ms", "phase", "press_window", "race_close_ns", "race_spec",
            "request_wait_ns", "strays"]

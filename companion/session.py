@@ -45,7 +45,7 @@ import logging
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from . import arming, views
@@ -71,8 +71,9 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "quiet_gap_ms": 1_500,      # a burst of presses ends after this long without a press
     "claim_window_ms": 10_000,  # a card's race window reaches this far before its log
     "wait_ms": 5_000,           # ... and this far after its arm time (its deadline)
-    "late_ms": 2_000,           # presses this soon after a race's window closed are strays
-    "confirm_ms": 6_000,        # a claimed burst older than this needs the host's tap
+    "runner_up_ms": 600,        # a first-press race keeps presses this soon after its first
+    "min_gap_ms": 250,          # two cards' first presses are never closer than this
+    "confirm_ms": 2_500,        # a claimed press older than this needs the host's tap
     "flipper_arms": False,      # the flipper's press marks the flip and arms the race
     "countdown_ms": 3_000,      # announced race: countdown before GO
     "announced_wait_ms": 5_000,  # announced race: deadline after GO
@@ -104,6 +105,34 @@ def _flipper(req: RaceRequest) -> str | None:
     return None
 
 
+def _legal_after_races(game: Game, state: Any, events: list[dict], budget: int = 256) -> bool:
+    """Whether ``events`` can follow ``state`` in order once each race the
+    game waits for on the way has some outcome (a bounded search: with the
+    budget spent, they are taken; a refusal then is a recorded fault)."""
+    left = [budget]
+
+    def ok(st: Any, rest: list[dict]) -> bool:
+        left[0] -= 1
+        if left[0] < 0:
+            return True
+        if game.race_request(st) is not None:
+            for outcome in game.race_outcomes(st):
+                try:
+                    after = game.apply(st, outcome)
+                except RulesError:
+                    continue
+                if ok(after, rest):
+                    return True
+            return False
+        if not rest:
+            return True
+        try:
+            return ok(game.apply(st, rest[0]), rest[1:])
+        except RulesError:
+            return False
+    return ok(state, events)
+
+
 class ResumeError(StoreError):
     """A stored game that the tracker can no longer replay."""
 
@@ -126,6 +155,7 @@ class _Race:
     virtual: set = field(default_factory=set)
     logged_ns: int | None = None    # when the host logged the card (unannounced races)
     confirmed: bool = False     # the host accepted a doubtful claimed burst
+    cut_ns: int | None = None   # the next card was logged then: no press after it is ours
     awaits_cue: bool = False    # announced: the box's stamp of GO is still to come
 
     @property
@@ -195,7 +225,9 @@ class TableSession:
         self.unknown_edges = 0
         self._strays: deque = deque(maxlen=20)
         self._stray_mark: int | None = None     # presses up to here are classified
-        self._card_logged_ns: list[int] = []    # when the host logged the last cards
+        #: host events logged while a race was open, applied once it is
+        #: logged, in order: (event, when the host logged it)
+        self._queued: deque[tuple[dict, int]] = deque()
         self._press_seq: dict[str, int] = {}    # the last sequence number per virtual buzzer
 
     # ------------------------------------------------------------------
@@ -282,6 +314,9 @@ class TableSession:
             if saved is not None:
                 version, body = saved
                 req = self._request()
+                self._queued.extend((q["event"], q["logged_ns"]) for q in body.get("queued") or ()
+                                    if isinstance(q, dict) and isinstance(q.get("event"), dict)
+                                    and isinstance(q.get("logged_ns"), int))
                 if (version == self.version and req is not None
                         and req.reason == body.get("reason")):
                     self._interrupted = body
@@ -362,14 +397,96 @@ class TableSession:
         with self._lock:
             self._need_game()
             event = jsonable(event)
-            eid = self._commit(event, expected_version)
             kind = event["type"]
-            # the race first: the state update must not carry a race the
-            # game no longer asks for (a live board would keep "May win")
-            self._sync_race("host" if kind not in ("undo", "redo", "race") else kind)
-            update = self._publish_state(eid, event)
+            if kind not in ("undo", "redo", "race") and self._waits_for_race(event,
+                                                                           expected_version):
+                update = self._queue(event)
+            else:
+                eid = self._commit(event, expected_version)
+                # the race first: the state update must not carry a race the
+                # game no longer asks for (a live board would keep "May win")
+                self._sync_race("host" if kind not in ("undo", "redo", "race") else kind)
+                update = self._publish_state(eid, event)
+                self._drain_queue()
         self._dispatch()
         return update
+
+    # -- the host never waits: a card logged while a race is open --------
+
+    def _waits_for_race(self, event: dict, expected_version: int | None) -> bool:
+        """Whether ``event`` must wait behind the open race: a race is open
+        (or cards wait already) and the tracker takes the event only once a
+        race outcome is logged. RulesError when no outcome would make it
+        legal; StaleVersion as for any event."""
+        if self._race is None and not self._queued:
+            return False
+        if expected_version is not None and expected_version != self.version:
+            self._commit(event, expected_version)       # raises StaleVersion
+        game, state = self.game, self.state
+        if not self._queued:
+            try:
+                game.apply(state, event)
+                return False                            # legal now: no wait
+            except RulesError:
+                pass
+        if _legal_after_races(game, state, [e for e, _ in self._queued] + [event]):
+            return True
+        game.apply(state, event)        # raises the tracker's own reason
+        raise RulesError("that cannot follow the cards already waiting for the race", "race")
+
+    def _queue(self, event: dict) -> dict:
+        """Keep ``event`` (with the time it was logged) until the open race
+        is logged; an unannounced race stops taking presses now (the next
+        card is on the table: later presses are its). Saved with the live
+        race, so a power cut loses no logged card."""
+        now = self.clock()
+        self._queued.append((event, now))
+        race = self._race
+        if race is not None:
+            if self.game.is_draw(event):
+                self._cut(race, now)
+            race.record = {**race.record, "queued": [{"event": e, "logged_ns": t}
+                                                     for e, t in self._queued]}
+            self._persist_race(race, durable=True)
+        line = self._public_line(event)
+        data = {"event": views.public_event(self.game, event), "line": line,
+                "queued": [self._public_line(e) for e, _ in self._queued]}
+        self._transient("queued", data)
+        return {"id": None, "type": "queued", "version": self.version, "data": data}
+
+    def _cut(self, race: "_Race", at_ns: int) -> None:
+        """An open unannounced race takes no press after ``at_ns`` (the next
+        card's log): its deadline moves there, so it is decided now."""
+        if race.announced or race.cut_ns is not None or race.live.verdict is not None:
+            return
+        race.cut_ns = at_ns
+        deadline = max(race.armed.arm_ns, at_ns)
+        if race.live.spec.deadline_ns is None or deadline < race.live.spec.deadline_ns:
+            arming.rearm_live(race.live, race.live.spec.arm_ns, deadline)
+            race.armed = replace(race.armed, deadline_ns=deadline)
+            race.record = {**race.record, "spec": race.live.spec.to_json()}
+            self._race_dirty = True
+
+    def _cut_at_next_draw(self) -> None:
+        """The live race takes no press after the next waiting card's log."""
+        nxt = next((t for e, t in self._queued if self.game.is_draw(e)), None)
+        if self._race is not None and nxt is not None:
+            self._cut(self._race, nxt)
+
+    def _drain_queue(self) -> None:
+        """Log the cards that waited behind a race, in order, each at the
+        time it was logged; stop at one whose race is still open."""
+        while self._queued and self._race is None and self.replay is not None:
+            event, logged_ns = self._queued.popleft()
+            try:
+                eid = self._commit(event, None)
+            except (RulesError, StoreError) as exc:
+                self._fault("queued", f"the {self._public_line(event)} logged during the race "
+                                      f"was refused once the race was logged: {exc}")
+                continue
+            self._sync_race("host", logged_ns)
+            self._publish_state(eid, event)
+            self._cut_at_next_draw()
 
     def undo(self, expected_version: int | None = None) -> dict:
         """Undo the last effective event (logged as ``{"type": "undo"}``)."""
@@ -562,15 +679,8 @@ class TableSession:
                 or race.live.verdict is not None):
             return
         try:
-            previous = self._card_logged_ns[-2] if len(self._card_logged_ns) > 1 else None
-            armed = arming.arm_unannounced(self._edges, self.replay.events, race.logged_ns,
-                                           self.arming, previous, _flipper(race.request))
+            armed = self._arm_card(race.request, race.logged_ns, self.clock())
             if armed.burst:
-                later = tuple(x for x in _in_order(self._edges)
-                              if x.t_ns > race.logged_ns and x not in armed.burst)
-                armed = arming.Arming(False, armed.arm_ns, armed.deadline_ns,
-                                      armed.burst + later, armed.confirm, armed.flipper,
-                                      armed.start_ns)
                 self._begin(race.request, armed, self.clock(), logged_ns=race.logged_ns)
         except (RaceError, RulesError, ValueError) as exc:
             self._fault("race", f"cannot run the race the game asked for: {exc}")
@@ -664,6 +774,8 @@ class TableSession:
             if self._race_dirty or phase != race.phase_sent:
                 race.phase_sent = phase
                 self._transient("race", self._race_view(now))
+        elif self._race_dirty and self.replay is not None:
+            self._transient("race", self._race_view(now))   # a late runner-up, live
         self._race_dirty = False
         decided, self._decided = self._decided, None
         if decided is not None and race is not None and decided is race.live:
@@ -685,8 +797,8 @@ class TableSession:
         race = self._race
         live = race.armed.window if race is not None else None
         got = arming.press_window(e.t_ns, self.replay.events, self.arming, live)
-        if got["window"] == "late":
-            self._stray(e, "late")
+        if got["window"] == "race" and race is None:
+            self._race_dirty = True     # a runner-up of the last race: its card shows it live
         elif got["window"] == "open" and self.arming.flipper_arms:
             try:
                 if self.game.current_player(self.state) == e.player:
@@ -721,31 +833,42 @@ class TableSession:
             except StoreError as exc:
                 log.warning("could not record a stray press: %s", exc)
 
-    def confirm_race(self, accept: bool) -> dict | None:
-        """The host's tap on a doubtful claimed burst: ``accept`` lets it
-        decide the card (logged at once if it already has a verdict);
-        otherwise its presses become strays and the race runs again from
-        the card's log. The race view."""
+    def confirm_race(self, accept: bool, t_ns: int | None = None) -> dict | None:
+        """The host's tap on a doubtful claim: ``accept`` lets it decide the
+        card (logged at once if it already has a verdict), with ``t_ns`` one
+        of its ``choices`` (the press the card's race starts at); otherwise
+        its presses become strays and the card is raced again from now (the
+        players press again; the answer may come as late as the host likes).
+        The race view."""
+        if t_ns is not None and (isinstance(t_ns, bool) or not isinstance(t_ns, int)):
+            raise RulesError("t_ns must be the chosen press's time in nanoseconds", "race")
         with self._lock:
             self._need_game()
             race = self._race
             if race is None or race.confirm is None:
                 raise RulesError("no race is waiting for the host's confirmation", "race")
             now = self.clock()
-            if accept:
+            choices = {c["t_ns"] for c in race.armed.choices}
+            if accept and t_ns is not None and t_ns != race.armed.arm_ns:
+                if t_ns not in choices:
+                    raise RulesError("that press is not one the host was asked about", "race")
+                taken = arming.segment(_in_order(self._edges), t_ns, race.request.kind,
+                                       self.arming)
+                self._begin(race.request, arming.Arming(False, t_ns, t_ns + self.arming.wait_ns,
+                                                        taken),
+                            now, logged_ns=race.logged_ns, confirmed=True)
+                self._cut_at_next_draw()
+            elif accept:
                 race.confirmed = True
                 if race.live.verdict is not None:
                     self._finish_race(race, now)
                 else:
                     self._transient("race", self._race_view(now))
             else:
-                start = race.logged_ns if race.logged_ns is not None else now
                 for e in race.armed.burst:
-                    if e.pressed and e.t_ns < start:
+                    if e.pressed and e.t_ns < now:
                         self._stray(e, "rejected")
-                taken = tuple(e for e in _in_order(self._edges) if e.t_ns >= start)
-                self._begin(race.request, arming.Arming(False, start,
-                                                        start + self.arming.wait_ns, taken),
+                self._begin(race.request, arming.Arming(False, now, now + self.arming.wait_ns),
                             now, logged_ns=race.logged_ns, confirmed=True)
             view = self._race_view(now)
         self._dispatch()
@@ -930,12 +1053,12 @@ class TableSession:
             self._fault("store", f"could not save the live race: {exc}")
         self._dispatch()
 
-    def _sync_race(self, trigger: str) -> None:
+    def _sync_race(self, trigger: str, logged_ns: int | None = None) -> None:
         """After the state changed: drop a race the game no longer asks for;
-        after the host logged a card, give an unannounced race its burst."""
+        after the host logged a card (at ``logged_ns``, default now), give an
+        unannounced race the presses that are its own."""
         now = self.clock()
-        if trigger == "host":       # "the previous card was logged" at ...
-            self._card_logged_ns = self._card_logged_ns[-1:] + [now]
+        logged = now if logged_ns is None else logged_ns
         try:
             req = self._request()
         except Exception as exc:  # a tracker bug must not take the table down
@@ -955,19 +1078,22 @@ class TableSession:
         try:
             if not req.announced and trigger == "host":
                 events = self.replay.events
-                previous = self._card_logged_ns[-2] if len(self._card_logged_ns) > 1 else None
-                armed = arming.arm_unannounced(self._edges, events, now, self.arming,
-                                               previous, _flipper(req))
-                cut = armed.window.start_ns if armed.burst else now
+                armed = self._arm_card(req, logged, now)
+                cut = armed.window.start_ns if armed.burst else logged
                 for e in arming.strays(self._edges, events, self._stray_mark, cut,
                                        self.arming):
                     self._stray(e, "unclaimed")
-                self._stray_mark = now
-                self._begin(req, armed, now, logged_ns=now)
+                self._stray_mark = cut
+                self._begin(req, armed, now, logged_ns=logged)
             elif req.announced and self.settings["auto_start"] and trigger in ("host", "race"):
                 self._start_announced(req, None)
         except (RaceError, RulesError, ValueError) as exc:
             self._fault("race", f"cannot run the race the game asked for: {exc}")
+
+    def _arm_card(self, req: RaceRequest, logged_ns: int, now: int) -> arming.Arming:
+        """How the race of a card logged at ``logged_ns`` is armed at ``now``."""
+        return arming.arm_unannounced(self._edges, self.replay.events, logged_ns, self.arming,
+                                      _flipper(req), req.eligible, now, req.kind)
 
     def bursts(self) -> list[list[Edge]]:
         """The recent bursts of accepted edges, oldest first (a burst starts
@@ -993,6 +1119,11 @@ class TableSession:
                                "was judged on the scheduled GO")
         if race.virtual:
             event["virtual_players"] = sorted(race.virtual)
+        if race.confirmed:
+            event["asked"] = True       # the host chose which presses were this card's
+        close = arming.race_close_ns(event, self.arming)
+        if close is not None:
+            event["close_ns"] = close if race.cut_ns is None else min(close, race.cut_ns)
         event = jsonable(event)
         req = self._request()
         if req is None or req.reason != race.request.reason:
@@ -1023,6 +1154,7 @@ class TableSession:
             self._fault("store", f"could not clear the live race: {exc}")
         self._publish_state(eid, event)
         self._sync_race("race")
+        self._drain_queue()
 
     # ------------------------------------------------------------------
     # views
@@ -1035,7 +1167,8 @@ class TableSession:
                                         now_ns=now, virtual=bool(race.virtual),
                                         error=race.error,
                                         window_start_ns=race.armed.window.start_ns,
-                                        confirm=race.confirm, flipper=race.armed.flipper)
+                                        confirm=race.confirm, flipper=race.armed.flipper,
+                                        choices=race.armed.choices if race.confirm else ())
         if self._interrupted is not None:
             return views.interrupted_race_view(game, self._interrupted)
         if self.replay is None:
@@ -1052,7 +1185,8 @@ class TableSession:
             except Exception:  # noqa: BLE001 - wording only
                 info = None
             return views.decided_race_view(game, rep.events[-1], info, edges=self._edges,
-                                           quiet_gap_ns=self.arming.quiet_gap_ns)
+                                           close_ns=arming.race_close_ns(rep.events[-1],
+                                                                         self.arming))
         return None
 
     def snapshot(self) -> dict:
@@ -1075,7 +1209,8 @@ class TableSession:
         snap["waiting"] = self._waiting(now)
         snap["windows_ms"] = {"before": self.arming.claim_window_ns // MS,
                               "after": self.arming.wait_ns // MS,
-                              "late": self.arming.late_ns // MS}
+                              "runner_up": self.arming.runner_up_ns // MS}
+        snap["queued"] = [self._public_line(e) for e, _ in self._queued]
         return snap
 
     def _waiting(self, now: int) -> list[dict]:
@@ -1083,10 +1218,8 @@ class TableSession:
         race runs), each with its claim window draining."""
         if self.replay is None or self._race is not None:
             return []
-        floor = arming.claimed_floor(self.replay.events, now,
-                                     self.arming.claim_window_ns + self.arming.wait_ns,
-                                     self.arming)
-        return arming.claim_windows(self._edges, now, self.arming, floor)
+        prior = arming.prior_race(self.replay.events, self._edges, self.arming)
+        return arming.claim_windows(self._edges, now, self.arming, prior)
 
     def host_snapshot(self) -> dict:
         """The snapshot plus what the host console needs: legal events,

@@ -30,20 +30,24 @@ VERDICT_KEYS = ("kind", "winner", "loser", "tied", "order", "false_starts", "ine
 
 RACE_VIEW_KEYS = ("reason", "title", "kind", "phase", "announced", "go_ns", "go_in_ms",
                   "deadline_ns", "window_start_ns", "eligible", "order", "verdict", "text",
-                  "virtual", "error", "confirm", "flipper")
+                  "virtual", "error", "confirm", "choices", "flipper")
 
 
 def race_view(game: Game | None, reason, kind, phase, *, announced=False, go_ns=None,
               go_in_ms=None, deadline_ns=None, eligible=(), order=(), verdict=None,
               info=None, virtual=False, error=None, window_start_ns=None, confirm=None,
-              flipper=None) -> dict:
+              flipper=None, choices=()) -> dict:
     """A race as the page sees it: every key of :data:`RACE_VIEW_KEYS`,
     always. ``title`` is the game's name for the race and ``text`` the
     verdict in the game's words (null until decided), so the page needs no
     per-game wording. ``window_start_ns`` .. ``deadline_ns`` is the race's
     window (the pages draw it draining); ``confirm`` says why the host must
-    accept the claimed presses first; ``flipper`` the player whose press
-    armed it (flipper arming)."""
+    accept the claimed presses first (the verdict stays hidden until then)
+    and ``choices`` the first presses it may start at (``{"t_ns",
+    "player"}``, the default last); ``flipper`` the player whose press armed
+    it (flipper arming)."""
+    if confirm is not None:
+        verdict = None
     title, text = reason, None
     if game is not None and isinstance(reason, str):
         try:
@@ -59,7 +63,7 @@ def race_view(game: Game | None, reason, kind, phase, *, announced=False, go_ns=
             "window_start_ns": go_ns if window_start_ns is None else window_start_ns,
             "eligible": list(eligible), "order": list(order),
             "verdict": verdict, "text": text, "virtual": virtual, "error": error,
-            "confirm": confirm, "flipper": flipper}
+            "confirm": confirm, "choices": [dict(c) for c in choices], "flipper": flipper}
 
 
 def order_json(order: Iterable[tuple[str, int]], go_ns: int | None = None) -> list[dict]:
@@ -80,7 +84,7 @@ def order_json(order: Iterable[tuple[str, int]], go_ns: int | None = None) -> li
 def live_race_view(game: Game, request, live, *, announced: bool, go_ns: int, now_ns: int,
                    virtual: bool = False, error: str | None = None,
                    window_start_ns: int | None = None, confirm: str | None = None,
-                   flipper: str | None = None) -> dict:
+                   flipper: str | None = None, choices=()) -> dict:
     """The race that is running (countdown, live, or decided and not yet
     logged): ``live`` is the referee's :class:`~companion.referee.LiveRace`."""
     v = live.verdict
@@ -92,7 +96,7 @@ def live_race_view(game: Game, request, live, *, announced: bool, go_ns: int, no
                      order=order_json(order, go_ns if announced else None),
                      verdict=None if v is None else v.to_json(), info=request.info,
                      virtual=virtual, error=error, window_start_ns=window_start_ns,
-                     confirm=confirm, flipper=flipper)
+                     confirm=confirm, flipper=flipper, choices=choices)
 
 
 def interrupted_race_view(game: Game, body: dict) -> dict:
@@ -120,11 +124,11 @@ def pending_race_view(game: Game, request) -> dict:
                      info=request.info)
 
 
-def runner_ups(event: dict, edges: Iterable[Edge], quiet_gap_ns: int) -> list[dict]:
+def runner_ups(event: dict, edges: Iterable[Edge], close_ns: int | None) -> list[dict]:
     """Presses that came in a decided race's window after its verdict (a
     runner-up 40 ms behind the winner, when the decision hold was 30 ms):
-    eligible players' first presses after the last counted one, each within
-    the quiet gap of the one before, never after the deadline. They decided
+    eligible players' first presses after the last counted one, up to the
+    race's close (``close_ns``), never after the deadline. They decided
     nothing; the race card shows them with their margins."""
     spec = event.get("spec") if isinstance(event.get("spec"), dict) else {}
     order = [o for o in event.get("order") or () if isinstance(o, dict)
@@ -142,7 +146,8 @@ def runner_ups(event: dict, edges: Iterable[Edge], quiet_gap_ns: int) -> list[di
     for e in sorted(edges, key=lambda e: (e.t_ns, e.pressed, e.player)):
         if not e.pressed or e.t_ns <= last or (e.player, e.t_ns) in recorded:
             continue
-        if (isinstance(deadline, int) and e.t_ns > deadline) or e.t_ns - last > quiet_gap_ns:
+        if (isinstance(deadline, int) and e.t_ns > deadline) or close_ns is None \
+                or e.t_ns > close_ns:
             break
         if e.player in seen or (eligible and e.player not in eligible):
             continue
@@ -154,7 +159,7 @@ def runner_ups(event: dict, edges: Iterable[Edge], quiet_gap_ns: int) -> list[di
 
 
 def decided_race_view(game: Game, event: dict, info: dict | None = None,
-                      edges: Iterable[Edge] = (), quiet_gap_ns: int = 0) -> dict:
+                      edges: Iterable[Edge] = (), close_ns: int | None = None) -> dict:
     """The last logged race (shown until the next event); ``info`` is the
     race request's info at the time, for the verdict's wording. Presses of
     its window that came after the verdict (``edges``, the recent ones)
@@ -162,7 +167,7 @@ def decided_race_view(game: Game, event: dict, info: dict | None = None,
     spec = event.get("spec") if isinstance(event.get("spec"), dict) else {}
     order = event.get("order") if isinstance(event.get("order"), list) else []
     verdict = {k: event.get(k) for k in VERDICT_KEYS if k in event}
-    extra = runner_ups(event, edges, quiet_gap_ns)
+    extra = runner_ups(event, edges, close_ns)
     if extra:
         verdict["order"] = list(order) + extra
     return race_view(game, event.get("reason"), event.get("kind", spec.get("kind")), "decided",

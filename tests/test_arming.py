@@ -1,4 +1,4 @@
-"""Pure race arming (DESIGN.md, "Arming"): bursts, claiming, countdown -> GO, windows.
+"""Pure race arming (docs/rules-notes.md, "Races"): bursts, claiming, countdown -> GO, windows.
 
 Everything here is a function of edges, log events and integer nanoseconds:
 no clock, no lock, no store.
@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from companion import arming
 from companion.arming import (Arming, ArmingSettings, RaceWindow, arm_announced,
-                              arm_unannounced, bursts, claim, claim_windows, claimed_floor,
+                              arm_unannounced, bursts, claim, claim_windows,
                               forget_before, go_in_ms, phase, race_spec, request_wait_ns)
 from companion.edges import Edge
 from companion.games import RaceRequest
@@ -24,7 +24,7 @@ T0 = 100 * S
 
 RAW = {"quiet_gap_ms": 1_500, "claim_window_ms": 10_000, "wait_ms": 5_000,
        "countdown_ms": 3_000, "announced_wait_ms": 5_000, "tie_window_us": 0,
-       "lockout_ms": None, "late_ms": 2_000, "confirm_ms": 6_000}
+       "lockout_ms": None, "runner_up_ms": 600, "min_gap_ms": 250, "confirm_ms": 6_000}
 SETTINGS = ArmingSettings.from_settings(RAW)
 
 
@@ -112,79 +112,108 @@ def test_bursts_partition_every_edge_from_the_first_press_on(raw):
 
 
 # ---------------------------------------------------------------------------
-# which burst a logged card claims
+# which presses a logged card claims (docs/rules-notes.md, "Which card a press
+# belongs to")
 
 
-def test_a_card_logged_seconds_later_claims_the_burst_of_its_flip():
-    edges = tap("bo", T0) + tap("cy", T0 + 800 * US)
-    armed = arm_unannounced(edges, [], T0 + 3 * S, SETTINGS)
+def chope(arm_ns, *presses, eligible=("bo", "cy", "dee"), kind="first-press", close=None):
+    """A logged first-press (or last-press) race with its counted presses."""
+    ev = {"type": "race", "reason": "chope",
+          "spec": {"kind": kind, "arm_ns": arm_ns, "deadline_ns": arm_ns + 5 * S,
+                   "eligible": list(eligible)},
+          "edges": [{"player": p, "edge": "press", "t_ns": t} for p, t in presses],
+          "order": [{"player": p, "t_ns": t} for p, t in presses]}
+    if close is not None:
+        ev["close_ns"] = close
+    return ev
+
+
+def test_a_card_logged_after_its_slam_claims_it_and_its_runner_ups_only():
+    edges = tap("bo", T0) + tap("cy", T0 + 300 * MS) + tap("dee", T0 + 1_200 * MS)
+    armed = arm_unannounced(edges, [], T0 + 1_500 * MS, SETTINGS, kind="first-press")
     assert armed.arm_ns == T0 and not armed.announced        # armed at the first press
     assert armed.deadline_ns == T0 + SETTINGS.wait_ns
+    # dee pressed 1.2 s after bo: past the runner-up margin, the next card's
     assert [e.player for e in armed.burst if e.pressed] == ["bo", "cy"]
 
 
-def test_a_burst_older_than_the_claim_window_is_a_stray():
+def test_a_press_older_than_the_claim_window_is_not_taken():
     edges = tap("bo", T0)
     armed = arm_unannounced(edges, [], T0 + 10_001 * MS, SETTINGS)
-    assert armed.burst == () and armed.arm_ns == T0 + 10_001 * MS    # waits from now on
+    assert armed.burst == () and armed.arm_ns == T0 + 10_001 * MS    # waits from its log
     assert arm_unannounced(edges, [], T0 + 10_000 * MS, SETTINGS).arm_ns == T0
 
 
-def test_a_burst_after_the_card_was_logged_is_not_claimed_backwards():
-    edges = tap("bo", T0 + 5 * S)
-    assert claim(edges, T0, SETTINGS) == ()
+def test_a_press_after_the_card_was_logged_is_not_claimed_backwards():
+    assert claim(tap("bo", T0 + 5 * S), T0, SETTINGS) == ()
 
 
-def test_the_earliest_claimable_burst_wins_and_takes_every_later_edge():
-    edges = tap("bo", T0) + tap("cy", T0 + 3 * S)
-    taken = claim(edges, T0 + 4 * S, SETTINGS)
-    assert taken[0] == Edge("bo", True, T0)
-    assert Edge("cy", True, T0 + 3 * S) in taken              # the slow player's press too
+def test_a_first_press_race_is_over_at_its_runner_up_margin():
+    first = chope(T0, ("bo", T0))
+    assert arming.race_close_ns(first, SETTINGS) == T0 + SETTINGS.runner_up_ns
+    assert arming.press_window(T0 + 200 * MS, [first], SETTINGS)["window"] == "race"
+    assert arming.press_window(T0 + 700 * MS, [first], SETTINGS) == {
+        "window": "open", "closes_ns": T0 + 700 * MS + SETTINGS.claim_window_ns}
+    # a slam 0.9 s after bo's is the next card's, however soon it is logged
+    edges = tap("bo", T0) + tap("cy", T0 + 900 * MS)
+    armed = arm_unannounced(edges, [first], T0 + 1_000 * MS, SETTINGS, kind="first-press")
+    assert armed.arm_ns == T0 + 900 * MS and armed.confirm is None
 
 
-def test_a_burst_that_already_decided_a_race_is_not_claimed_again():
-    edges = tap("bo", T0)
-    log = [race_event(T0, T0)]                                # that burst became a race
-    armed = arm_unannounced(edges, log, T0 + 2 * S, SETTINGS)
-    assert armed.burst == () and armed.arm_ns == T0 + 2 * S
-    later = edges + tap("cy", T0 + 4 * S)                      # a fresh burst after it
-    armed = arm_unannounced(later, log, T0 + 5 * S, SETTINGS)
-    assert armed.arm_ns == T0 + 4 * S
+def test_a_last_press_race_is_over_when_every_eligible_player_pressed():
+    siam = chope(T0, ("ana", T0), ("bo", T0 + 100 * MS), ("cy", T0 + 2 * S),
+                 eligible=("ana", "bo", "cy"), kind="last-press")
+    assert arming.race_close_ns(siam, SETTINGS) == T0 + 2 * S
+    incomplete = chope(T0, ("ana", T0), eligible=("ana", "bo"), kind="last-press")
+    assert arming.race_close_ns(incomplete, SETTINGS) == T0 + 5 * S     # its deadline
 
 
-def test_a_burst_just_after_a_race_closed_is_late_for_it_and_never_the_next_cards():
-    # the game-night case: a Table raced by nobody closes at its deadline;
-    # presses 3 s after the flip... 0.5 s after the close are late presses
-    # for it, and the next Table, logged before anyone pressed for it, waits
-    nobody = {"type": "race", "reason": "chope",
-              "spec": {"arm_ns": T0, "deadline_ns": T0 + 5 * S}, "edges": []}
-    edges = tap("bo", T0 + 5_500 * MS) + tap("cy", T0 + 5_520 * MS)
-    armed = arm_unannounced(edges, [nobody], T0 + 9 * S, SETTINGS)
-    assert armed.burst == () and armed.arm_ns == T0 + 9 * S
-    assert arming.strays(edges, [nobody], None, T0 + 9 * S, SETTINGS) == []   # recorded as late
-    assert arming.press_window(T0 + 5_500 * MS, [nobody], SETTINGS)["window"] == "late"
-    assert arming.press_window(T0 + 4 * S, [nobody], SETTINGS)["window"] == "race"
-    # once the late span is over, presses are the next card's again
-    fresh = edges + tap("ana", T0 + 7_600 * MS)
-    assert arm_unannounced(fresh, [nobody], T0 + 9 * S, SETTINGS).arm_ns == T0 + 7_600 * MS
-    assert arming.press_window(T0 + 7_600 * MS, [nobody], SETTINGS) == {
-        "window": "open", "closes_ns": T0 + 17_600 * MS}
+def test_cards_take_presses_in_the_order_they_were_logged():
+    # two Tables flipped 0.9 s apart, slammed, then both logged after both slams
+    edges = tap("bo", T0) + tap("cy", T0 + 150 * MS) + tap("dee", T0 + 900 * MS) \
+        + tap("bo", T0 + 1_000 * MS)
+    first = arm_unannounced(edges, [], T0 + 1_400 * MS, SETTINGS, kind="first-press")
+    assert first.arm_ns == T0
+    logged = chope(first.arm_ns, ("bo", T0), ("cy", T0 + 150 * MS))
+    second = arm_unannounced(edges, [logged], T0 + 1_600 * MS, SETTINGS, kind="first-press",
+                             eligible=("bo", "cy", "dee"))
+    assert second.arm_ns == T0 + 900 * MS and second.confirm is None
+    assert [e.player for e in second.burst if e.pressed] == ["dee", "bo"]
 
 
-def test_a_decided_race_keeps_its_runner_ups_for_a_quiet_gap():
-    decided = race_event(T0, T0, T0 + 40 * MS)
-    decided["spec"]["deadline_ns"] = T0 + 5 * S
-    assert arming.race_close_ns(decided, SETTINGS.quiet_gap_ns) == T0 + 1_540 * MS
-    assert arming.press_window(T0 + 200 * MS, [decided], SETTINGS)["window"] == "race"
-    assert arming.press_window(T0 + 2 * S, [decided], SETTINGS)["window"] == "late"
+def test_a_second_press_by_the_same_player_is_the_next_cards():
+    edges = tap("bo", T0) + tap("bo", T0 + 400 * MS)
+    logged = chope(T0, ("bo", T0))
+    armed = arm_unannounced(edges, [logged], T0 + 600 * MS, SETTINGS, kind="first-press",
+                            eligible=("bo", "cy"))
+    assert armed.arm_ns == T0 + 400 * MS
 
 
-def test_a_doubtful_burst_asks_the_host_and_a_fresher_one_is_preferred():
+def test_a_late_runner_up_that_could_be_the_next_cards_slam_asks_the_host():
+    # cy pressed 450 ms after bo: cy's runner-up for the last Table, or the
+    # first slam of this one? dee's press at 1 s says nothing either way
+    edges = tap("bo", T0) + tap("cy", T0 + 450 * MS) + tap("dee", T0 + 1_000 * MS)
+    logged = chope(T0, ("bo", T0))
+    armed = arm_unannounced(edges, [logged], T0 + 1_200 * MS, SETTINGS, kind="first-press",
+                            eligible=("cy", "dee"))
+    assert armed.confirm and "cy" in armed.confirm
+    assert [c["player"] for c in armed.choices] == ["cy", "dee"]
+    # ... but not when the answer changes nothing: the same winner either way
+    same = tap("bo", T0) + tap("cy", T0 + 450 * MS) + tap("cy", T0 + 1_000 * MS)
+    armed = arm_unannounced(same, [logged], T0 + 1_200 * MS, SETTINGS, kind="first-press",
+                            eligible=("cy", "dee"))
+    assert armed.confirm is None and armed.arm_ns == T0 + 1_000 * MS
+    # ... nor when it came too soon after the race's presses to be a new card's
+    close = tap("bo", T0) + tap("cy", T0 + 150 * MS) + tap("dee", T0 + 1_000 * MS)
+    armed = arm_unannounced(close, [logged], T0 + 1_200 * MS, SETTINGS, kind="first-press",
+                            eligible=("cy", "dee"))
+    assert armed.confirm is None and armed.arm_ns == T0 + 1_000 * MS
+
+
+def test_a_doubtful_old_press_asks_the_host_and_a_fresher_one_is_preferred():
     old = tap("bo", T0)
     got = arming.find_claim(old, T0 + 7 * S, SETTINGS)         # long before its own log
     assert got.start_ns == T0 and "7.0 s before" in got.confirm
-    got = arming.find_claim(old, T0 + 2 * S, SETTINGS, previous_log_ns=T0 + S)
-    assert got.start_ns == T0 and "previous card" in got.confirm
     both = old + tap("cy", T0 + 5 * S)
     got = arming.find_claim(both, T0 + 7 * S, SETTINGS)         # the fresh one, no question
     assert got.start_ns == T0 + 5 * S and got.confirm is None
@@ -199,28 +228,21 @@ def test_the_flippers_press_arms_the_race_and_earlier_presses_are_false_starts()
     assert armed.arm_ns == T0 and armed.flipper == "ana" and armed.confirm is None
     assert all(e.player != "ana" for e in armed.burst)      # the mark is not a race press
     assert Edge("cy", True, T0 - 300 * MS) in armed.burst    # judged: a false start
-    assert armed.window.start_ns == T0 + 3 * S - flip.claim_window_ns
-    # the setting off, or no press by the flipper: the burst is claimed as usual
+    assert armed.window.start_ns == T0 - 300 * MS
+    # the setting off, or no press by the flipper: the presses are claimed as usual
     assert arm_unannounced(edges, [], T0 + 3 * S, SETTINGS, flipper="ana").arm_ns == T0 - 300 * MS
     assert arm_unannounced(edges, [], T0 + 3 * S, flip, flipper="dee").flipper is None
 
 
-def test_the_claimed_floor_is_the_latest_press_or_arm_time_of_recent_races():
-    log = [race_event(T0, T0 + 100 * MS, T0 + 250 * MS), {"type": "flip"},
-           race_event(T0 + 2 * S)]
-    assert claimed_floor(log, T0 + 3 * S, 15 * S) == T0 + 2 * S
-    assert claimed_floor(log[:2], T0 + 3 * S, 15 * S) == T0 + 250 * MS
-    assert claimed_floor(log, T0 + 30 * S, 15 * S) is None      # too old to matter
-    assert claimed_floor([{"type": "race", "spec": "junk"}, {"type": "race"}], T0, S) is None
-
-
-def test_claim_windows_show_the_bursts_still_claimable_as_they_drain():
+def test_claim_windows_show_the_presses_still_claimable_as_they_drain():
     edges = tap("bo", T0) + tap("cy", T0 + 200 * MS) + tap("ana", T0 + 4 * S)
     wins = claim_windows(edges, T0 + 6 * S, SETTINGS)
     assert [w["players"] for w in wins] == [["bo", "cy"], ["ana"]]
     assert wins[0]["closes_ns"] == T0 + 10 * S and wins[0]["closes_in_ms"] == 4_000
     assert [w["players"] for w in claim_windows(edges, T0 + 12 * S, SETTINGS)] == [["ana"]]
-    assert claim_windows(edges, T0 + 6 * S, SETTINGS, floor_ns=T0 + 4 * S) == []
+    logged = arming.Prior.of(chope(T0, ("bo", T0), ("cy", T0 + 200 * MS),
+                                   eligible=("bo", "cy", "ana")), edges, SETTINGS)
+    assert [w["players"] for w in claim_windows(edges, T0 + 6 * S, SETTINGS, logged)] == [["ana"]]
 
 
 def test_old_edges_are_forgotten_only_past_the_horizon():

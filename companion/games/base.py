@@ -316,6 +316,15 @@ class Game(ABC):
             return None
         return sum((p for e, p in outcomes if test(e)), Fraction(0))
 
+    #: the event types that put a new card (or die roll) on the table: one
+    #: logged while an unannounced race is open ends that race's presses
+    #: (later ones are the new card's); a choice or a "stop" does not
+    draw_types: tuple[str, ...] = ("flip", "draw", "reveal", "roll")
+
+    def is_draw(self, event: dict) -> bool:
+        """Whether ``event`` puts a new card on the table (see :attr:`draw_types`)."""
+        return isinstance(event, dict) and event.get("type") in self.draw_types
+
     def race_request(self, state: Any) -> RaceRequest | None:
         """The race the buzzers must settle next, if any."""
         return None
