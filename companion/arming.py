@@ -228,9 +228,9 @@ class Prior:
     """The last logged race, as the next card's claim sees it: its first
     counted press (``anchor_ns``, else its arm time), when it stopped taking
     presses (``close_ns``), the presses that are its own (counted, runner-ups
-    and the ineligible ones of its window: ``own``), and, for a first-press
-    race, the runner-ups that came late enough to have been the next card's
-    first press (``doubtful``)."""
+    and the ineligible ones of its window: ``own``) and its runner-ups (every
+    eligible player's first press after the first counted one: one of them
+    may have been the next card's first press)."""
 
     kind: str
     anchor_ns: int
@@ -259,7 +259,7 @@ class Prior:
         counted = [(p, t) for p, t in counted if t <= close]
         own = set(counted)
         players = {p for p, _ in counted}
-        late: list[Edge] = []
+        late: list[Edge] = [Edge(p, True, t) for p, t in counted[1:]]
         for e in sorted(edges, key=_canonical):
             if not e.pressed or e.t_ns <= anchor or e.t_ns > close or (e.player, e.t_ns) in own:
                 continue
@@ -270,6 +270,7 @@ class Prior:
                 own.add((e.player, e.t_ns))
                 late.append(e)
             # else: a second press by a player it counted: the next card's
+        late.sort(key=_canonical)
         return cls(kind, anchor, close, frozenset(own), tuple(late), frozenset(players))
 
     def takes(self, e: Edge) -> bool:

@@ -886,7 +886,7 @@ class TableSession:
             if req is None or req.announced:
                 raise RulesError("no card is waiting for an unannounced race: nothing for "
                                  "these presses to decide", "race")
-            taken = tuple(e for e in _in_order(self._edges) if e.t_ns >= t_ns)
+            taken = arming.segment(_in_order(self._edges), t_ns, req.kind, self.arming)
             if not any(e.pressed and e.t_ns == t_ns for e in taken):
                 raise RulesError("no press was recorded at that time (it may be too old)",
                                  "race")
