@@ -66,12 +66,15 @@ class GameLoadError(KeyError, ImportError):
 
 class _Lazy:
     """A game not loaded yet: ``load()`` gives a module, a Game class or an
-    instance; ``origin`` says where it comes from (for errors)."""
+    instance; ``origin`` says where it comes from (for errors). A ``found``
+    game (package or entry point) must carry the name it was found under."""
 
-    __slots__ = ("load", "origin", "module", "error")
+    __slots__ = ("load", "origin", "module", "found", "error")
 
-    def __init__(self, load: Callable[[], object], origin: str, module: str | None = None):
-        self.load, self.origin, self.module, self.error = load, origin, module, None
+    def __init__(self, load: Callable[[], object], origin: str, module: str | None = None,
+                 found: bool = True):
+        self.load, self.origin, self.module, self.found = load, origin, module, found
+        self.error: str | None = None
 
 
 _registry: dict[str, "_Lazy | Game"] = {}
@@ -140,6 +143,8 @@ def _load(name: str, lazy: _Lazy) -> Game:
     inst = obj() if isinstance(obj, type) else obj
     if not isinstance(inst, Game):
         raise TypeError(f"{obj!r} is not a Game")
+    if lazy.found and inst.name != name:
+        raise LookupError(f"its game is called {inst.name!r}: a game is found under its own name")
     return inst
 
 
@@ -154,7 +159,7 @@ def register_game(game: "type[Game] | Game | str", name: str | None = None, *,
     if isinstance(game, str):
         if name is None:
             raise ValueError("a game given as 'module:Class' needs a name")
-        entry: "_Lazy | Game" = _Lazy(_by_path(game), game, game.partition(":")[0])
+        entry: "_Lazy | Game" = _Lazy(_by_path(game), game, game.partition(":")[0], found=False)
     else:
         inst = game() if isinstance(game, type) else game
         if not isinstance(inst, Game):
