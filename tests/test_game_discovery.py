@@ -24,6 +24,7 @@ import pytest
 
 from companion import games
 from companion.games import GameLoadError, game_errors, game_names, get_game, reset_games
+from helpers import fake_distribution
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent
@@ -111,14 +112,11 @@ def distribution(tmp_path, monkeypatch):
     """Install (by hand, as pip would leave it) a distribution declaring two
     games in the ``companion.games`` entry-point group: a working one and one
     whose module fails to import."""
-    (tmp_path / "tc_coin_game.py").write_text(COIN_RACE)
-    (tmp_path / "tc_broken_game.py").write_text("raise RuntimeError('half-built tracker')\n")
-    info = tmp_path / "tc_coin_game-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tc-coin-game\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(
-        f"[{games.ENTRY_POINT_GROUP}]\ncoinrace = tc_coin_game:CoinRace\n"
-        "broken = tc_broken_game\n")
+    fake_distribution(
+        tmp_path, "tc-coin-game",
+        {"tc_coin_game": COIN_RACE, "tc_broken_game": "raise RuntimeError('half-built tracker')\n"},
+        {games.ENTRY_POINT_GROUP: {"coinrace": "tc_coin_game:CoinRace",
+                                   "broken": "tc_broken_game"}})
     monkeypatch.syspath_prepend(str(tmp_path))
     reset_games()                       # scanned again, with the new distribution
     yield
