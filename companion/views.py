@@ -338,12 +338,11 @@ def host_extras(game: Game | None, replay, *, request, log_rows: list[tuple[int,
 
 
 def host_events(game: Game, state) -> list[dict]:
-    """The events the host console offers: the game's ``host_events`` where
-    it has hidden hands (moves as far as public information allows, draws
-    without their cards), else its legal events. The console must never
-    show a hand just by listing what could be cooked from it."""
-    offer = getattr(game, "host_events", None)
-    return offer(state) if offer is not None else game.legal_events(state)
+    """The events the host console offers (:meth:`Game.host_events`: the
+    legal events, or as far as public information allows in a game with
+    hidden hands). The console must never show a hand just by listing what
+    could be cooked from it."""
+    return game.host_events(state)
 
 
 def log_lines(game: Game, log_rows: list[tuple[int, dict]]) -> list[dict]:

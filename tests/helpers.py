@@ -1,4 +1,5 @@
-"""Small helpers shared by the hardware-facing tests."""
+"""Small helpers shared by the hardware-facing tests (and an installed
+distribution faked for the plug-in tests)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,21 @@ def run(s, clock, ms, step=5):
     for _ in range(ms // step):
         clock.advance(step)
         s.tick()
+
+
+# -- a distribution installed by hand (the entry-point tests) ------------------
+
+def fake_distribution(folder, name: str, modules: dict[str, str],
+                      entry_points: dict[str, dict[str, str]]) -> None:
+    """Leave in ``folder`` what ``pip install`` of distribution ``name`` would:
+    its ``modules`` (module name -> source text) and a ``.dist-info`` with
+    METADATA and entry_points.txt (``{group: {name: "module:attr"}}``). Put
+    ``folder`` on ``sys.path`` (``monkeypatch.syspath_prepend``) to install it."""
+    for module, text in modules.items():
+        (folder / f"{module}.py").write_text(text)
+    info = folder / f"{name.replace('-', '_')}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("".join(
+        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items())
+        for group, eps in entry_points.items()))

@@ -300,3 +300,30 @@ def test_panels_render_on_the_scoreboard_and_the_console(live_server, phone, gam
     host.locator("#panel").scroll_into_view_if_needed()
     assert shot(host, f"{game}-host.png").stat().st_size > 20_000
     assert board.errors == [] and host.errors == []
+
+
+def test_chope_favourite_is_drawn_by_the_chope_panel_on_the_players_own_page(live_server, phone):
+    """Chope!'s My Favourite card on the player's own page comes from
+    chope.js's private panel (the shared player.js only calls the game's
+    hook): the food's name and what it is worth now, nowhere else."""
+    from playwright.sync_api import expect
+
+    t = live_server
+    t.session.new_game("chope", [{"name": "Ana"}, {"name": "Bo"}], {"favourite_food": True})
+    t.session.log({"type": "favourite", "player": "Ana", "food": "laksa"})
+    host = open_host(phone(), t)
+    host.locator("#player-links details[data-player=Ana] > summary").tap()
+    url = host.locator("#player-links details[data-player=Ana] .pl-url").inner_text()
+    mine = watch(phone().new_page())
+    mine.goto(url)
+    mine.wait_for_selector("#conn.live")
+    favourite = mine.locator("#private-view .favourite")
+    expect(favourite).to_contain_text("Your My Favourite card")
+    expect(favourite).to_contain_text("Laksa")
+    expect(favourite).to_contain_text("worth 0 points now")
+    assert mine.evaluate("typeof TC.panels.chope.private") == "function"
+    assert mine.locator("#private-view dl.kv.facts").count() == 0     # not the generic panel
+    board = open_board(phone(), t)
+    expect(board.locator("#players li[data-player=Ana]")).to_contain_text("favourite dealt")
+    assert "Laksa" not in board.locator("#players").inner_text()
+    assert mine.errors == [] and host.errors == [] and board.errors == []

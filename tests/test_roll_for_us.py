@@ -15,7 +15,8 @@ from fractions import Fraction
 
 import pytest
 
-from companion.web import host as host_module
+from companion.games import get_game
+from companion.games.base import draw_outcome
 
 
 def chopote(host, players=("ana", "bo")):
@@ -98,11 +99,11 @@ def test_draw_outcome_is_exact_for_uneven_probabilities():
             return self.next - 1
 
     rng = Walk()
-    got = [host_module.draw_outcome(offer, rng)["value"] for _ in range(6)]
+    got = [draw_outcome(offer, rng)["value"] for _ in range(6)]
     assert sorted(got) == [1, 1, 1, 2, 2, 3]
     # and with real randomness the shares hold loosely
     seeded = random.Random(5)
-    tally = [host_module.draw_outcome(offer, seeded)["value"] for _ in range(6000)]
+    tally = [draw_outcome(offer, seeded)["value"] for _ in range(6000)]
     assert 2700 < tally.count(1) < 3300 and 1700 < tally.count(2) < 2300
 
 
@@ -168,3 +169,24 @@ def test_no_game_no_draw(host, session):
     assert session.game is None
     r = host.post("/api/host/draw", json={})
     assert r.status_code == 409 and "no game" in r.json["error"]
+
+
+def test_the_roll_is_the_games_hook_and_the_route_only_calls_it():
+    """"Roll for us" lives on the game (Game.roll_offer / roll_for_us), not in
+    the web blueprint: called on a bare tracker it draws a face of the die by
+    its probability and leaves the state alone; a card game offers nothing."""
+    game = get_game("chopote")
+    state = game.setup(["ana", "bo"])
+    offer = game.roll_offer(state)
+    assert [o["value"] for o in offer["outcomes"]] == [1, 2, 3, 4, 5, 6]
+
+    class Last:
+        def randrange(self, n):
+            return n - 1
+
+    assert game.roll_for_us(state, Last())["event"] == {"type": "roll", "player": "ana",
+                                                         "value": 6}
+    assert game.roll_offer(state) == offer                 # nothing applied
+    chope = get_game("chope")
+    assert chope.roll_offer(chope.setup(["ana", "bo"])) is None
+    assert chope.roll_for_us(chope.setup(["ana", "bo"])) is None

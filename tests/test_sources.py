@@ -21,6 +21,7 @@ from companion.buzzers.mock import ClockedMockFactory, MockSource
 from companion.buzzers.pipeline import Pipeline, RefereeConsumer
 from companion.edges import ButtonEdge, Edge
 from companion.referee import FIRST_PRESS, MS, RaceSpec, Referee
+from helpers import fake_distribution
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,6 +31,7 @@ def registry(monkeypatch):
     """Each test may register sources: the registry is restored after it,
     and neither the environment nor this machine's hardware decides."""
     saved = dict(base._REGISTRY)
+    monkeypatch.setattr(base, "_ERRORS", {})
     monkeypatch.delenv(ENV_VAR, raising=False)
     monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
     monkeypatch.setattr("companion.buzzers.gpio.on_a_pi", lambda: False)
@@ -103,6 +105,55 @@ def test_a_missing_pico_module_leaves_every_other_source_working():
     src = open_source(None, ["1", "2"])
     assert isinstance(src, MockSource)
     src.close()
+
+
+def test_the_built_in_sources_are_found_in_their_modules_without_importing_them():
+    """No list names them: each module of companion/buzzers that declares an
+    EdgeSource subclass with a `name` is read (not imported: pico's serial
+    library loads only when chosen), and subclasses of subclasses count."""
+    assert base.declared_sources() == {
+        "none": "companion.buzzers.base:NoSource", "gpio": "companion.buzzers.gpio:GpioSource",
+        "mock": "companion.buzzers.mock:MockSource", "pico": "companion.buzzers.pico:PicoSource"}
+
+
+def test_a_source_module_dropped_into_the_package_is_found_by_name(tmp_path):
+    (tmp_path / "line.py").write_text(
+        "from companion.buzzers.base import EdgeSource\n"
+        "import no_such_serial_library\n"
+        "class LineSource(EdgeSource):\n    name = 'line'\n    precision_ns = 1_000_000\n"
+        "class FastLine(LineSource):\n    name = 'fastline'\n"
+        "class NotASource:\n    name = 'nope'\n")
+    (tmp_path / "broken.py").write_text("class (:\n")
+    found = base.declared_sources(tmp_path, "extra")
+    assert found == {"fastline": "extra.line:FastLine", "line": "extra.line:LineSource"}
+    assert "SyntaxError" in base.source_errors()["extra.broken"]
+
+
+@pytest.fixture
+def source_distribution(tmp_path, monkeypatch):
+    """A distribution declaring buzzer sources in the companion.sources
+    entry-point group (a .dist-info on sys.path, as pip would leave it)."""
+    fake_distribution(tmp_path, "tc-tap-source", {"tc_tap_source": (
+        "from companion.buzzers.base import NoSource\n"
+        "class TapSource(NoSource):\n    name = 'tap'\n")}, {base.ENTRY_POINT_GROUP: {
+            "tap": "tc_tap_source:TapSource", "gone": "tc_no_such_module:Source",
+            "mock": "tc_tap_source:TapSource"}})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(base, "_entry_points_read", False)
+    yield
+    sys.modules.pop("tc_tap_source", None)
+
+
+def test_an_entry_point_source_is_opened_by_name(source_distribution):
+    assert {"tap", "gone"} <= set(source_names())
+    assert source_class("mock") is MockSource              # a taken name keeps its source
+    src = open_source("tap", ["1"])
+    assert type(src).__name__ == "TapSource"
+    src.close()
+    with pytest.raises(SourceUnavailable, match="gone"):
+        source_class("gone")                               # recorded, not a crash
+    assert "tc_no_such_module" in base.source_errors()["gone"]
+    assert choose_source(None) in ("mock", "none")
 
 
 @pytest.mark.parametrize("name, cls", [("", Tapper), ("two words", Tapper),

@@ -2,7 +2,8 @@
 
 The seam between buzzer hardware and the table is :class:`EdgeSource`
 (:mod:`companion.buzzers.base`), gpiozero pin-factory style: one small base
-class, sources registered by name (``gpio``, ``mock``, ``pico``, ``none``) and
+class, sources found by name (``gpio``, ``mock``, ``pico``, ``none``: each
+module here that declares one, plus ``companion.sources`` entry points) and
 chosen in one place, :func:`open_source`. Every source reports
 :class:`~companion.edges.ButtonEdge` values, faults and its status through one
 :class:`SourceSink`.

@@ -3,7 +3,10 @@
 Modelled on gpiozero's pin factories: one small base class,
 :class:`EdgeSource`, that every kind of buzzer hardware subclasses (GPIO pins,
 gpiozero's mock pins, a Raspberry Pi Pico on USB serial, ...); a registry of
-sources by name; and one function, :func:`open_source`, that is the only
+sources by name, filled without a list: every subclass with a ``name`` that a
+module of this package declares (read from its text, imported only when
+chosen) and every ``companion.sources`` entry point of an installed
+distribution (gpiozero's ``gpiozero_pin_factories``); and one function, :func:`open_source`, that is the only
 place the choice is made (``--source`` flag, else ``COMPANION_SOURCE``, else
 auto-detection).
 
@@ -16,9 +19,10 @@ connection state and clock quality (:class:`SourceStatus`).
 Writing a source
 ----------------
 
-A subclass **must**:
+A new source is one module in this package (or an entry point elsewhere);
+nothing else is edited. A subclass **must**:
 
-* set ``name`` (its registry name) and ``precision_ns`` (how finely it can
+* set ``name`` (its registry name, a string constant in the class body) and ``precision_ns`` (how finely it can
   time an edge: 1 000 for the kernel's GPIO stamps);
 * call ``super().__init__(buzzers, pinmap, **options)`` and claim its
   hardware in ``__init__`` (raise :class:`SourceUnavailable` with one line
@@ -72,10 +76,14 @@ The defaults are "no such hardware": :meth:`cue` returns None,
 
 from __future__ import annotations
 
+import ast
 import importlib
 import logging
 import os
+import pkgutil
 import time
+from importlib.metadata import entry_points
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Callable, ClassVar, Iterable, Protocol, runtime_checkable
 
@@ -352,7 +360,13 @@ class NoSource(EdgeSource):
 # ---------------------------------------------------------------------------
 # The registry
 
+#: The entry-point group other distributions declare their sources in
+#: (``[project.entry-points."companion.sources"]``, ``name = "module:Class"``).
+ENTRY_POINT_GROUP = "companion.sources"
+
 _REGISTRY: dict[str, type[EdgeSource] | str] = {}
+_ERRORS: dict[str, str] = {}
+_entry_points_read = False
 
 
 def register_source(name: str, cls: type[EdgeSource] | str) -> None:
@@ -369,14 +383,93 @@ def register_source(name: str, cls: type[EdgeSource] | str) -> None:
     _REGISTRY[name] = cls
 
 
+def declared_sources(folder: Path | None = None, package: str = __package__) -> dict[str, str]:
+    """``{name: "module:Class"}`` for every :class:`EdgeSource` subclass with a
+    ``name`` that the modules of ``package`` (this one: its ``folder``)
+    declare, read from their source text: nothing is imported, so an
+    optional source's library is imported only when that source is chosen.
+    A new source is one module here; no list to edit. ``none`` comes first,
+    the others by name."""
+    folder = Path(__file__).parent if folder is None else folder
+    classes: dict[str, tuple[str, list[str], str | None]] = {}
+    for mod in sorted(pkgutil.iter_modules([str(folder)]), key=lambda m: m.name):
+        path = folder / f"{mod.name}.py"
+        if mod.ispkg or not path.is_file():
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        except (OSError, SyntaxError, ValueError) as exc:
+            _ERRORS[f"{package}.{mod.name}"] = f"{type(exc).__name__}: {exc}"
+            log.warning("buzzer sources: cannot read %s: %s", path, exc)
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                bases = [b.id if isinstance(b, ast.Name) else getattr(b, "attr", "")
+                         for b in node.bases]
+                classes.setdefault(node.name, (mod.name, bases, _class_name_attr(node)))
+
+    def is_source(cls: str, seen: frozenset = frozenset()) -> bool:
+        if cls == EdgeSource.__name__:
+            return True
+        return cls in classes and cls not in seen and any(
+            is_source(b, seen | {cls}) for b in classes[cls][1])
+
+    found = {value: f"{package}.{mod}:{cls}" for cls, (mod, _, value) in classes.items()
+             if value and cls != EdgeSource.__name__ and is_source(cls)}
+    return dict(sorted(found.items(), key=lambda kv: (kv[0] != "none", kv[0])))
+
+
+def _class_name_attr(node: ast.ClassDef) -> str | None:
+    """The string a class body assigns to ``name``, if any."""
+    for stmt in node.body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and \
+                isinstance(stmt.value.value, str) and \
+                any(isinstance(t, ast.Name) and t.id == "name" for t in stmt.targets):
+            return stmt.value.value
+    return None
+
+
+def _read_entry_points() -> None:
+    """Register the sources other distributions declare (once, on first use);
+    a name already taken keeps its source, and a broken declaration is
+    recorded in :func:`source_errors`, never a crash."""
+    global _entry_points_read
+    if _entry_points_read:
+        return
+    _entry_points_read = True
+    try:
+        found = list(entry_points(group=ENTRY_POINT_GROUP))
+    except Exception as exc:  # noqa: BLE001 - a broken distribution must not stop the table
+        log.warning("could not read the %s entry points: %s", ENTRY_POINT_GROUP, exc)
+        return
+    for ep in found:
+        if ep.name in _REGISTRY:
+            log.warning("buzzer source %r: entry point %s ignored, the name is taken",
+                        ep.name, ep.value)
+            continue
+        try:
+            register_source(ep.name, ep.value)
+        except SourceError as exc:
+            _ERRORS[ep.name] = f"entry point {ep.name} = {ep.value}: {exc}"
+            log.warning("%s", _ERRORS[ep.name])
+
+
 def source_names() -> list[str]:
     """Every registered source name, in registration order."""
+    _read_entry_points()
     return list(_REGISTRY)
+
+
+def source_errors() -> dict[str, str]:
+    """Sources (or their declarations) that failed to load so far: the error."""
+    _read_entry_points()
+    return dict(_ERRORS)
 
 
 def source_class(name: str) -> type[EdgeSource]:
     """The class registered as ``name``; :class:`SourceError` if unknown,
     :class:`SourceUnavailable` if its module cannot be imported here."""
+    _read_entry_points()
     try:
         entry = _REGISTRY[name]
     except KeyError:
@@ -387,6 +480,7 @@ def source_class(name: str) -> type[EdgeSource]:
         try:
             entry = getattr(importlib.import_module(module), attr)
         except (ImportError, AttributeError) as exc:
+            _ERRORS[name] = f"{entry}: {type(exc).__name__}: {exc}"
             raise SourceUnavailable(f"the {name} buzzer source is not available here "
                                     f"({exc}); try --source mock") from exc
         _REGISTRY[name] = entry
@@ -408,6 +502,7 @@ def choose_source(name: str | None = None) -> str:
     ``COMPANION_SOURCE`` environment variable, else the first of
     :data:`AUTO_ORDER` whose hardware is detected. ``"auto"`` or empty means
     not chosen. An unknown name is a :class:`SourceError`."""
+    _read_entry_points()
     for given in (name, os.environ.get(ENV_VAR)):
         given = (given or "").strip()
         if given and given != "auto":
@@ -430,12 +525,13 @@ def open_source(name: str | None, buzzers: Iterable[str], pinmap=None,
     return cls(buzzers, pinmap, **options)
 
 
-register_source("none", NoSource)
-register_source("gpio", "companion.buzzers.gpio:GpioSource")
-register_source("mock", "companion.buzzers.mock:MockSource")
-register_source("pico", "companion.buzzers.pico:PicoSource")
+# The sources this package's modules declare, found by reading them (no list).
+for _name, _path in declared_sources().items():
+    register_source(_name, NoSource if _name == NoSource.name else _path)
+del _name, _path
 
 __all__ = ["EdgeSource", "SourceSink", "SourceFault", "SourceStatus", "CueStamp", "SourceError",
            "SourceUnavailable", "CallbackSink", "NoSource", "register_source", "source_names",
-           "source_class", "choose_source", "open_source", "ENV_VAR", "AUTO_ORDER",
+           "source_class", "source_errors", "declared_sources", "choose_source", "open_source",
+           "ENV_VAR", "AUTO_ORDER", "ENTRY_POINT_GROUP",
            "FAULT_KINDS"]

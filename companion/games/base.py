@@ -2,7 +2,19 @@
 
 A tracker is a pure state machine in the OpenSpiel / boardgame.io style. The
 table supplies chance: the host logs the card that was really drawn or the die
-that was really rolled; nothing here draws a random number or reads a clock.
+that was really rolled; the rules never draw a random number or read a clock.
+The one draw is "Roll for us" (:meth:`Game.roll_for_us`), for a table that
+lost its die: it picks an outcome the rules offer, outside :meth:`Game.apply`,
+and the host logs it like any roll.
+
+Every hook the pages and the console use is declared on :class:`Game` with a
+default, so a new game overrides only what it needs: the scoreboard
+(:meth:`~Game.public_view`), the console (:meth:`~Game.host_view`,
+:meth:`~Game.host_events`, :meth:`~Game.roll_offer`), a player's private page
+(:attr:`~Game.hidden_information`, :meth:`~Game.private_view`,
+:meth:`~Game.private_events`, :meth:`~Game.public_event`) and the log
+(:meth:`~Game.describe`). The page's drawing of them is the game's one page
+script, ``companion/web/static/games/<name>.js`` (see ``js/render.js``).
 
 Events are plain JSON objects with a ``"type"`` key, so the log, the replay
 file, the web API and the tests all speak the same language. A race that the
@@ -23,10 +35,16 @@ public :meth:`Game.apply` makes that copy, so an illegal event (a
 from __future__ import annotations
 
 import copy
+import logging
+import math
+import secrets
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, ClassVar
+
+log = logging.getLogger(__name__)
+_system_random = secrets.SystemRandom()
 
 
 class RulesError(ValueError):
@@ -47,9 +65,11 @@ class RaceRequest:
     ``kind`` is one of the referee's race kinds (``first-press``,
     ``last-press``, ``first-release``); ``reason`` is the game's own word for
     it (``chope``, ``siam``, ``chomp``, ``feeding-frenzy``,
-    ``food-poisoning``); ``announced`` races are started by the companion with
-    a countdown, unannounced ones take the burst of presses recorded when the
-    card was flipped (see DESIGN.md, "Arming").
+    ``food-poisoning``). ``announced`` races (a Chomp! reveal) are started by
+    the companion with a countdown and a cue on the buttons' clock, and a
+    press before GO is a false start; unannounced ones (a Chope! Table) are
+    already over when the host logs the card seconds after its flip, so they
+    take the burst of presses recorded live when the card was flipped.
     """
 
     kind: str
@@ -402,18 +422,90 @@ class Game(ABC):
         """What the whole table may see (the scoreboard): JSON-able, no hidden
         information (secret cards stay secret until the end)."""
 
+    # -- the host console -----------------------------------------------
     def host_view(self, state: Any) -> dict:
-        """What the host console shows; by default the public view."""
+        """What the host console shows; by default the public view. The host
+        is usually a player too: no hand belongs here."""
         return self.public_view(state)
 
+    def host_events(self, state: Any) -> list[dict]:
+        """The events the console offers as buttons: by default
+        :meth:`legal_events`. A game with hidden hands overrides it to offer
+        moves only as far as *public* information allows and draws without
+        their cards (Hawker Wars), so the console never shows a hand by
+        listing what could be made from it; the tracker still refuses what
+        the real, logged hand cannot do."""
+        return self.legal_events(state)
+
+    #: Most outcomes "Roll for us" offers to draw (two dice summed give 11).
+    max_roll_outcomes: ClassVar[int] = 12
+
+    def roll_offer(self, state: Any) -> dict | None:
+        """What "Roll for us" may draw for the table now, or None.
+
+        By default only when the next step is chance alone (no decision open,
+        no race waiting), every outcome has one type and differs from the
+        others in one field only, that field is a number (a die's face, not
+        a card: a table that has its deck or bag draws its own, and an
+        invented card would leave the tracker disagreeing with the table),
+        there are 2 to :attr:`max_roll_outcomes` of them, and each is an
+        event the console offers anyway (:meth:`host_events`).
+        ``{"type", "field", "outcomes": [{"event", "value", "p"}]}``, ``p``
+        as a fraction in text ("1/6"). A game may narrow it (return None)."""
+        try:
+            if self.finished(state) or self.decisions(state) or self.race_request(state):
+                return None
+            outcomes = list(self.chance_outcomes(state) or [])
+        except Exception:  # noqa: BLE001 - a tracker bug must not break the console
+            log.exception("%s: could not list its chance outcomes", self.name)
+            return None
+        if not 2 <= len(outcomes) <= self.max_roll_outcomes:
+            return None
+        events = [e for e, _ in outcomes]
+        if not all(isinstance(e, dict) for e in events) or \
+                len({e.get("type") for e in events}) != 1 or len({frozenset(e) for e in events}) != 1:
+            return None
+        varying = [k for k in events[0] if len({repr(e[k]) for e in events}) > 1]
+        if len(varying) != 1:
+            return None
+        field = varying[0]
+        if any(isinstance(e[field], bool) or not isinstance(e[field], int) for e in events):
+            return None
+        probs = [Fraction(p) for _, p in outcomes]
+        if any(p <= 0 for p in probs) or sum(probs) != 1:
+            return None
+        offered = self.host_events(state)
+        if any(e not in offered for e in events):
+            return None
+        return {"type": events[0]["type"], "field": field,
+                "outcomes": [{"event": e, "value": e[field], "p": str(p)}
+                             for e, p in zip(events, probs)]}
+
+    def roll_for_us(self, state: Any, rng=None) -> dict | None:
+        """"Roll for us": one outcome of :meth:`roll_offer` (``{"event",
+        "value", "p"}``) drawn by its probability with ``rng`` (default: the
+        operating system's randomness), or None when there is nothing to
+        roll. The state is not touched: the caller logs ``["event"]`` like
+        the roll the host would have seen."""
+        offer = self.roll_offer(state)
+        return None if offer is None else draw_outcome(offer, rng or _system_random)
+
+    # -- a player's private page ------------------------------------------
     def private_view(self, state: Any, player: str) -> dict:
         """What only ``player`` may see (their hand, their secret card): shown
-        on that player's private page, never on a public one."""
+        on that player's private page, never on a public one (set
+        :attr:`hidden_information`). The page draws it with the private
+        panel of the game's page script, ``private(container, view,
+        snapshot)`` in ``static/games/<name>.js`` (Chope!'s My Favourite
+        card, Tropichaos's hand); without one, generically: a ``hand`` list
+        as card chips, ``unknown`` as "?" chips, the other keys as a list."""
         return {}
 
     def private_events(self, state: Any, player: str) -> list[dict]:
         """Events ``player`` may log from their own page (the cards they
-        drew), fully formed; by default none."""
+        drew), fully formed; by default none. Each button shows the secret
+        part of the event (what :meth:`public_event` strips) and the
+        tracker's :meth:`describe` line."""
         return []
 
     def public_event(self, event: dict) -> dict:
@@ -489,6 +581,21 @@ def check_verdict(event: dict, kind: str, players, eligible,
     if wrong:
         raise RulesError(f"{', '.join(wrong)} may take part, so cannot be ineligible", "race")
     return winner, loser, tied, false_starts, ineligible
+
+
+def draw_outcome(offer: dict, rng=_system_random) -> dict:
+    """One outcome of ``offer`` (see :meth:`Game.roll_offer`) drawn by its
+    probability, exactly: the fractions are put on one denominator and one
+    whole number below it is drawn uniformly (``rng.randrange``)."""
+    probs = [Fraction(o["p"]) for o in offer["outcomes"]]
+    denominator = math.lcm(*(p.denominator for p in probs))
+    ticket = rng.randrange(denominator)
+    for o, p in zip(offer["outcomes"], probs):
+        share = p.numerator * (denominator // p.denominator)
+        if ticket < share:
+            return o
+        ticket -= share
+    raise AssertionError("the probabilities do not add up to 1")  # checked by roll_offer
 
 
 def rank_by(players: list[str], key) -> list[list[str]]:

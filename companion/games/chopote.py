@@ -51,7 +51,7 @@ EVENTS = ("roll", "move", "pass")
 #: where a bottle is when it is not on the track or in its corridor (progress codes)
 CASIER, START = -2, -1
 
-# The rulebook's own words (rules/001_675cbcd5cb420753.txt), quoted by refusals.
+# The rulebook's own words (French; each read in docs/rules-notes.md, Chopote), quoted by refusals.
 R_OPENING = "Celui qui tire le numéro le plus élevé débute."
 R_LEAVE = "Le joueur doit tirer le numéro 1 ou 6 pour faire sortir une bouteille du casier."
 R_ENTER = ("Il place alors sa bouteille sur la zone colorée de départ et relance immédiatement "

@@ -26,12 +26,14 @@ class BadRequest(ValueError):
 
 
 class UnknownGame(LookupError):
-    """A game name nobody registered: 404 when it is in the URL, 400 in a body."""
+    """A game name nobody registered, or one that failed to load (its recorded
+    error): 404 when it is in the URL, 400 in a body."""
 
     def __init__(self, name, status: int = 404):
-        from ..games import game_names
+        from ..games import game_errors, game_names
 
-        super().__init__(f"unknown game {name!r}; known: {', '.join(game_names())}")
+        failed = game_errors().get(name) if isinstance(name, str) else None
+        super().__init__(failed or f"unknown game {name!r}; known: {', '.join(game_names())}")
         self.status = status
 
 

@@ -6,11 +6,8 @@ state needs the login and the session's CSRF token; an illegal event gets a
 from __future__ import annotations
 
 import logging
-import math
 import re
-import secrets
 from collections import deque
-from fractions import Fraction
 
 from flask import (Blueprint, Response, jsonify, redirect, render_template, request, session,
                    url_for)
@@ -118,7 +115,7 @@ def _host_state():
             labels.append(ev.get("type", "?"))
     snap["legal_labels"] = labels
     snap["now_ns"] = now_ns()
-    snap["draw"] = None if game is None else _draw_offer(game, session.state)
+    snap["draw"] = None if game is None else game.roll_offer(session.state)
     marked = _drawn(session.game_id)
     for row in snap.get("log") or []:
         if row.get("id") in marked and not row.get("drawn_by"):
@@ -219,76 +216,11 @@ def log_event():
 
 # ---------------------------------------------------------------------------
 # "Roll for us": the companion draws a chance outcome for a table that lost
-# its die. The tracker stays pure (it never draws); the draw happens here, at
-# the edge, with the operating system's randomness, and the outcome is logged
-# like any roll the host saw.
+# its die (the game's roll_offer / roll_for_us: its rules stay pure, the draw
+# is outside apply), and the outcome is logged like any roll the host saw.
 
-#: Most outcomes the companion offers to draw (two dice summed give 11).
-MAX_DRAW_OUTCOMES = 12
 #: Draws remembered per game to mark their log lines (in memory only).
 DRAWS_KEPT = 500
-_random = secrets.SystemRandom()
-
-
-def _draw_offer(game, state) -> dict | None:
-    """What the companion may draw for the table now, or None.
-
-    Only when the table's next step is chance alone (no decision open, no
-    race waiting), every outcome has one type and differs from the others
-    in one field only, that field is a number (a die's face, not a card: a
-    table that has its deck or bag draws its own, and an invented card would
-    leave the tracker disagreeing with the table), there are 2 to
-    :data:`MAX_DRAW_OUTCOMES` of them, and each is an event the console
-    offers anyway. ``{"type", "field", "outcomes": [{"event", "value",
-    "p"}]}``, ``p`` as a fraction in text ("1/6")."""
-    from ..views import host_events
-
-    try:
-        if game.finished(state) or game.decisions(state) or game.race_request(state):
-            return None
-        outcomes = list(game.chance_outcomes(state) or [])
-    except Exception:  # noqa: BLE001 - a tracker bug must not break the console
-        log.exception("%s: could not list its chance outcomes", getattr(game, "name", game))
-        return None
-    if not 2 <= len(outcomes) <= MAX_DRAW_OUTCOMES:
-        return None
-    events = [e for e, _ in outcomes]
-    if not all(isinstance(e, dict) for e in events) or len({e.get("type") for e in events}) != 1:
-        return None
-    keys = {frozenset(e) for e in events}
-    if len(keys) != 1:
-        return None
-    varying = [k for k in next(iter(keys)) if len({repr(e[k]) for e in events}) > 1]
-    if len(varying) != 1:
-        return None
-    field = varying[0]
-    values = [e[field] for e in events]
-    if any(isinstance(v, bool) or not isinstance(v, int) for v in values):
-        return None
-    probs = [Fraction(p) for _, p in outcomes]
-    if any(p <= 0 for p in probs) or sum(probs) != 1:
-        return None
-    offered = host_events(game, state)
-    if any(e not in offered for e in events):
-        return None
-    return {"type": events[0]["type"], "field": field,
-            "outcomes": [{"event": e, "value": e[field], "p": str(p)}
-                         for e, p in zip(events, probs)]}
-
-
-def draw_outcome(offer: dict, rng=_random) -> dict:
-    """One outcome of ``offer`` (see :func:`_draw_offer`) drawn by its
-    probability, exactly: the fractions are put on one denominator and one
-    whole number below it is drawn uniformly (``rng.randrange``)."""
-    probs = [Fraction(o["p"]) for o in offer["outcomes"]]
-    denominator = math.lcm(*(p.denominator for p in probs))
-    ticket = rng.randrange(denominator)
-    for o, p in zip(offer["outcomes"], probs):
-        share = p.numerator * (denominator // p.denominator)
-        if ticket < share:
-            return o
-        ticket -= share
-    raise AssertionError("the probabilities do not add up to 1")  # checked by _draw_offer
 
 
 def _drawn(game_id) -> set:
@@ -311,7 +243,7 @@ def _mark_drawn(game_id, event_id) -> None:
 @auth.host_required
 def draw():
     """"Roll for us": ``{"expected_version": n}``. The companion draws one
-    of the chance outcomes the game offers now (see :func:`_draw_offer`) by
+    of the chance outcomes the game offers now (see :meth:`Game.roll_offer`) by
     its probability, with the system's random source, and logs it as the
     host would have logged the real roll: the same event, the same log. The
     answer adds ``drawn`` (the event), ``p`` and ``drawn_by``; the console's
@@ -329,12 +261,11 @@ def draw():
                            f"{expected}, the table is at {version}); nothing was drawn: "
                            f"refresh and try again", expected, version)
     game = session.game
-    offer = _draw_offer(game, session.state)
-    if offer is None:
+    chosen = game.roll_for_us(session.state)
+    if chosen is None:
         raise BadRequest("the companion draws only a die-like roll (a number, one of at most "
-                         f"{MAX_DRAW_OUTCOMES}) when the table's next step is that roll and "
-                         "nothing else; log what happened instead", rule="draw", status=409)
-    chosen = draw_outcome(offer)
+                         f"{game.max_roll_outcomes}) when the table's next step is that roll "
+                         "and nothing else; log what happened instead", rule="draw", status=409)
     update = session.log(dict(chosen["event"]), expected_version=version)
     _mark_drawn(session.game_id, update.get("id"))
     log.info("game %s: the companion drew %s (p=%s) for the table, event %s",

@@ -90,6 +90,18 @@
       return null;
     },
 
+    /* A player's own page (the private panel): their My Favourite card in
+     * the Favourite Food variant, and what it is worth now (`pv` is the
+     * game's private_view: favourite, favourite_name, favourite_points). */
+    private(container, pv, s) {
+      if (!('favourite' in pv)) return;
+      const name = pv.favourite_name || (pv.favourite ? TC.cardName(s, 'food:' + pv.favourite) : 'not logged yet');
+      container.append(el('div', { class: 'favourite' },
+        el('div', { class: 'k', text: 'Your My Favourite card' }),
+        el('div', { class: 'v', text: name }),
+        pv.favourite ? el('div', { class: 'k', text: `worth ${TC.plural(pv.favourite_points || 0, 'point')} now` }) : null));
+    },
+
     /* a Table card's button wears the Table's colour */
     eventColour(e) {
       return typeof e.card === 'string' && e.card.startsWith('table:') ? e.card.slice(6) : null;

@@ -122,8 +122,8 @@
       return out;
     },
 
-    /* For a player's own page, when the page kit gets one (not in the panel
-     * API yet): `pv` is the game's private_view for that player. */
+    /* A player's own page (the private panel): `pv` is the game's
+     * private_view for that player. */
     private(container, pv, s) {
       const hand = pv.exact ? (pv.chips || []).map((c) => name(s, c))
         : [...(pv.known_chips || []).map((c) => name(s, c)), ...Array(pv.unknown_chips || 0).fill('?')];

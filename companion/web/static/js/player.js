@@ -40,7 +40,7 @@
   }
   TC.onGameReady(render);
 
-  const KNOWN = new Set(['player', 'hand', 'unknown', 'favourite', 'favourite_name', 'favourite_points']);
+  const KNOWN = new Set(['player', 'hand', 'unknown']);
   const label = (k) => TC.cap(String(k).replace(/_/g, ' '));
   const total = (v) => (typeof v === 'number' ? v
     : v && typeof v === 'object' ? Object.values(v).reduce((a, n) => a + (typeof n === 'number' ? n : 0), 0) : 0);
@@ -58,9 +58,9 @@
     return String(v);
   }
 
-  /* The game's own `private(container, pv, s)` panel if it has one, else a
-   * generic one: the hand as chips (cards not logged as "?"), a Favourite
-   * as a big name, the other fields as a list. */
+  /* The game's own private panel, `private(container, pv, s)` in its page
+   * script (static/games/<name>.js), if it has one; else a generic one: the
+   * hand as chips (cards not logged as "?"), the other fields as a list. */
   function renderPrivate(box, pv, s) {
     box.replaceChildren();
     $('secret').hidden = gone;
@@ -81,12 +81,6 @@
       box.append(el('h3', { class: 'hand-title', text: `Your hand · ${TC.plural(n, 'card')}` }),
         chips.length ? TC.chips(chips, 'card-chip') : el('p', { class: 'muted', text: 'empty' }));
       if (unknown) box.append(el('p', { class: 'muted small', text: `? = ${TC.plural(unknown, 'card')} you did not log` }));
-    }
-    if ('favourite' in pv) {
-      box.append(el('div', { class: 'favourite' },
-        el('div', { class: 'k', text: 'Your My Favourite card' }),
-        el('div', { class: 'v', text: pv.favourite_name || (pv.favourite ? TC.cardName(s, pv.favourite) : 'not logged yet') }),
-        pv.favourite ? el('div', { class: 'k', text: `worth ${TC.plural(pv.favourite_points || 0, 'point')} now` }) : null));
     }
     const rows = [];
     for (const [k, v] of Object.entries(pv)) {

@@ -34,6 +34,9 @@
  *       eventColour(event, snapshot) { return null; },
  *       // optional (games that hide scores): what the big number shows
  *       count(vp, snapshot) { return [vp.hand, 'cards']; },
+ *       // optional (games with hidden information): a player's own page,
+ *       // from `pv` (the game's private_view for that player; never empty)
+ *       private(container, pv, snapshot) { container.append(TC.chips(pv.hand)); },
  *     };
  *   }());
  *
