@@ -265,7 +265,7 @@ class Table(Served):
         from .buzzers.pipeline import Pipeline
         from .session import ResumeError, TableSession
         from .web import create_app
-        from .web.limits import Gate, Limits, reserve_guard
+        from .web.limits import Gate, Limits
 
         self.pin = resolve_pin(self.pin, self.pin_file, self.allow_short_pin)
         self._open_store()
@@ -296,7 +296,6 @@ class Table(Served):
         config.update(self.config)
         self.app = create_app(config, session=self.session, pipeline=self.pipeline,
                               buzzers=buzzers)
-        self.app.before_request(reserve_guard)
         self.services = self.app.extensions["companion"]
         self.pin = self.services.pin
         self.gate = Gate(self.limits or Limits())
