@@ -35,7 +35,7 @@ Serving blocks until Ctrl-C or SIGTERM:
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import logging
 import os
 import sqlite3
@@ -44,13 +44,10 @@ from typing import Callable
 
 from .serving import Served, serve_until_signalled
 from .store import StoreError
+from .tableconfig import DEMO_PLAYERS, TableConfig
 
 log = logging.getLogger(__name__)
 
-#: Player names (and mock buzzer ids) when none are given.
-DEMO_PLAYERS = ["Ana", "Bo", "Cy", "Dee"]
-#: The game a demo table starts with when the store has none running.
-DEMO_GAME = "chope"
 #: Most buzzers a pin map has slots for.
 MAX_BUZZERS = 6
 #: Start-up refuses a store on a disk with less free space than this.
@@ -216,42 +213,34 @@ class Table(Served):
     :meth:`start` runs it in a background thread instead (tests);
     :meth:`close` releases everything.
 
-    ``source``: a registered source name, or None / ``"auto"`` (see
-    :func:`~companion.buzzers.base.choose_source`); ``source_options`` go to
-    its constructor (``port`` for a Pico...). ``demo`` None: on with mock
-    buzzers. ``session_settings``: the table's race settings.
-
-    ``pin`` / ``pin_file`` (else ``COMPANION_PIN`` / ``COMPANION_PIN_FILE``,
-    else random): :func:`resolve_pin`; ``allow_short_pin`` False refuses a
-    PIN under 6 characters (``companion serve`` does, unless
-    ``--short-pin``). ``limits``: :class:`~companion.web.limits.Limits`.
+    ``table``: its :class:`~companion.tableconfig.TableConfig` (what
+    ``companion serve`` was given); keywords named like its fields override
+    it (``Table(port=0, source="mock")``). ``config``: extra configuration
+    of the web app; ``limits``: :class:`~companion.web.limits.Limits`;
     ``announce`` shows a line on the Pi's own terminal (a replaced PIN).
     """
 
-    def __init__(self, host: str = "0.0.0.0", port: int = 8080, db_path=None,
-                 pin: str | None = None, players: list[str] | None = None,
-                 source: str | None = None, demo: bool | None = True, pinmap=None,
-                 threads: int = 64, config: dict | None = None, demo_game: str | None = DEMO_GAME,
-                 session_settings: dict | None = None, source_options: dict | None = None,
-                 pin_file=None, allow_short_pin: bool = True, limits=None,
-                 announce: Callable[[str], None] | None = None, league: dict | None = None):
-        self.host, self.port = host, port
-        self.league_options, self.league = league, None
-        self.pin_file, self.allow_short_pin = pin_file, allow_short_pin
+    def __init__(self, table: TableConfig | None = None, *, config: dict | None = None,
+                 limits=None, announce: Callable[[str], None] | None = None, **fields):
+        self.table = dataclasses.replace(table or TableConfig(), **fields)
+        t = self.table
+        self.host, self.port = t.host, t.port
+        self.league_options, self.league = t.league, None
+        self.pin_file, self.allow_short_pin = t.pin_file, t.short_pin
         self.limits = limits
         self.announce = announce
         self.gate = None
         self.lock: StoreLock | None = None
         #: why the last game could not be resumed (the table then starts with none)
         self.resume_error: str | None = None
-        self.db_path, self.pin = db_path, pin
-        self.players = list(players or DEMO_PLAYERS)[:MAX_BUZZERS]
-        self.source_kind, self.demo, self.pinmap = source, demo, pinmap
-        self.source_options = dict(source_options or {})
-        self.threads = threads
+        self.db_path, self.pin = t.db_path, t.pin
+        self.players = list(t.players or DEMO_PLAYERS)[:MAX_BUZZERS]
+        self.source_kind, self.demo, self.pinmap = t.source, t.demo, t.pinmap
+        self.source_options = dict(t.source_options or {})
+        self.threads = t.threads
         self.config = dict(config or {})
-        self.demo_game = demo_game
-        self.session_settings = session_settings
+        self.demo_game = t.demo_game
+        self.session_settings = t.settings
         self.store = self.session = self.source = self.feedback = None
         self.pipeline = self.app = self.services = None
         self.urls: list[str] = []
@@ -472,70 +461,25 @@ class Table(Served):
         return "\n".join(lines)
 
 
-def serve(host: str = "0.0.0.0", port: int = 8080, db_path=None, pin: str | None = None,
-          players: list[str] | None = None, source: str | None = None, demo: bool | None = True,
-          pinmap=None, threads: int = 64, print_fn: Callable[[str], None] = print,
-          config: dict | None = None, settings: dict | None = None,
-          source_options: dict | None = None, pin_file=None, short_pin: bool = False,
-          league: dict | None = None) -> int:
+def serve(table: TableConfig | None = None, *, print_fn: Callable[[str], None] = print,
+          config: dict | None = None, **fields) -> int:
     """Run the table until SIGINT/SIGTERM; 0 on a clean stop, 2 if it
     cannot start (port in use, no such buzzers, unusable store, a store
     another companion serves, a PIN under 6 characters without
     ``short_pin``).
 
-    ``source``: a registered source name or None/``auto``; ``demo`` None:
-    on with mock buzzers. ``pin`` None: ``pin_file``, ``COMPANION_PIN``,
-    ``COMPANION_PIN_FILE`` or a random one (printed). ``settings``: the
-    table session's race settings (tie window, lockout, debounce...;
-    :data:`companion.session.DEFAULT_SETTINGS`). Files it creates are
-    private to the user (umask 077)."""
+    ``table``: the :class:`~companion.tableconfig.TableConfig` (keywords
+    named like its fields override it); ``pin`` None: ``pin_file``,
+    ``COMPANION_PIN``, ``COMPANION_PIN_FILE`` or a random one (printed).
+    Files it creates are private to the user (umask 077)."""
     old_umask = os.umask(0o077)
     try:
-        return _serve(host, port, db_path, pin, players, source, demo, pinmap, threads, print_fn,
-                      config, settings, source_options, pin_file, short_pin, league)
+        t = Table(table, config=config, announce=print_fn, **fields)
+        return serve_until_signalled(t, "companion serve", t.host, t.port,
+                                     (StoreError, ValueError, ImportError, RuntimeError),
+                                     print_fn, t.banner)
     finally:
         os.umask(old_umask)
 
 
-def _serve(host, port, db_path, pin, players, source, demo, pinmap, threads, print_fn, config,
-           settings, source_options, pin_file, short_pin, league=None) -> int:
-    table = Table(host, port, db_path, pin, players, source, demo, pinmap, threads, config,
-                  session_settings=settings, source_options=source_options,
-                  pin_file=pin_file, allow_short_pin=short_pin, announce=print_fn,
-                  league=league)
-    return serve_until_signalled(table, "companion serve", host, port,
-                                 (StoreError, ValueError, ImportError, RuntimeError),
-                                 print_fn, table.banner)
-
-
-def main(argv=None) -> int:
-    """``python -m companion.web.server``: serve without the CLI."""
-    from .buzzers.base import source_names
-
-    p = argparse.ArgumentParser(prog="python -m companion.web.server",
-                                description="Serve the table (same as `companion serve`).")
-    p.add_argument("--host", default="0.0.0.0")
-    p.add_argument("--port", type=int, default=8080)
-    p.add_argument("--db", default=None)
-    p.add_argument("--pin", default=None)
-    p.add_argument("--pin-file", default=None)
-    p.add_argument("--short-pin", action="store_true")
-    p.add_argument("--players", default=None, help="comma-separated")
-    p.add_argument("--source", default=None, metavar="NAME",
-                   help=f"buzzer source: {', '.join(['auto', *source_names()])} "
-                        f"(default: COMPANION_SOURCE, else auto)")
-    p.add_argument("--demo", action=argparse.BooleanOptionalAction, default=None)
-    p.add_argument("--pinmap", default=None)
-    p.add_argument("--threads", type=int, default=64)
-    args = p.parse_args(argv)
-    players = [s.strip() for s in args.players.split(",") if s.strip()] if args.players else None
-
-    def out(text: str) -> None:
-        print(text, flush=True)
-
-    return serve(args.host, args.port, args.db, args.pin, players, args.source, args.demo,
-                 args.pinmap, args.threads, print_fn=out, pin_file=args.pin_file,
-                 short_pin=args.short_pin)
-
-
-__all__ = ["Table", "serve", "main", "DEMO_PLAYERS", "DEMO_GAME"]
+__all__ = ["Table", "TableConfig", "serve", "resolve_pin"]
