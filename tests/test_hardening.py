@@ -528,7 +528,7 @@ def test_a_read_only_database_is_named(host, session):
 
 
 def test_start_up_refuses_a_disk_without_room(tmp_path):
-    from companion.app import check_writable
+    from companion.storefiles import check_writable
     from companion.store import Store, StoreError
 
     store = Store(tmp_path / "t.db")
@@ -592,7 +592,8 @@ def _refused_read_only(tmp_path):
 
 
 def test_a_second_server_on_the_same_store_is_refused_naming_the_first(tmp_path):
-    from companion.app import StoreInUse, Table, serve
+    from companion.app import Table, serve
+    from companion.storefiles import StoreInUse
 
     db = str(tmp_path / "one.db")
     first = Table(host="127.0.0.1", port=0, db_path=db, pin="246810", source="none",
