@@ -1,4 +1,4 @@
-"""`companion judge`, to the letter of the DESIGN.md contract."""
+"""`companion judge`, to the letter of the race kinds' contract (docs/rules-notes.md, "Races")."""
 
 from __future__ import annotations
 
