@@ -16,12 +16,11 @@ from flask import (Blueprint, Response, jsonify, redirect, render_template, requ
                    url_for)
 from markupsafe import Markup
 
-from . import auth
+from . import auth, schema
 from .api import (BadRequest, UnknownGame, body, check_players, game_info, games_info, need_game,
                   now_ns, optional_int, page_game, services, virtual_press)
-from . import schema
 from .join import qr_svg
-from .policy import HOST, PUBLIC, allow
+from .policy import HOST, PRESS_MAX_BYTES, PUBLIC, allow
 
 bp = Blueprint("host", __name__)
 log = logging.getLogger(__name__)
@@ -428,7 +427,7 @@ def rematch():
 
 
 @bp.post("/api/host/press")
-@allow(HOST)
+@allow(HOST, max_bytes=PRESS_MAX_BYTES)
 def host_press():
     """A virtual buzzer pressed from the console (any mode; millisecond accuracy)."""
     return virtual_press()

@@ -2,9 +2,12 @@
 
 The secret: 256 bits, ``HMAC-SHA256(server key, nonce)`` with a random
 32-byte nonce from :mod:`secrets`. The store keeps the nonce and the SHA-256
-digest of the secret, never the secret itself (see :mod:`companion.web.player`
-for who may use a link when). Both the route policy (``who=PLAYER``:
-:mod:`companion.web.policy`) and the player pages read links through here.
+digest of the secret, never the secret itself, so a copy of the database
+alone opens no page, while the host console can show the link again (it has
+the key). A link is found by its digest and the digests are compared with
+:func:`hmac.compare_digest`. Who may use a link when: :mod:`companion.web.player`.
+Both the route policy (``who=PLAYER``: :mod:`companion.web.policy`) and the
+player pages read links through here.
 """
 
 from __future__ import annotations

@@ -7,12 +7,10 @@ cards they drew) through :meth:`TableSession.log_private`. No PIN: the secret
 in the link is the credential, shown to the host (a link and a QR code per
 player, ``/api/host/player-links``) and revocable there.
 
-The secret: 256 bits, ``HMAC-SHA256(server key, nonce)`` with a random
-32-byte nonce from :mod:`secrets`. The store keeps the nonce and the SHA-256
-digest of the secret, never the secret itself, so a copy of the database
-alone opens no page, while the host console can show the link again (it has
-the key). A link is found by its digest and the digests are compared with
-:func:`hmac.compare_digest`.
+The secret, its digest and the check that a link opens a page now are
+:mod:`companion.web.links`; every ``/p/`` and ``/api/p/`` route declares
+``who=PLAYER`` (:mod:`companion.web.policy`), so the link is checked before
+the view runs and the view reads its player from ``g.player``.
 
 Whose link works when: a link belongs to a player *at a seating* (the set
 of names at the table). It opens that player's page in the running game
