@@ -716,6 +716,19 @@ def test_a_route_added_later_without_a_policy_is_refused(session):
         app.extensions["companion"].close()
 
 
+def test_the_connection_caps_import_nothing_of_the_web_app():
+    """web/limits.py sits under the app (auth reads its list of trusted
+    addresses; the policy reads its bands): it imports no module of the app
+    back, so auth and limits no longer import each other."""
+    import ast
+
+    import companion.web.limits as limits
+
+    tree = ast.parse(Path(limits.__file__).read_text())
+    relative = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
+    assert relative == []
+
+
 def test_a_host_route_refuses_a_stranger_before_reading_the_body(client):
     token = client.get("/api/csrf").json["csrf"]
     r = client.post("/api/host/event", data="[" * 100_000 + "]" * 100_000,
