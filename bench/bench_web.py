@@ -22,7 +22,7 @@
   reader on its standard input that presses the mock pins
   (``python -m bench.bench_web --pressable-server``).
 
-The server is the real one (``python -m companion.web.server``, what
+The server is the real one (``python -m companion serve``, what
 ``companion serve`` runs: waitress, the buzzer pipeline, mock buzzers) in a
 subprocess on 127.0.0.1; the clients are plain sockets in one thread with a
 selector. Loopback only; every loop has a deadline; the server is stopped
@@ -192,7 +192,7 @@ def _start_server(port: int, db: str, root: Path = ROOT,
     args = ["--host", "127.0.0.1", "--port", str(port), "--db", db, "--pin", PIN,
             "--source", "mock", "--demo", "--players", ",".join(PLAYERS), "--threads", "64"]
     module = ["-m", "bench.bench_web", "--pressable-server"] if pressable else \
-        ["-m", "companion.web.server"]
+        ["-m", "companion", "serve"]
     proc = subprocess.Popen(
         [sys.executable, *module, *args], cwd=root, env=env,
         stdin=subprocess.PIPE if pressable else subprocess.DEVNULL,
@@ -383,7 +383,8 @@ def pressable_server(argv: list[str]) -> int:
     p.add_argument("--threads", type=int, default=64)
     p.add_argument("--demo", action="store_true")
     a = p.parse_args(argv)
-    table = Table(a.host, a.port, a.db, a.pin, a.players.split(","), a.source, a.demo,
+    table = Table(host=a.host, port=a.port, db_path=a.db, pin=a.pin,
+                  players=a.players.split(","), source=a.source, demo=a.demo,
                   threads=a.threads).open()
 
     def presses() -> None:

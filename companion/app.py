@@ -17,8 +17,9 @@
 
 Before the store: one server per store (a lock file next to it, naming the
 process that holds it), files made private (mode 0600: the log holds secret
-Favourites) and a store it cannot write refused with the reason. The web
-app runs behind :class:`~companion.web.limits.Gate` (per-address caps on
+Favourites) and a store it cannot write refused with the reason
+(:mod:`companion.storefiles`). The web app runs behind
+:class:`~companion.web.limits.Gate` (per-address caps on
 connections and requests in flight, slow requests cut off, capacity kept
 for the Pi and the host).
 
@@ -35,7 +36,7 @@ Serving blocks until Ctrl-C or SIGTERM:
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import logging
 import os
 import sqlite3
@@ -44,135 +45,16 @@ from typing import Callable
 
 from .serving import Served, serve_until_signalled
 from .store import StoreError
+from .storefiles import StoreLock, check_writable, private_files
+from .tableconfig import DEMO_PLAYERS, TableConfig
 
 log = logging.getLogger(__name__)
 
-#: Player names (and mock buzzer ids) when none are given.
-DEMO_PLAYERS = ["Ana", "Bo", "Cy", "Dee"]
-#: The game a demo table starts with when the store has none running.
-DEMO_GAME = "chope"
 #: Most buzzers a pin map has slots for.
 MAX_BUZZERS = 6
-#: Start-up refuses a store on a disk with less free space than this.
-MIN_FREE_BYTES = 1 << 20
 #: Environment variables for the PIN (a file is better on a shared machine:
 #: ``--pin`` shows in ``ps``, and so does the environment to the same user).
 ENV_PIN, ENV_PIN_FILE = "COMPANION_PIN", "COMPANION_PIN_FILE"
-
-
-class StoreInUse(StoreError):
-    """Another companion process is serving this store."""
-
-
-class StoreLock:
-    """One server per store: an exclusive ``flock`` on ``<db>.lock`` (mode
-    0600), holding the pid of the process that took it. A separate file,
-    because closing any descriptor of the database itself would drop
-    SQLite's own locks. The kernel releases it when the process dies, so a
-    crash never leaves a stale lock."""
-
-    def __init__(self, db_path):
-        self.path = Path(f"{db_path}.lock")
-        self.db_path = db_path
-        self._fd: int | None = None
-
-    def acquire(self) -> "StoreLock":
-        import fcntl
-
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as exc:
-            raise StoreError(f"cannot create the lock file {self.path}: "
-                             f"{exc.strerror or exc}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            try:
-                other = os.read(fd, 32).decode("ascii", "replace").strip()
-            except OSError:
-                other = ""
-            os.close(fd)
-            who = f"pid {other}" if other.isdigit() else "another process"
-            raise StoreInUse(
-                f"{self.db_path} is already served by another companion ({who}); one server "
-                f"per store: stop that one first"
-                f"{f' (kill {other})' if other.isdigit() else ''}, or give this one "
-                f"another --db") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        try:
-            os.fchmod(fd, 0o600)
-        except OSError:
-            pass
-        self._fd = fd
-        return self
-
-    def release(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            try:
-                os.ftruncate(fd, 0)
-            except OSError:
-                pass
-            os.close(fd)          # closing drops the flock
-
-
-def private_files(db_path) -> None:
-    """Mode 0600 for the store and its companions (``-wal``, ``-shm``, the
-    cookie secret, the logins, the lock): they hold secret Favourites and
-    the host's logins. A missing database is created empty with 0600 first,
-    so SQLite gives its ``-wal`` and ``-shm`` the same mode."""
-    path = Path(db_path)
-    if not path.exists():
-        try:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        except OSError:
-            pass            # the store reports what is wrong with the place
-    for p in (path, *(Path(f"{path}{s}") for s in ("-wal", "-shm", "-secret", "-logins",
-                                                    ".lock"))):
-        try:
-            if p.exists() and (p.stat().st_mode & 0o077):
-                os.chmod(p, 0o600)
-        except OSError:
-            pass
-
-
-def check_writable(store, min_free: int = MIN_FREE_BYTES, free_bytes=None) -> None:
-    """StoreError saying why, if the table could not keep its log in
-    ``store``: a disk with less than ``min_free`` bytes free, or a write
-    that fails (a read-only file or disk). The probe rewrites a meta row
-    with the value it already has."""
-    if store.memory:
-        return
-    path = store.path
-    try:
-        free = free_bytes(path) if free_bytes else _free_bytes(path)
-    except OSError:
-        free = None
-    if free is not None and free < min_free:
-        raise StoreError(f"cannot keep the table's log in {path}: the disk is full "
-                         f"({free // 1024} KB free); free some space or use another --db")
-    from .store import failure_cause
-
-    conn = store.conn
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
-                         (row[0] if row else str(store.schema_version()),))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot keep the table's log in {path}: {failure_cause(exc)} "
-                         f"({exc}); nothing was changed") from None
-
-
-def _free_bytes(path) -> int:
-    st = os.statvfs(Path(path).parent)
-    return st.f_bavail * st.f_frsize
 
 
 def resolve_pin(pin: str | None = None, pin_file=None, allow_short: bool = False,
@@ -216,42 +98,34 @@ class Table(Served):
     :meth:`start` runs it in a background thread instead (tests);
     :meth:`close` releases everything.
 
-    ``source``: a registered source name, or None / ``"auto"`` (see
-    :func:`~companion.buzzers.base.choose_source`); ``source_options`` go to
-    its constructor (``port`` for a Pico...). ``demo`` None: on with mock
-    buzzers. ``session_settings``: the table's race settings.
-
-    ``pin`` / ``pin_file`` (else ``COMPANION_PIN`` / ``COMPANION_PIN_FILE``,
-    else random): :func:`resolve_pin`; ``allow_short_pin`` False refuses a
-    PIN under 6 characters (``companion serve`` does, unless
-    ``--short-pin``). ``limits``: :class:`~companion.web.limits.Limits`.
+    ``table``: its :class:`~companion.tableconfig.TableConfig` (what
+    ``companion serve`` was given); keywords named like its fields override
+    it (``Table(port=0, source="mock")``). ``config``: extra configuration
+    of the web app; ``limits``: :class:`~companion.web.limits.Limits`;
     ``announce`` shows a line on the Pi's own terminal (a replaced PIN).
     """
 
-    def __init__(self, host: str = "0.0.0.0", port: int = 8080, db_path=None,
-                 pin: str | None = None, players: list[str] | None = None,
-                 source: str | None = None, demo: bool | None = True, pinmap=None,
-                 threads: int = 64, config: dict | None = None, demo_game: str | None = DEMO_GAME,
-                 session_settings: dict | None = None, source_options: dict | None = None,
-                 pin_file=None, allow_short_pin: bool = True, limits=None,
-                 announce: Callable[[str], None] | None = None, league: dict | None = None):
-        self.host, self.port = host, port
-        self.league_options, self.league = league, None
-        self.pin_file, self.allow_short_pin = pin_file, allow_short_pin
+    def __init__(self, table: TableConfig | None = None, *, config: dict | None = None,
+                 limits=None, announce: Callable[[str], None] | None = None, **fields):
+        self.table = dataclasses.replace(table or TableConfig(), **fields)
+        t = self.table
+        self.host, self.port = t.host, t.port
+        self.league_options, self.league = t.league, None
+        self.pin_file, self.allow_short_pin = t.pin_file, t.short_pin
         self.limits = limits
         self.announce = announce
         self.gate = None
         self.lock: StoreLock | None = None
         #: why the last game could not be resumed (the table then starts with none)
         self.resume_error: str | None = None
-        self.db_path, self.pin = db_path, pin
-        self.players = list(players or DEMO_PLAYERS)[:MAX_BUZZERS]
-        self.source_kind, self.demo, self.pinmap = source, demo, pinmap
-        self.source_options = dict(source_options or {})
-        self.threads = threads
+        self.db_path, self.pin = t.db_path, t.pin
+        self.players = list(t.players or DEMO_PLAYERS)[:MAX_BUZZERS]
+        self.source_kind, self.demo, self.pinmap = t.source, t.demo, t.pinmap
+        self.source_options = dict(t.source_options or {})
+        self.threads = t.threads
         self.config = dict(config or {})
-        self.demo_game = demo_game
-        self.session_settings = session_settings
+        self.demo_game = t.demo_game
+        self.session_settings = t.settings
         self.store = self.session = self.source = self.feedback = None
         self.pipeline = self.app = self.services = None
         self.urls: list[str] = []
@@ -265,7 +139,7 @@ class Table(Served):
         from .buzzers.pipeline import Pipeline
         from .session import ResumeError, TableSession
         from .web import create_app
-        from .web.limits import Gate, Limits, reserve_guard
+        from .web.limits import Gate, Limits
 
         self.pin = resolve_pin(self.pin, self.pin_file, self.allow_short_pin)
         self._open_store()
@@ -296,7 +170,6 @@ class Table(Served):
         config.update(self.config)
         self.app = create_app(config, session=self.session, pipeline=self.pipeline,
                               buzzers=buzzers)
-        self.app.before_request(reserve_guard)
         self.services = self.app.extensions["companion"]
         self.pin = self.services.pin
         self.gate = Gate(self.limits or Limits())
@@ -473,70 +346,25 @@ class Table(Served):
         return "\n".join(lines)
 
 
-def serve(host: str = "0.0.0.0", port: int = 8080, db_path=None, pin: str | None = None,
-          players: list[str] | None = None, source: str | None = None, demo: bool | None = True,
-          pinmap=None, threads: int = 64, print_fn: Callable[[str], None] = print,
-          config: dict | None = None, settings: dict | None = None,
-          source_options: dict | None = None, pin_file=None, short_pin: bool = False,
-          league: dict | None = None) -> int:
+def serve(table: TableConfig | None = None, *, print_fn: Callable[[str], None] = print,
+          config: dict | None = None, **fields) -> int:
     """Run the table until SIGINT/SIGTERM; 0 on a clean stop, 2 if it
     cannot start (port in use, no such buzzers, unusable store, a store
     another companion serves, a PIN under 6 characters without
     ``short_pin``).
 
-    ``source``: a registered source name or None/``auto``; ``demo`` None:
-    on with mock buzzers. ``pin`` None: ``pin_file``, ``COMPANION_PIN``,
-    ``COMPANION_PIN_FILE`` or a random one (printed). ``settings``: the
-    table session's race settings (tie window, lockout, debounce...;
-    :data:`companion.session.DEFAULT_SETTINGS`). Files it creates are
-    private to the user (umask 077)."""
+    ``table``: the :class:`~companion.tableconfig.TableConfig` (keywords
+    named like its fields override it); ``pin`` None: ``pin_file``,
+    ``COMPANION_PIN``, ``COMPANION_PIN_FILE`` or a random one (printed).
+    Files it creates are private to the user (umask 077)."""
     old_umask = os.umask(0o077)
     try:
-        return _serve(host, port, db_path, pin, players, source, demo, pinmap, threads, print_fn,
-                      config, settings, source_options, pin_file, short_pin, league)
+        t = Table(table, config=config, announce=print_fn, **fields)
+        return serve_until_signalled(t, "companion serve", t.host, t.port,
+                                     (StoreError, ValueError, ImportError, RuntimeError),
+                                     print_fn, t.banner)
     finally:
         os.umask(old_umask)
 
 
-def _serve(host, port, db_path, pin, players, source, demo, pinmap, threads, print_fn, config,
-           settings, source_options, pin_file, short_pin, league=None) -> int:
-    table = Table(host, port, db_path, pin, players, source, demo, pinmap, threads, config,
-                  session_settings=settings, source_options=source_options,
-                  pin_file=pin_file, allow_short_pin=short_pin, announce=print_fn,
-                  league=league)
-    return serve_until_signalled(table, "companion serve", host, port,
-                                 (StoreError, ValueError, ImportError, RuntimeError),
-                                 print_fn, table.banner)
-
-
-def main(argv=None) -> int:
-    """``python -m companion.web.server``: serve without the CLI."""
-    from .buzzers.base import source_names
-
-    p = argparse.ArgumentParser(prog="python -m companion.web.server",
-                                description="Serve the table (same as `companion serve`).")
-    p.add_argument("--host", default="0.0.0.0")
-    p.add_argument("--port", type=int, default=8080)
-    p.add_argument("--db", default=None)
-    p.add_argument("--pin", default=None)
-    p.add_argument("--pin-file", default=None)
-    p.add_argument("--short-pin", action="store_true")
-    p.add_argument("--players", default=None, help="comma-separated")
-    p.add_argument("--source", default=None, metavar="NAME",
-                   help=f"buzzer source: {', '.join(['auto', *source_names()])} "
-                        f"(default: COMPANION_SOURCE, else auto)")
-    p.add_argument("--demo", action=argparse.BooleanOptionalAction, default=None)
-    p.add_argument("--pinmap", default=None)
-    p.add_argument("--threads", type=int, default=64)
-    args = p.parse_args(argv)
-    players = [s.strip() for s in args.players.split(",") if s.strip()] if args.players else None
-
-    def out(text: str) -> None:
-        print(text, flush=True)
-
-    return serve(args.host, args.port, args.db, args.pin, players, args.source, args.demo,
-                 args.pinmap, args.threads, print_fn=out, pin_file=args.pin_file,
-                 short_pin=args.short_pin)
-
-
-__all__ = ["Table", "serve", "main", "DEMO_PLAYERS", "DEMO_GAME"]
+__all__ = ["Table", "TableConfig", "serve", "resolve_pin"]

@@ -101,47 +101,16 @@ def _replay(args, stdin, stdout, stderr) -> int:
     return 0
 
 
-def parse_settings(pairs: list[str]) -> dict:
-    """``["tie_window_us=500", "lockout_ms=none"]`` as the session's settings;
-    ValueError names an unknown setting or a bad value."""
-    from .session import DEFAULT_SETTINGS
-
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or key not in DEFAULT_SETTINGS:
-            raise ValueError(f"--set {pair!r}: expected NAME=VALUE with NAME one of "
-                             f"{', '.join(DEFAULT_SETTINGS)}")
-        value = value.strip().lower()
-        if value in ("none", "off", ""):
-            out[key] = None
-        elif value in ("true", "yes", "on", "false", "no"):
-            out[key] = value in ("true", "yes", "on")
-        else:
-            try:
-                out[key] = int(value)
-            except ValueError:
-                raise ValueError(f"--set {pair!r}: {key} takes a whole number") from None
-    return out
-
-
 def _serve(args, stdin, stdout, stderr) -> int:
     from .app import serve
+    from .tableconfig import TableConfig
 
     try:
-        settings = parse_settings(args.set)
+        table = TableConfig.from_args(args)
     except ValueError as exc:
         print(f"companion serve: {exc}", file=stderr)
         return 2
-    players = [p.strip() for p in args.players.split(",") if p.strip()] if args.players else None
-    return serve(host=args.host, port=args.port, db_path=args.db, pin=args.pin,
-                 players=players, source=args.source, demo=args.demo, pinmap=args.pinmap,
-                 threads=args.threads, settings=settings, pin_file=args.pin_file,
-                 short_pin=args.short_pin,
-                 league=None if not args.league else {
-                     "url": args.league, "table_id": args.table_id,
-                     "user": args.league_user, "password_file": args.league_password_file})
+    return serve(table)
 
 
 def _buzz(args, stdin, stdout, stderr) -> int:
@@ -154,15 +123,9 @@ def _buzz(args, stdin, stdout, stderr) -> int:
                     stderr=stderr)
 
 
-def _source_help() -> str:
-    from .buzzers.base import ENV_VAR, source_names
-
-    return (f"buzzer source: {', '.join(['auto', *source_names()])} (default: {ENV_VAR}, "
-            f"else auto: the first of pico, gpio, mock found here)")
-
-
 def build_parser() -> argparse.ArgumentParser:
     from .referee import KINDS
+    from .tableconfig import add_arguments, source_help
 
     parser = _Parser(prog="companion", description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -187,34 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(run=_replay)
 
     s = sub.add_parser("serve", help="run the table: buzzers, tracker and the phone page")
-    s.add_argument("--host", default="0.0.0.0")
-    s.add_argument("--port", type=int, default=8080)
-    s.add_argument("--db", help="SQLite file (default: the user's data directory)")
-    s.add_argument("--pin", help="host console PIN, at least 6 characters (shows in `ps`: on a "
-                                 "shared machine use --pin-file or COMPANION_PIN; default: "
-                                 "COMPANION_PIN, COMPANION_PIN_FILE or a random one, printed)")
-    s.add_argument("--pin-file", metavar="FILE",
-                   help="read the host PIN from the first line of FILE (keep it mode 0600)")
-    s.add_argument("--short-pin", action="store_true",
-                   help="accept a PIN shorter than 6 characters (a guest can guess a 4-digit "
-                        "PIN in hours)")
-    s.add_argument("--players", help="buzzer players for the demo, comma-separated")
-    s.add_argument("--source", default=None, metavar="NAME", help=_source_help())
-    s.add_argument("--demo", action=argparse.BooleanOptionalAction, default=None,
-                   help="on-screen virtual buzzers (default: on with mock buzzers)")
-    s.add_argument("--pinmap", help="pin map TOML (default: hardware/pinmap.toml)")
-    s.add_argument("--threads", type=int, default=64)
-    s.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="a race setting, e.g. tie_window_us=500, lockout_ms=300, "
-                        "debounce_ms=20, hold_ms=30, stuck_ms=10000, countdown_ms=3000 "
-                        "(docs/rules-notes.md)")
-    s.add_argument("--league", metavar="URL", default=None,
-                   help="publish this table to a league broker, mqtt://host:port (off by "
-                        "default; docs/league.md)")
-    s.add_argument("--table-id", default=None, help="this table's id in the league")
-    s.add_argument("--league-user", default=None, help="broker user (default: the table id)")
-    s.add_argument("--league-password-file", default=None, metavar="FILE",
-                   help="file whose first line is this table's broker password")
+    add_arguments(s)
     s.set_defaults(run=_serve)
 
     sub.add_parser("league", add_help=False,
@@ -223,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("buzz", help="races in the terminal; mock buzzers on keys 1-6")
     b.add_argument("--players", default="A,B,C,D")
-    b.add_argument("--source", default=None, metavar="NAME", help=_source_help())
+    b.add_argument("--source", default=None, metavar="NAME", help=source_help())
     b.add_argument("--pinmap")
     b.add_argument("--debounce-ms", type=int, default=20)
     b.add_argument("--tie-window-us", type=int, default=0)

@@ -20,14 +20,13 @@ The state is what replaying the events gives; nothing else is stored.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .games import Game, RulesError, get_game
+from .eventlog import Replay, summary  # noqa: F401  (summary: re-exported for session.py)
+from .games import RulesError
 
 FORMAT = "tabletop-companion-game"
 VERSION = 1
-LOG_EVENTS = ("undo", "redo")
 
 
 class GameFileError(ValueError):
@@ -56,65 +55,6 @@ def loads(text: str):
 def header(game: str, players: list[str], options: dict | None = None) -> dict:
     return {"format": FORMAT, "version": VERSION, "game": game, "players": list(players),
             "options": dict(options or {})}
-
-
-@dataclass
-class Replay:
-    """The effective history of a game: its state after every effective event."""
-
-    game: Game
-    players: list[str]
-    options: dict
-    states: list[Any]                      # states[0] is the setup
-    events: list[dict] = field(default_factory=list)   # effective events
-    undone: list[tuple[dict, Any]] = field(default_factory=list)  # redo stack
-
-    @property
-    def state(self) -> Any:
-        return self.states[-1]
-
-    @classmethod
-    def start(cls, game_name: str, players: list[str], options: dict | None = None) -> "Replay":
-        game = get_game(game_name)
-        state = game.setup(players, options or {})
-        return cls(game, list(players), dict(options or {}), [state])
-
-    def apply(self, event: dict) -> Any:
-        """Apply one logged event (game event, undo or redo); raises
-        RulesError and changes nothing if it is illegal."""
-        kind = event.get("type") if isinstance(event, dict) else None
-        if kind == "undo":
-            if not self.events:
-                raise RulesError("nothing to undo", "undo")
-            self.undone.append((self.events.pop(), self.states.pop()))
-        elif kind == "redo":
-            if not self.undone:
-                raise RulesError("nothing to redo", "redo")
-            ev, st = self.undone.pop()
-            self.events.append(ev)
-            self.states.append(st)
-        else:
-            new = self.game.apply(self.state, event)
-            self.events.append(event)
-            self.states.append(new)
-            self.undone.clear()
-        return self.state
-
-    def summary(self) -> dict:
-        return summary(self.game, self.players, self.state)
-
-
-def summary(game: Game, players: list[str], state: Any) -> dict:
-    """The final-state object ``companion replay`` prints."""
-    return {
-        "game": game.name,
-        "players": list(players),
-        "scores": game.scores(state),
-        "current_player": game.current_player(state),
-        "finished": game.finished(state),
-        "ranking": game.ranking(state),
-        "view": game.public_view(state),
-    }
 
 
 def parse_header(obj: Any) -> tuple[str, list[str], dict]:

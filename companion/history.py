@@ -17,8 +17,9 @@ import csv
 import io
 import json
 import statistics
-from typing import Any, Iterable
+from typing import Iterable
 
+from .eventlog import effective_events, jsonable  # noqa: F401  (re-exported for session.py)
 from .gamefile import header, parse_header, replay_lines
 from .games import RulesError
 from .referee import FIRST_PRESS, LAST_PRESS
@@ -28,14 +29,6 @@ US = 1_000
 
 PALETTE = ["#e53935", "#1e88e5", "#43a047", "#fdd835", "#8e24aa", "#fb8c00", "#00acc1",
            "#6d4c41"]
-
-
-def jsonable(value: Any, what: str = "event") -> Any:
-    """``value`` as plain JSON (a deep copy); RulesError if it is not JSON."""
-    try:
-        return json.loads(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise RulesError(f"the {what} is not JSON: {exc}", "format") from None
 
 
 def normalise_players(players: list) -> list[dict]:
@@ -60,28 +53,6 @@ def normalise_players(players: list) -> list[dict]:
     if len(set(buzzers)) != len(buzzers):
         raise RulesError("two players have the same buzzer", "setup")
     return out
-
-
-def effective_events(events: Iterable[dict]) -> list[dict]:
-    """The events a log's undo/redo leave in effect (no tracker needed).
-
-    >>> effective_events([{"type": "a"}, {"type": "b"}, {"type": "undo"}, {"type": "c"}])
-    [{'type': 'a'}, {'type': 'c'}]
-    """
-    eff: list[dict] = []
-    undone: list[dict] = []
-    for ev in events:
-        kind = ev.get("type")
-        if kind == "undo":
-            if eff:
-                undone.append(eff.pop())
-        elif kind == "redo":
-            if undone:
-                eff.append(undone.pop())
-        else:
-            eff.append(ev)
-            undone.clear()
-    return eff
 
 
 # ---------------------------------------------------------------------------

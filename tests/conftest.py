@@ -91,7 +91,7 @@ def live_server(tmp_path):
     from companion.app import Table
 
     table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "live.db"), pin=PIN,
-                  players=["Ana", "Bo", "Cy"], source="mock", demo=True, threads=16,
+                  short_pin=True, players=["Ana", "Bo", "Cy"], source="mock", demo=True, threads=16,
                   config={"SSE_HEARTBEAT_S": 1.0})
     table.open()
     table.start()

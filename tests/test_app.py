@@ -208,7 +208,7 @@ def test_the_table_opens_serves_and_closes(tmp_path):
     from companion.app import Table
 
     table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
-                  players=["Ana", "Bo"], source="mock", demo=True, threads=8)
+                  short_pin=True, players=["Ana", "Bo"], source="mock", demo=True, threads=8)
     table.open()
     try:
         assert table.port != 0 and table.source.name == "mock"
@@ -227,11 +227,41 @@ def test_the_table_opens_serves_and_closes(tmp_path):
                                                                 "companion-pipeline")]
 
 
+def test_companion_serve_hands_every_option_to_the_table_in_one_config(monkeypatch):
+    """One parser, one TableConfig: what `companion serve` is given (race
+    settings and the league included) is what the table is built from."""
+    import companion.app
+    from companion.app import Table
+    from companion.cli import main
+    from companion.tableconfig import TableConfig
+
+    got = []
+    monkeypatch.setattr(companion.app, "serve", lambda table: got.append(table) or 0)
+    assert main(["serve", "--host", "127.0.0.1", "--port", "0", "--db", "x.db",
+                 "--pin-file", "pin.txt", "--short-pin", "--players", "Ana, Bo,",
+                 "--source", "mock", "--no-demo", "--pinmap", "p.toml", "--threads", "8",
+                 "--set", "lockout_ms=300", "--set", "auto_start=no",
+                 "--league", "mqtt://league:1883", "--table-id", "t1",
+                 "--league-password-file", "pw"]) == 0
+    expected = TableConfig(
+        host="127.0.0.1", port=0, db_path="x.db", pin_file="pin.txt", short_pin=True,
+        players=["Ana", "Bo"], source="mock", demo=False, pinmap="p.toml", threads=8,
+        settings={"lockout_ms": 300, "auto_start": False},
+        league={"url": "mqtt://league:1883", "table_id": "t1", "user": None,
+                "password_file": "pw"})
+    assert got == [expected]
+    table = Table(expected, port=9)               # a keyword overrides one field
+    assert table.table == TableConfig(**{**expected.__dict__, "port": 9})
+    assert table.session_settings == expected.settings
+    assert table.league_options == expected.league and table.allow_short_pin
+    assert not hasattr(companion.app, "main")     # no second parser to drift
+
+
 def test_a_table_opened_but_never_run_releases_its_port(tmp_path):
     from companion.app import Table
 
     table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
-                  source="none", demo=False, threads=4)
+                  short_pin=True, source="none", demo=False, threads=4)
     table.open()
     port = table.port
     assert table.source.name == "none" and table.feedback is None
@@ -244,7 +274,7 @@ def test_a_table_stops_with_live_pages_open(tmp_path):
     from companion.app import Table
 
     table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
-                  source="mock", threads=16).open().start()
+                  short_pin=True, source="mock", threads=16).open().start()
     conns = []
     try:
         for _ in range(3):
@@ -277,7 +307,7 @@ def test_a_table_on_a_pico_box_drives_the_box_s_own_leds_and_cue(tmp_path):
 
     with SimBox(tmp_path / "box") as box:
         table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
-                      players=["Ana", "Bo"], source="pico",
+                      short_pin=True, players=["Ana", "Bo"], source="pico",
                       source_options={"port": box.port}, threads=4)
         table.open()
         try:

@@ -231,14 +231,13 @@ def test_requests_in_flight_are_capped_per_address_but_not_for_the_pi():
 
 def test_past_the_guests_share_only_the_host_is_served(app, client):
     """The reserve: connections opened when every guest slot was taken
-    serve the host (and the login) only."""
-    from companion.web.limits import BAND_KEY, Gate, Limits, reserve_guard
+    serve the host (and the login) only: the routes' policy, in every app."""
+    from companion.web.limits import BAND_KEY, Gate, Limits
 
     gate = Gate(Limits(per_address=4, guests=2, reserve=1))
     assert [gate.admit(a) for a in ("10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4")] == [
         "guest", "guest", "reserve", None]
     assert gate.admit("127.0.0.1") == "trusted"
-    app.before_request(reserve_guard)
     reserve = {BAND_KEY: "reserve"}
     r = client.get("/api/state", environ_base=reserve)
     assert r.status_code == 503 and r.headers["Retry-After"]
@@ -529,7 +528,7 @@ def test_a_read_only_database_is_named(host, session):
 
 
 def test_start_up_refuses_a_disk_without_room(tmp_path):
-    from companion.app import check_writable
+    from companion.storefiles import check_writable
     from companion.store import Store, StoreError
 
     store = Store(tmp_path / "t.db")
@@ -593,7 +592,8 @@ def _refused_read_only(tmp_path):
 
 
 def test_a_second_server_on_the_same_store_is_refused_naming_the_first(tmp_path):
-    from companion.app import StoreInUse, Table, serve
+    from companion.app import Table, serve
+    from companion.storefiles import StoreInUse
 
     db = str(tmp_path / "one.db")
     first = Table(host="127.0.0.1", port=0, db_path=db, pin="246810", source="none",
@@ -659,6 +659,94 @@ def test_a_damaged_event_is_named_and_the_store_kept_as_it_is(tmp_path, body, wo
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT COUNT(*) FROM games").fetchone()[0] == before
     assert conn.execute("SELECT body FROM events WHERE id = 2").fetchone()[0] == body
+
+
+# ---------------------------------------------------------------------------
+# 8. every route declares its policy
+
+
+def test_every_route_declares_who_may_call_it(app):
+    """Who a route serves is read from the route itself (``@allow``): the
+    host's JSON is the host's, a player link's routes are the player's."""
+    from companion.web.policy import HOST, PLAYER, PUBLIC, policy_of
+
+    seen = set()
+    for rule in app.url_map.iter_rules():
+        policy = policy_of(app, rule.endpoint)
+        assert policy is not None, rule
+        seen.add(policy.who)
+        if rule.rule.startswith(("/api/p/", "/p/")):
+            assert policy.who == PLAYER, rule
+        elif rule.rule.startswith("/api/host/") and not rule.rule.startswith(
+                ("/api/host/login", "/api/host/logout")):
+            assert policy.who == HOST, rule
+    assert seen == {PUBLIC, HOST, PLAYER}
+
+
+def test_an_app_with_a_route_that_declares_no_policy_does_not_start():
+    from flask import Blueprint, Flask
+
+    from companion.web.policy import PUBLIC, UndeclaredRoute, allow, install
+
+    bp = Blueprint("new", __name__)
+
+    @bp.get("/declared")
+    @allow(PUBLIC)
+    def declared():
+        return "ok"
+
+    @bp.post("/api/forgot")
+    def forgot():
+        return "oops"
+
+    app = Flask(__name__)
+    app.register_blueprint(bp)
+    with pytest.raises(UndeclaredRoute, match="new.forgot"):
+        install(app)
+
+
+def test_a_route_added_later_without_a_policy_is_refused(session):
+    app = make_app(session, DEMO=True)
+    calls = []
+    app.add_url_rule("/api/sneaky", "sneaky", lambda: calls.append(1) or "ran")
+    try:
+        r = app.test_client().get("/api/sneaky")
+        assert r.status_code == 500 and r.json["rule"] == "policy" and not calls
+    finally:
+        app.extensions["companion"].close()
+
+
+def test_the_connection_caps_import_nothing_of_the_web_app():
+    """web/limits.py sits under the app (auth reads its list of trusted
+    addresses; the policy reads its bands): it imports no module of the app
+    back, so auth and limits no longer import each other."""
+    import ast
+
+    import companion.web.limits as limits
+
+    tree = ast.parse(Path(limits.__file__).read_text())
+    relative = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
+    assert relative == []
+
+
+def test_a_host_route_refuses_a_stranger_before_reading_the_body(client):
+    token = client.get("/api/csrf").json["csrf"]
+    r = client.post("/api/host/event", data="[" * 100_000 + "]" * 100_000,
+                    headers={"X-CSRF-Token": token, "Content-Type": "application/json"})
+    assert r.status_code == 401 and r.json["rule"] == "login"
+
+
+def test_a_press_body_past_its_declared_size_is_a_413(app, client, session):
+    from companion.web.policy import PRESS_MAX_BYTES
+
+    chope(session)
+    token = client.get("/api/csrf").json["csrf"]
+    r = client.post("/api/press", json={"player": "bo", "pad": "x" * PRESS_MAX_BYTES},
+                    headers={"X-CSRF-Token": token})
+    assert r.status_code == 413 and r.json["rule"] == "format"
+    r = client.post("/api/press", json={"player": "bo", "pressed": True},
+                    headers={"X-CSRF-Token": token})
+    assert r.status_code == 200
 
 
 # ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""`companion judge`, to the letter of the DESIGN.md contract."""
+"""`companion judge`, to the letter of the race kinds' contract (docs/rules-notes.md, "Races")."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def test_judge_as_a_real_command():
 
 
 def test_serve_settings_parse_and_refuse_unknown_names():
-    from companion.cli import parse_settings
+    from companion.tableconfig import parse_settings
 
     assert parse_settings(["tie_window_us=500", "lockout-ms=none", "auto_start=yes"]) == {
         "tie_window_us": 500, "lockout_ms": None, "auto_start": True}

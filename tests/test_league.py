@@ -498,9 +498,10 @@ def test_companion_serve_with_league_publishes_the_table(tmp_path, broker):
     from companion.app import Table as ServedTable
 
     league = league_server(tmp_path, broker)
-    served = ServedTable("127.0.0.1", 0, tmp_path / "served.db", pin="246810", source="mock",
-                         demo=True, league={"url": broker.url, "table_id": "t1",
-                                            "password_file": broker.files["secrets"]["t1"]})
+    served = ServedTable(host="127.0.0.1", port=0, db_path=tmp_path / "served.db", pin="246810",
+                         source="mock", demo=True,
+                         league={"url": broker.url, "table_id": "t1",
+                                 "password_file": broker.files["secrets"]["t1"]})
     try:
         served.open().start()
         assert "League: table t1 -> " in served.banner()

@@ -1,7 +1,7 @@
 """Private player pages (docs/web.md, "Private player pages"): the secret
 links, the page, the player's own events and buzzer, and the wire checks
 that no other page, answer, stream or export carries a player's hidden
-cards (DESIGN.md, "Hidden information").
+cards (docs/rules-notes.md, "Hidden information: what the tracker knows").
 
 The strongest check is non-interference: two tables play the same public
 game while one player draws different hidden cards; everything any other

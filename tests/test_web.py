@@ -668,7 +668,7 @@ def test_table_banner_shows_urls_qr_and_pin(tmp_path):
     from companion.app import Table
 
     t = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "b.db"), pin="97531",
-              source="none", demo=True)
+              short_pin=True, source="none", demo=True)
     t.open()
     try:
         text = t.banner()
@@ -692,7 +692,7 @@ def test_join_urls_name_the_ip_and_the_mdns_host(monkeypatch):
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_serve_stops_cleanly_on_a_signal(tmp_path, sig):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "companion.web.server", "--host", "127.0.0.1", "--port", "0",
+        [sys.executable, "-m", "companion", "serve", "--host", "127.0.0.1", "--port", "0",
          "--db", str(tmp_path / "s.db"), "--pin", "135790", "--source", "mock"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

@@ -29,7 +29,7 @@ from ..referee import LiveRace, RaceSpec, Referee
 from .base import EdgeSource, open_source  # noqa: F401  (re-exported for older callers)
 from .gpio import on_a_pi  # noqa: F401
 from .pipeline import (SPIN_NS, Pipeline, PipelineError, Pollable, RefereeConsumer,  # noqa: F401
-                       RunnerError, wait_until)
+                       wait_until)
 
 
 class BuzzerRunner(Pipeline):
@@ -54,5 +54,5 @@ class BuzzerRunner(Pipeline):
         return self.call(self.consumer.start_race, spec, announced)
 
 
-__all__ = ["BuzzerRunner", "RefereeConsumer", "Pipeline", "RunnerError", "wait_until",
+__all__ = ["BuzzerRunner", "RefereeConsumer", "Pipeline", "wait_until",
            "SPIN_NS", "open_source", "on_a_pi"]

@@ -38,7 +38,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..history import effective_events, race_tally
+from ..eventlog import effective_events
+from ..history import race_tally
 
 US = 1_000
 

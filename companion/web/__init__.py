@@ -26,8 +26,9 @@ Configuration keys (all optional):
 ``LOGIN_LIMIT`` / ``LOGIN_WINDOW_S``  failed PINs allowed per IP per window (5 per 60 s)
 ``PRESS_LIMIT`` / ``PRESS_WINDOW_S``  virtual presses per IP per window (20 per 1 s)
 
-For a short transition ``SESSION``, ``RUNNER`` and ``BUZZERS`` in ``config``
-stand for the keyword arguments.
+Who may call each route, what its body may hold and its limits are declared
+at the route (:func:`companion.web.policy.allow`) and enforced by one hook;
+an app with a route that declares none does not start.
 """
 
 from __future__ import annotations
@@ -125,12 +126,10 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
     app.config.update(auth.COOKIE_CONFIG)
     app.config.update(config or {})
 
-    session = session if session is not None else app.config.get("SESSION")
     if session is None:
         raise TypeError("create_app() needs the table session: create_app(config, "
                         "session=TableSession(store)); companion.app assembles one")
-    pipeline = pipeline if pipeline is not None else app.config.get("RUNNER")
-    buzzers = list(buzzers) or list(app.config.get("BUZZERS") or [])
+    buzzers = list(buzzers)
     store = getattr(session, "store", None)
     db_path = getattr(store, "path", None)
     if not app.config.get("SECRET_KEY"):
@@ -151,11 +150,7 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
         pin_epoch=hmac.new(_as_bytes(app.config["SECRET_KEY"]), str(pin).encode(),
                            hashlib.sha256).hexdigest()[:16])
 
-    app.before_request(auth.check_csrf)
     auth.install(app)                  # server-side logins, the table-wide PIN limit
-    from . import schema
-
-    schema.install(app)                # bounded bodies, strict events: 400 before logging
 
     @app.after_request
     def security_headers(resp):
@@ -170,11 +165,14 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
 
     register_errors(app)
 
-    from . import board, host, player
+    from . import board, host, player, policy
 
     app.register_blueprint(board.bp)
     app.register_blueprint(host.bp)
     app.register_blueprint(player.bp)
+    # CSRF, the reserve, who, sizes, rates and bodies, as each route declares
+    # them; refuses to build an app with a route that declares nothing
+    policy.install(app)
     app.jinja_env.globals["csrf_token"] = auth.csrf_token
     return app
 

@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import json
@@ -34,6 +33,8 @@ from pathlib import Path
 from typing import Callable
 
 from flask import current_app, jsonify, request, session
+
+from .limits import trusted
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSRF_HEADER = "X-CSRF-Token"
@@ -269,7 +270,7 @@ class AuthState:
 
 def install(app, announce: Callable[[str], None] | None = None) -> AuthState:
     """Set up the server-side logins and the table-wide PIN limit for ``app``
-    (after its ``Services``), and revoke a login when it logs out."""
+    (after its ``Services``)."""
     svc = app.extensions["companion"]
     store = getattr(svc.session, "store", None)
     db_path = getattr(store, "path", None)
@@ -280,26 +281,16 @@ def install(app, announce: Callable[[str], None] | None = None) -> AuthState:
                  app.config.get("GLOBAL_LOGIN_WINDOW_S", GLOBAL_LOGIN_WINDOW_S),
                  announce=announce or app.config.get("ANNOUNCE")))
     app.extensions["companion_auth"] = state
-    app.before_request(_revoke_on_logout)
     return state
-
-
-#: The views that log a host out (their login is revoked before they run).
-LOGOUT_ENDPOINTS = frozenset({"host.logout_form", "host.logout_json"})
 
 
 def _state() -> AuthState | None:
     return current_app.extensions.get("companion_auth")
 
 
-def _revoke_on_logout():
-    if request.endpoint in LOGOUT_ENDPOINTS:
-        logout()
-    return None
-
-
 def logout() -> None:
-    """Revoke this browser's host login (the cookie is cleared by the view)."""
+    """Revoke this browser's host login (the logout views call it; they
+    clear the cookie)."""
     state = _state()
     if state is not None:
         state.sessions.revoke(session.get("sid"))
@@ -374,48 +365,11 @@ def login(pin_given: str | None) -> tuple[bool, float]:
             session["sid"] = state.sessions.issue()
         csrf_token()   # a fresh token after login (no fixation)
         return True, 0.0
-    if state is not None and not _trusted(key):
+    if state is not None and not trusted(key):
         state.guard.wrong(svc)
     return False, 0.0
 
 
-def _trusted(addr: str) -> bool:
-    from .limits import trusted
-
-    return trusted(addr)
-
-
-def host_required(view):
-    """Decorator: the host console's JSON endpoints need a logged-in host (401)."""
-
-    @functools.wraps(view)
-    def wrapped(*args, **kwargs):
-        if not is_host():
-            return jsonify(error="log in to the host console first", rule="login"), 401
-        return view(*args, **kwargs)
-
-    return wrapped
-
-
-def rate_limited(limiter_name: str):
-    """Decorator: 429 when this client is over the named limiter's limit."""
-
-    def deco(view):
-        @functools.wraps(view)
-        def wrapped(*args, **kwargs):
-            limiter = getattr(current_app.extensions["companion"], limiter_name)
-            if not limiter.hit(client_key()):
-                resp = jsonify(error="too many requests: slow down", rule="rate-limit")
-                resp.status_code = 429
-                resp.headers["Retry-After"] = "1"
-                return resp
-            return view(*args, **kwargs)
-
-        return wrapped
-
-    return deco
-
-
 __all__ = ["RateLimiter", "PinGuard", "HostSessions", "install", "logout", "check_pin_policy",
            "MIN_PIN_LENGTH", "new_pin", "pin_matches", "csrf_token", "check_csrf", "login",
-           "is_host", "host_required", "rate_limited", "COOKIE_CONFIG"]
+           "is_host", "client_key", "COOKIE_CONFIG"]

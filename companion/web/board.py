@@ -10,11 +10,13 @@ from flask import Blueprint, Response, jsonify, render_template, request
 
 from . import auth
 from .api import BadRequest, game_info, games_info, now_ns, page_game, services, virtual_press
+from .policy import PRESS_MAX_BYTES, PUBLIC, allow
 
 bp = Blueprint("board", __name__)
 
 
 @bp.get("/")
+@allow(PUBLIC)
 def index():
     svc = services()
     snap = svc.session.snapshot()
@@ -24,6 +26,7 @@ def index():
 
 
 @bp.get("/join")
+@allow(PUBLIC)
 def join():
     """A big QR code, so one phone can invite the next."""
     from .join import qr_svg
@@ -36,6 +39,7 @@ def join():
 
 
 @bp.get("/api/state")
+@allow(PUBLIC)
 def state():
     snap = dict(services().session.snapshot())
     snap["now_ns"] = now_ns()
@@ -43,6 +47,7 @@ def state():
 
 
 @bp.get("/api/games")
+@allow(PUBLIC)
 def games():
     """Every game the table knows, described as data (``Game.info()``: title,
     player counts, score unit, settings, race reasons with their wording)
@@ -51,6 +56,7 @@ def games():
 
 
 @bp.get("/api/games/<name>")
+@allow(PUBLIC)
 def game(name: str):
     """One game's description (404 names the known games)."""
     return game_info(name)
@@ -102,6 +108,7 @@ def live_stream(wrap: Callable[[Iterator[bytes]], Iterator[bytes]] | None = None
 
 
 @bp.get("/events")
+@allow(PUBLIC)
 def events():
     """The live stream (text/event-stream): a snapshot or the replay since
     ``Last-Event-ID`` (or ``?last_id=``), then updates and heartbeats."""
@@ -109,7 +116,7 @@ def events():
 
 
 @bp.post("/api/press")
-@auth.rate_limited("press_limiter")
+@allow(PUBLIC, limit="press_limiter", max_bytes=PRESS_MAX_BYTES)
 def press():
     """Demo mode only: a virtual buzzer on the scoreboard (millisecond
     accuracy: the press is stamped when the server receives it)."""

@@ -13,10 +13,11 @@ from flask import (Blueprint, Response, jsonify, redirect, render_template, requ
                    url_for)
 from markupsafe import Markup
 
-from . import auth
+from . import auth, schema
 from .api import (BadRequest, UnknownGame, body, check_players, game_info, games_info, need_game,
                   now_ns, optional_int, page_game, services, virtual_press)
 from .join import qr_svg
+from .policy import HOST, PRESS_MAX_BYTES, PUBLIC, allow
 
 bp = Blueprint("host", __name__)
 log = logging.getLogger(__name__)
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 
 
 @bp.get("/host")
+@allow(PUBLIC, reserve=True)
 def console():
     svc = services()
     if not auth.is_host():
@@ -51,6 +53,7 @@ def default_players() -> list[str]:
 
 
 @bp.post("/host/login")
+@allow(PUBLIC, reserve=True)
 def login_form():
     ok, wait = auth.login(request.form.get("pin"))
     if ok:
@@ -64,7 +67,9 @@ def login_form():
 
 
 @bp.post("/host/logout")
+@allow(PUBLIC)
 def logout_form():
+    auth.logout()
     session.clear()
     return redirect(url_for("host.console"))
 
@@ -74,12 +79,14 @@ def logout_form():
 
 
 @bp.get("/api/csrf")
+@allow(PUBLIC, reserve=True)
 def csrf():
     """The CSRF token of this browser's session (and the cookie that holds it)."""
     return {"csrf": auth.csrf_token(), "host": auth.is_host()}
 
 
 @bp.post("/api/host/login")
+@allow(PUBLIC, reserve=True)
 def login_json():
     ok, wait = auth.login(body().get("pin"))
     if ok:
@@ -92,7 +99,9 @@ def login_json():
 
 
 @bp.post("/api/host/logout")
+@allow(PUBLIC)
 def logout_json():
+    auth.logout()
     session.clear()
     return {"ok": True}
 
@@ -125,13 +134,13 @@ def _host_state():
 
 
 @bp.get("/api/host/state")
-@auth.host_required
+@allow(HOST)
 def host_state():
     return _host_state()
 
 
 @bp.get("/api/host/games")
-@auth.host_required
+@allow(HOST)
 def games():
     """The games this companion knows, by name: their description
     (:func:`~companion.web.api.game_info`) and default ``options``."""
@@ -163,7 +172,7 @@ def _setup_field(message: str, info: dict) -> str | None:
 
 
 @bp.post("/api/host/new-game")
-@auth.host_required
+@allow(HOST)
 def new_game():
     """``{"game", "players": [{"name", "colour", "buzzer"}], "options"}``.
     The game's own :meth:`~companion.games.Game.setup` checks the options
@@ -201,7 +210,7 @@ def game_info_for_body(name: str) -> dict:
 
 
 @bp.post("/api/host/event")
-@auth.host_required
+@allow(HOST, body=schema.host_event)
 def log_event():
     """Log one event the host saw: ``{"event": {...}, "expected_version": n}``."""
     data = body()
@@ -240,7 +249,7 @@ def _mark_drawn(game_id, event_id) -> None:
 
 
 @bp.post("/api/host/draw")
-@auth.host_required
+@allow(HOST)
 def draw():
     """"Roll for us": ``{"expected_version": n}``. The companion draws one
     of the chance outcomes the game offers now (see :meth:`Game.roll_offer`) by
@@ -282,19 +291,19 @@ def _undo_redo(which: str):
 
 
 @bp.post("/api/host/undo")
-@auth.host_required
+@allow(HOST)
 def undo():
     return _undo_redo("undo")
 
 
 @bp.post("/api/host/redo")
-@auth.host_required
+@allow(HOST)
 def redo():
     return _undo_redo("redo")
 
 
 @bp.post("/api/host/race")
-@auth.host_required
+@allow(HOST)
 def start_race():
     """Start the announced race the game asks for: ``{"countdown_ms": 3000}``."""
     countdown = optional_int(body(), "countdown_ms")
@@ -305,7 +314,7 @@ def start_race():
 
 
 @bp.post("/api/host/race/cancel")
-@auth.host_required
+@allow(HOST)
 def cancel_race():
     """Stop the live race without logging it (re-run it or log it by hand)."""
     services().session.cancel_race()
@@ -313,7 +322,7 @@ def cancel_race():
 
 
 @bp.post("/api/host/race/confirm")
-@auth.host_required
+@allow(HOST)
 def confirm_race():
     """The host's tap on a doubtful claimed burst: ``{"accept": true}`` lets
     it decide the card, ``false`` makes its presses strays and runs the race
@@ -327,7 +336,7 @@ def confirm_race():
 
 
 @bp.post("/api/host/race/use")
-@auth.host_required
+@allow(HOST)
 def use_presses():
     """The host's tap on a stray press: ``{"t_ns": n}``; the card waiting for
     an unannounced race takes the presses from that one on."""
@@ -340,7 +349,7 @@ def use_presses():
 
 
 @bp.post("/api/host/rematch")
-@auth.host_required
+@allow(HOST)
 def rematch():
     """A new game of the same game, same players, same options."""
     need_game()
@@ -349,27 +358,27 @@ def rematch():
 
 
 @bp.post("/api/host/press")
-@auth.host_required
+@allow(HOST, max_bytes=PRESS_MAX_BYTES)
 def host_press():
     """A virtual buzzer pressed from the console (any mode; millisecond accuracy)."""
     return virtual_press()
 
 
 @bp.get("/api/host/join")
-@auth.host_required
+@allow(HOST)
 def join():
     svc = services()
     return {"urls": svc.join_urls, "qr_svg": qr_svg(svc.join_urls[0])}
 
 
 @bp.get("/api/host/stats")
-@auth.host_required
+@allow(HOST)
 def stats():
     return services().session.stats()
 
 
 @bp.get("/api/host/export/<int:game_id>")
-@auth.host_required
+@allow(HOST)
 def export_game(game_id: int):
     text = services().session.export_game(game_id)
     return Response(text, mimetype="application/x-ndjson", headers={
@@ -377,14 +386,14 @@ def export_game(game_id: int):
 
 
 @bp.get("/api/host/export.csv")
-@auth.host_required
+@allow(HOST)
 def export_csv():
     return Response(services().session.export_csv(), mimetype="text/csv", headers={
         "Content-Disposition": 'attachment; filename="games.csv"'})
 
 
 @bp.post("/api/host/import")
-@auth.host_required
+@allow(HOST)
 def import_game():
     text = request.get_data(as_text=True)
     if not text.strip():

@@ -14,7 +14,8 @@ host too) and keep them forever by trickling a header line now and then.
   is never counted against a guest cap; :attr:`Limits.reserve` connections
   beyond the guests' share are kept for it and for a logged-in host on a
   phone (a request on such a *reserve* connection is served only to the
-  host: :func:`reserve_guard`).
+  host and to the routes whose policy says ``reserve``:
+  :mod:`companion.web.policy`).
 * **requests in flight**: a guest address may have
   :attr:`Limits.in_flight_per_address` requests being answered at once
   (live pages included); more get ``503`` with ``Retry-After`` before the
@@ -329,24 +330,4 @@ class _Closing:
             self.done()
 
 
-def reserve_guard():
-    """Flask ``before_request``: a request on a *reserve* connection (the
-    guests' share was full when it opened) is served only to a logged-in
-    host, the login itself, and the files the login page needs."""
-    from flask import jsonify, request
-
-    from . import auth
-
-    if request.environ.get(BAND_KEY) != "reserve":
-        return None
-    if request.endpoint in ("static", "host.console", "host.login_form", "host.login_json",
-                            "host.csrf") or auth.is_host():
-        return None
-    resp = jsonify(error="the table is full: retry shortly", rule="capacity")
-    resp.status_code = 503
-    resp.headers["Retry-After"] = "5"
-    resp.headers["Connection"] = "close"
-    return resp
-
-
-__all__ = ["Gate", "Limits", "TRUSTED", "BAND_KEY", "trusted", "reserve_guard"]
+__all__ = ["Gate", "Limits", "TRUSTED", "BAND_KEY", "trusted"]

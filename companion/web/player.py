@@ -7,12 +7,10 @@ cards they drew) through :meth:`TableSession.log_private`. No PIN: the secret
 in the link is the credential, shown to the host (a link and a QR code per
 player, ``/api/host/player-links``) and revocable there.
 
-The secret: 256 bits, ``HMAC-SHA256(server key, nonce)`` with a random
-32-byte nonce from :mod:`secrets`. The store keeps the nonce and the SHA-256
-digest of the secret, never the secret itself, so a copy of the database
-alone opens no page, while the host console can show the link again (it has
-the key). A link is found by its digest and the digests are compared with
-:func:`hmac.compare_digest`.
+The secret, its digest and the check that a link opens a page now are
+:mod:`companion.web.links`; every ``/p/`` and ``/api/p/`` route declares
+``who=PLAYER`` (:mod:`companion.web.policy`), so the link is checked before
+the view runs and the view reads its player from ``g.player``.
 
 Whose link works when: a link belongs to a player *at a seating* (the set
 of names at the table). It opens that player's page in the running game
@@ -39,84 +37,36 @@ else. Routes (docs/web.md, "Private player pages")::
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
-import re
 import secrets
-from typing import Any
 
 import segno
-from flask import Blueprint, current_app, render_template, request
+from flask import Blueprint, g, jsonify, render_template, request
 
-from . import auth
+from . import schema
 from .api import BadRequest, body, now_ns, optional_int, page_game, services
 from .board import live_stream
+from .links import NO_LINK, NoLink, check_link, digest_of, link_key, seated, secret_for
+from .policy import HOST, PLAYER, PRESS_MAX_BYTES, allow
 from .sse import frame
 
 bp = Blueprint("player", __name__)
 
-#: Domain separation for the HMAC that derives a link's secret from its nonce.
-CONTEXT = b"tabletop-companion player link v1\x00"
-#: A secret as it appears in a URL: 43 URL-safe base64 characters (256 bits).
-SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{43}$")
-NO_LINK = "this player link is not valid (wrong, revoked, or for another game): ask the host"
-
-
-class NoLink(BadRequest):
-    """A link that opens nothing: 404 with no data about why."""
-
-    def __init__(self):
-        super().__init__(NO_LINK, rule="link", status=404)
-
-
-# ---------------------------------------------------------------------------
-# secrets
-
-
-def _key(app=None) -> bytes:
-    key = (app or current_app).config["SECRET_KEY"]
-    return key if isinstance(key, bytes) else str(key).encode()
-
-
-def secret_for(key: bytes, nonce: str) -> str:
-    """The link's secret for ``nonce`` under the server's ``key``."""
-    mac = hmac.new(key, CONTEXT + nonce.encode(), hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
-
-
-def digest_of(secret: str) -> str:
-    """What the store keeps of a secret: its SHA-256, hex."""
-    return hashlib.sha256(secret.encode()).hexdigest()
-
-
-def _seated(session) -> list[str] | None:
-    return list(session.names) if getattr(session, "game", None) is not None else None
-
-
-def check_link(svc, key: bytes, secret: Any) -> dict | None:
-    """The store's row for a link that opens a page now, else None: the
-    secret well formed, its digest known (compared in constant time), not
-    revoked, and the running game seating exactly the link's players."""
-    store = svc.store
-    if store is None or not isinstance(secret, str) or not SECRET_RE.match(secret):
-        return None
-    digest = digest_of(secret)
-    row = store.find_player_link(digest)
-    if row is None or not hmac.compare_digest(row["digest"], digest) or row["revoked"]:
-        return None
-    names = _seated(svc.session)
-    if names is None or row["player"] not in names \
-            or store.seats_key(names) != store.seats_key(row["seats"]):
-        return None
-    return row
-
-
 def _player(secret: str) -> str:
-    row = check_link(services(), _key(), secret)
-    if row is None:
+    """The player whose link opened this request (the route policy checked
+    it: ``who=PLAYER``, :mod:`companion.web.policy`)."""
+    player = g.get("player")
+    if player is None:
         raise NoLink()
-    return row["player"]
+    return player
+
+
+@bp.errorhandler(NoLink)
+def no_link(exc: NoLink):
+    """A link that opens nothing: the page says so; the API answers JSON."""
+    if request.endpoint == "player.page":
+        return render_template("player/gone.html", message=NO_LINK), 404
+    return jsonify(error=str(exc), rule=exc.rule), exc.status
 
 
 # ---------------------------------------------------------------------------
@@ -187,23 +137,24 @@ def no_store(resp):
 
 
 @bp.get("/p/<secret>")
+@allow(PLAYER)
 def page(secret: str):
     svc = services()
-    row = check_link(svc, _key(), secret)
-    if row is None:
-        return render_template("player/gone.html", message=NO_LINK), 404
-    st = _page_state(row["player"])
+    player = _player(secret)
+    st = _page_state(player)
     return render_template("player/page.html", s=st["state"], initial=st, demo=svc.demo,
                            api=f"/api/p/{secret}", heartbeat_s=svc.broker.heartbeat_s,
-                           game=page_game(st["state"]), player=row["player"])
+                           game=page_game(st["state"]), player=player)
 
 
 @bp.get("/api/p/<secret>/state")
+@allow(PLAYER)
 def state(secret: str):
     return _page_state(_player(secret))
 
 
 @bp.post("/api/p/<secret>/event")
+@allow(PLAYER, body=schema.private_event)
 def log_event(secret: str):
     """Log one of the player's own events: ``{"event", "expected_version"}``.
     The tracker's refusal (or an event that is not one of theirs) is a 400
@@ -221,7 +172,7 @@ def log_event(secret: str):
 
 
 @bp.post("/api/p/<secret>/press")
-@auth.rate_limited("press_limiter")
+@allow(PLAYER, limit="press_limiter", max_bytes=PRESS_MAX_BYTES)
 def press(secret: str):
     """The player's own virtual buzzer (demo mode only): ``{"pressed": true}``
     on touch-down, ``false`` on release; stamped on arrival (ms accuracy)."""
@@ -264,6 +215,7 @@ def _private_stream(svc, key: bytes, secret: str, player: str, inner):
 
 
 @bp.get("/api/p/<secret>/events")
+@allow(PLAYER)
 def events(secret: str):
     """The page's live stream: the scoreboard's (same wire format, same
     replay from ``Last-Event-ID``, same caps) plus ``event: private``
@@ -271,7 +223,7 @@ def events(secret: str):
     if the link stops working. Never stored by a cache (``no-store``)."""
     player = _player(secret)
     svc = services()
-    key = _key()
+    key = link_key()
     return live_stream(lambda inner: _private_stream(svc, key, secret, player, inner),
                        cache_control="no-cache, no-store, no-transform")
 
@@ -287,7 +239,7 @@ def qr_uri(url: str) -> str:
 
 
 def _issue(svc, key: bytes, player: str) -> dict:
-    names = _seated(svc.session) or []
+    names = seated(svc.session) or []
     nonce = secrets.token_urlsafe(32)
     secret = secret_for(key, nonce)
     return svc.store.add_player_link(svc.session.game_id, player, names, nonce,
@@ -296,7 +248,7 @@ def _issue(svc, key: bytes, player: str) -> dict:
 
 def _links(svc, key: bytes) -> dict:
     session = svc.session
-    names = _seated(session)
+    names = seated(session)
     if names is None:
         return {"players": [], "hidden_information": False, "game_id": None}
     rows = svc.store.player_links(names)
@@ -324,7 +276,7 @@ def _links(svc, key: bytes) -> dict:
 
 def _host_player(svc) -> str:
     player = body().get("player")
-    names = _seated(svc.session)
+    names = seated(svc.session)
     if names is None:
         raise BadRequest("no game is running: start a new game first", rule="setup", status=409)
     if not isinstance(player, str) or player not in names:
@@ -333,24 +285,24 @@ def _host_player(svc) -> str:
 
 
 @bp.get("/api/host/player-links")
-@auth.host_required
+@allow(HOST)
 def host_links():
     """Each seated player's link (URL and QR code), or why they have none."""
     svc = services()
-    return _links(svc, _key())
+    return _links(svc, link_key())
 
 
 @bp.post("/api/host/player-links")
-@auth.host_required
+@allow(HOST)
 def host_make_links():
     """Make a link for every seated player who never had one at this seating
     (a revoked link stays revoked until reissued)."""
     svc = services()
-    names = _seated(svc.session)
+    names = seated(svc.session)
     if names is None:
         raise BadRequest("no game is running: start a new game first", rule="setup", status=409)
     rows = svc.store.player_links(names)
-    key = _key()
+    key = link_key()
     for name in names:
         row = rows.get(name)
         if row is None or (not row["revoked"] and not hmac.compare_digest(
@@ -360,23 +312,23 @@ def host_make_links():
 
 
 @bp.post("/api/host/player-links/reissue")
-@auth.host_required
+@allow(HOST)
 def host_reissue():
     """A new link for ``{"player"}``; their old one stops working at once."""
     svc = services()
     player = _host_player(svc)
-    _issue(svc, _key(), player)
-    return _links(svc, _key())
+    _issue(svc, link_key(), player)
+    return _links(svc, link_key())
 
 
 @bp.post("/api/host/player-links/revoke")
-@auth.host_required
+@allow(HOST)
 def host_revoke():
     """``{"player"}`` has no link until the host reissues one."""
     svc = services()
     player = _host_player(svc)
-    svc.store.revoke_player_links(_seated(svc.session), player)
-    return _links(svc, _key())
+    svc.store.revoke_player_links(seated(svc.session), player)
+    return _links(svc, link_key())
 
 
 __all__ = ["bp", "check_link", "digest_of", "event_label", "private_state", "secret_for"]

@@ -2,11 +2,12 @@
 
 Two layers, both answering 400 with the reason:
 
-* :func:`check_body` (every JSON body, every endpoint): nesting at most
+* :func:`check_body` (every JSON body, every route: :func:`check_request`): nesting at most
   :data:`MAX_BODY_DEPTH` deep, measured without recursion, so a body nested
   976 deep is a 400 and never a RecursionError in the store or the live
   updates' encoder.
-* :func:`check_event` (an event the host logs): its keys must
+* :func:`check_event` (an event the host logs: the route declares
+  :func:`host_event` as its body check, :mod:`companion.web.policy`): its keys must
   be keys the game itself uses for that type of event, read from the game
   and nothing else: its :meth:`~companion.games.Game.decisions`, chance
   outcomes, race outcomes and every player's private events now, plus a
@@ -169,15 +170,12 @@ def check_event(game, state, event: Any, players: Iterable[str] = (),
     return event
 
 
-#: Endpoints whose body's ``event`` is logged: the host's, a player's own.
-EVENT_ENDPOINTS = {"host.log_event": False, "player.log_event": True}
-
-
-def guard():
-    """Flask ``before_request``: :func:`check_body` on every JSON body, and
-    :func:`check_event` on the event of :data:`EVENT_ENDPOINTS`, so a bad
-    one is refused before the view (and the log) sees it."""
-    from flask import current_app, request
+def check_request(content=None):
+    """The body check a route's policy runs (:mod:`companion.web.policy`):
+    :func:`check_body` on every JSON body, then ``content`` (the route's
+    declared check, :func:`host_event` or :func:`private_event`) on a JSON
+    object, so a bad one is refused before the view (and the log) sees it."""
+    from flask import request
 
     if request.method in ("GET", "HEAD", "OPTIONS") or not request.is_json:
         return None
@@ -188,32 +186,31 @@ def guard():
     if data is None:
         return None
     check_body(data)
-    private = EVENT_ENDPOINTS.get(request.endpoint)
-    if private is None or not isinstance(data, dict):
-        return None
-    from . import auth
+    if content is not None and isinstance(data, dict):
+        content(data)
+    return None
 
-    if not private and not auth.is_host():
-        return None           # the view answers 401; no work for a stranger
+
+def host_event(data: dict) -> None:
+    """The host's event (``{"event": ...}``): :func:`check_event` against the
+    running game, so an event with keys the game never uses is a 400."""
+    from flask import current_app
+
     session = current_app.extensions["companion"].session
     game = getattr(session, "game", None)
     state = getattr(session, "state", None) if game is not None else None
     names = list(getattr(session, "names", []) or []) if game is not None else []
-    if private:
-        # a player's page may log only an event equal to one of their
-        # private events (the session checks that exactly): bounds only
-        event = data.get("event")
-        if isinstance(event, dict):
-            _walk_bounds(event)
-        return None
     check_event(game, state, data.get("event"), names)
-    return None
 
 
-def install(app) -> None:
-    """Register :func:`guard` on ``app`` (after the CSRF check)."""
-    app.before_request(guard)
+def private_event(data: dict) -> None:
+    """A player's own event: the bounds only (the session then takes only an
+    event equal to one of that player's private events, exactly)."""
+    event = data.get("event")
+    if isinstance(event, dict):
+        _walk_bounds(event)
 
 
-__all__ = ["check_body", "check_event", "allowed_keys", "depth", "guard", "install",
+__all__ = ["check_body", "check_event", "check_request", "host_event", "private_event",
+           "allowed_keys", "depth",
            "MAX_BODY_DEPTH", "MAX_EVENT_DEPTH", "MAX_EVENT_BYTES", "MAX_STRING", "MAX_ITEMS"]

@@ -1,0 +1,115 @@
+"""The game log's own engine: undo and redo over a tracker's events.
+
+A game's log is a list of events; the state is what applying them gives.
+The log's own events ``{"type": "undo"}`` (drop the last effective event)
+and ``{"type": "redo"}`` (put back the last one undone; any other event
+clears what could be redone) are handled here, once, for every game:
+:class:`Replay` keeps the state after every effective event (so undo costs
+nothing), :func:`effective_events` reads the same rules without a tracker.
+:func:`summary` is a state's final-state object (what ``companion replay``
+prints and a finished game keeps); :func:`jsonable` is the one check that
+what goes into the log is plain JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .games import Game, RulesError, get_game
+
+#: The log's own event types.
+LOG_EVENTS = ("undo", "redo")
+
+
+def jsonable(value: Any, what: str = "event") -> Any:
+    """``value`` as plain JSON (a deep copy); RulesError if it is not JSON."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise RulesError(f"the {what} is not JSON: {exc}", "format") from None
+
+
+def effective_events(events: Iterable[dict]) -> list[dict]:
+    """The events a log's undo/redo leave in effect (no tracker needed).
+
+    >>> effective_events([{"type": "a"}, {"type": "b"}, {"type": "undo"}, {"type": "c"}])
+    [{'type': 'a'}, {'type': 'c'}]
+    """
+    eff: list[dict] = []
+    undone: list[dict] = []
+    for ev in events:
+        kind = ev.get("type")
+        if kind == "undo":
+            if eff:
+                undone.append(eff.pop())
+        elif kind == "redo":
+            if undone:
+                eff.append(undone.pop())
+        else:
+            eff.append(ev)
+            undone.clear()
+    return eff
+
+
+@dataclass
+class Replay:
+    """The effective history of a game: its state after every effective event."""
+
+    game: Game
+    players: list[str]
+    options: dict
+    states: list[Any]                      # states[0] is the setup
+    events: list[dict] = field(default_factory=list)   # effective events
+    undone: list[tuple[dict, Any]] = field(default_factory=list)  # redo stack
+
+    @property
+    def state(self) -> Any:
+        return self.states[-1]
+
+    @classmethod
+    def start(cls, game_name: str, players: list[str], options: dict | None = None) -> "Replay":
+        game = get_game(game_name)
+        state = game.setup(players, options or {})
+        return cls(game, list(players), dict(options or {}), [state])
+
+    def apply(self, event: dict) -> Any:
+        """Apply one logged event (game event, undo or redo); raises
+        RulesError and changes nothing if it is illegal."""
+        kind = event.get("type") if isinstance(event, dict) else None
+        if kind == "undo":
+            if not self.events:
+                raise RulesError("nothing to undo", "undo")
+            self.undone.append((self.events.pop(), self.states.pop()))
+        elif kind == "redo":
+            if not self.undone:
+                raise RulesError("nothing to redo", "redo")
+            ev, st = self.undone.pop()
+            self.events.append(ev)
+            self.states.append(st)
+        else:
+            new = self.game.apply(self.state, event)
+            self.events.append(event)
+            self.states.append(new)
+            self.undone.clear()
+        return self.state
+
+    def summary(self) -> dict:
+        return summary(self.game, self.players, self.state)
+
+
+def summary(game: Game, players: list[str], state: Any) -> dict:
+    """The final-state object ``companion replay`` prints."""
+    return {
+        "game": game.name,
+        "players": list(players),
+        "scores": game.scores(state),
+        "current_player": game.current_player(state),
+        "finished": game.finished(state),
+        "ranking": game.ranking(state),
+        "view": game.public_view(state),
+    }
+
+
+__all__ = ["Replay", "effective_events", "jsonable", "summary", "LOG_EVENTS"]
