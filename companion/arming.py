@@ -1,15 +1,19 @@
 """Race arming, pure: when a race starts, which presses belong to it, when it ends.
 
-DESIGN.md, "Arming": the host logs a card seconds after it was flipped, so
-the log cannot be the start signal of a race that is already over.
+The host logs a card seconds after it was flipped, so the log cannot be the
+start signal of a race that is already over (docs/rules-notes.md, "Which card
+a press belongs to"):
 
-* **Unannounced races** (a Chope! table card or Mynah): every accepted edge
-  is recorded as it happens; presses closer together than the quiet gap form
-  a *burst*. When the host logs the card, the earliest burst that began
-  within the claim window before now, and after the presses of the races
-  already decided, becomes the card's race: armed at the burst's first
-  press (so nobody false-starts), with every edge from there on. With no
-  such burst the race is armed now and waits for presses.
+* **Unannounced races** (a Chope! Table or Mynah): every accepted edge is
+  recorded as it happens. A first-press race is over at its verdict plus
+  ``runner_up_ns`` (its runner-ups); a last-press race once every eligible
+  player pressed (or at its deadline); no race takes a press after the next
+  card's log. A logged card takes the first press the race before it does
+  not own (:class:`Prior`), within the claim window before its log: cards
+  take presses in the order they were logged. Where a runner-up of the race
+  before could have been this card's first press and the readings differ,
+  or the press is older than ``confirm_ns``, the claim carries the
+  question and its ``choices`` for the host: never a silent pick.
 * **Announced races** (a Chomp! reveal, Food Poisoning): the companion calls
   the start: GO comes after a countdown; presses before GO are false starts.
   When the buzzer box sounds the cue itself (a Pico box), it reports the
@@ -18,20 +22,15 @@ the log cannot be the start signal of a race that is already over.
   the box's GO is a false start, judged on the box's clock. Until that
   stamp arrives the race runs on the scheduled GO.
 
-Each race has a *window* from its arm time to its deadline: a press decides
-only a race whose window it fell in; a burst is claimable while its claim
-window drains. Presses outside every window are strays, kept in the log of
-edges but never used by a later card.
-
 Nothing here reads a clock, takes a lock or touches the store: time comes in
-as integer nanoseconds (``now_ns``) and the session supplies the recorded
-edges and the log's race events.
+as integer nanoseconds and the session supplies the recorded edges and the
+log's race events.
 
 >>> s = ArmingSettings.from_settings({"quiet_gap_ms": 1500, "claim_window_ms": 10000,
 ...     "wait_ms": 5000, "countdown_ms": 3000, "announced_wait_ms": 5000,
 ...     "tie_window_us": 0, "lockout_ms": None})
 >>> edges = [Edge("bo", True, 2 * S), Edge("bo", False, 2 * S + 60 * MS)]
->>> arm_unannounced(edges, [], now_ns=4 * S, settings=s).arm_ns == 2 * S
+>>> arm_unannounced(edges, [], log_ns=4 * S, settings=s).arm_ns == 2 * S
 True
 """
 

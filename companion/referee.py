@@ -4,7 +4,7 @@ Nothing here reads a clock: time comes in with the edges (integer nanoseconds
 on the Pi's monotonic clock) and with ``now_ns`` arguments, so a recorded race
 can be judged again later and gives the same verdict (photo finish).
 
-The three race kinds of DESIGN.md:
+The three race kinds (docs/rules-notes.md, "Races"):
 
 * ``first-press``: each eligible player's first press at or after the arm
   time counts; the earliest wins; anyone within the tie window of the

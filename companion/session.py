@@ -12,7 +12,7 @@ the append fails). A refused event (:class:`RulesError`) or a stale one
 The session is thin on purpose; the rest lives in pure modules:
 
 * :mod:`companion.arming`: bursts, which burst a logged card claims, the
-  announced countdown and GO, race windows (DESIGN.md, "Arming");
+  announced countdown and GO, race windows (docs/rules-notes.md, "Races");
 * :mod:`companion.views`: the snapshots and race views the pages see;
 * :mod:`companion.history`: statistics, CSV, game-file export and import.
 
@@ -927,8 +927,8 @@ class TableSession:
         """The buzzer box sounded its cue at ``t_ns`` (its own stamp, on the
         clock of its presses), asked for ``at_ns``: when that is the live
         announced race's GO, the race is armed again at ``t_ns``, so presses
-        before the box's GO are false starts on the box's clock (DESIGN.md,
-        "Arming"). A stamp of another cue (a blip, an old countdown) changes
+        before the box's GO are false starts on the box's clock
+        (docs/rules-notes.md, "Races"). A stamp of another cue (a blip, an old countdown) changes
         nothing; one that comes after the race was decided on the scheduled
         GO is recorded as a ``cue`` fault (the host may run it again)."""
         if isinstance(t_ns, bool) or not isinstance(t_ns, int):

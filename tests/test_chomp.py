@@ -1,4 +1,4 @@
-"""Chomp! tracker tests, written from the rulebook (shared/rules/002_*.txt)
+"""Chomp! tracker tests, written from the rulebook (Chomp!, by Origame)
 and the readings in docs/rules-notes.md (Chomp!).
 
 Besides one scenario per rule, an independent model of a real table (cards as

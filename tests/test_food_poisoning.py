@@ -3,7 +3,7 @@
 The rulebook: "Food Poisoning: everyone holds their buzzer like a stomach;
 the first to let go loses 2 cards", and the referee's rule for a
 first-release race: "a player not holding at the arm time counts as
-releasing at the arm time" (DESIGN.md, race kinds). Here the real chain
+releasing at the arm time" (docs/rules-notes.md, "Races"). Here the real chain
 runs: mock GPIO pins -> the buzzer pipeline (its own thread) -> the table
 session (referee, arming, the store on a temporary SQLite file) -> the
 Hawker Wars tracker, which takes the loser's 2 cards once they are named.

@@ -1,7 +1,7 @@
 """The GPIO path on gpiozero's MockFactory: pins driven at controlled ticks,
 through the referee's debounce and the live race, to the verdict and the LEDs.
 
-DESIGN.md: edges are stamped with the kernel's timestamp (the pin factory's
+The edge contract (docs/architecture.md): edges are stamped with the kernel's timestamp (the pin factory's
 ticks) as integer nanoseconds; debounce is leading-edge; a buzzer held too
 long is a recorded fault and ignored until released, the others play on; a
 verdict depends only on the timestamps.

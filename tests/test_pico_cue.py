@@ -1,6 +1,6 @@
 """The announced race's GO sounded by the Pico box, and its LEDs (issue 15).
 
-DESIGN.md, "Arming": an announced race has "a countdown on the page and a
+docs/rules-notes.md, "Races": an announced race has "a countdown on the page and a
 cue (LED/piezo) on the same clock as the buttons; presses before GO are
 false starts". Issue 15: "The announced-race cue (LED, piezo) is driven by
 the Pico, so GO and the presses are on one clock and false starts are judged

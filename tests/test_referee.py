@@ -1,4 +1,4 @@
-"""The race rules of DESIGN.md, one test each, plus properties."""
+"""The race rules (docs/rules-notes.md, "Races"), one test each, plus properties."""
 
 from __future__ import annotations
 
