@@ -92,6 +92,12 @@ class ArmingSettings:
                                   or settings["claim_window_ms"]) * MS,
                    flipper_arms=bool(settings.get("flipper_arms", False)))
 
+    @classmethod
+    def default(cls) -> "ArmingSettings":
+        """The settings a table starts with (docs/session-api.md)."""
+        return cls(quiet_gap_ns=1_500 * MS, claim_window_ns=10_000 * MS, wait_ns=5_000 * MS,
+                   countdown_ns=3_000 * MS, announced_wait_ns=5_000 * MS)
+
     @property
     def horizon_ns(self) -> int:
         """How long a recorded edge can still matter to a card logged later:

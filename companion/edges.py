@@ -91,4 +91,24 @@ class ButtonEdge(_JsonEdge):
         return Edge(PlayerName(player), self.pressed, self.t_ns)
 
 
-__all__ = ["BuzzerId", "PlayerName", "Edge", "ButtonEdge"]
+@dataclass(frozen=True, slots=True)
+class VirtualEdge:
+    """A phone's on-screen buzzer, stamped when the server received it
+    (millisecond accuracy): it goes through the same pipeline and desk as a
+    pin's edge (:meth:`companion.buzzers.pipeline.Pipeline.deliver`), marked
+    virtual in the race record. ``pressed`` None is a tap (press and
+    release); ``seq`` is the page's increasing number (by one) for this
+    buzzer's changes, to put overtaken requests back in order.
+
+    >>> VirtualEdge("Bo", None, 7_000, seq=3).source
+    'virtual'
+    """
+
+    player: PlayerName
+    pressed: bool | None
+    t_ns: int
+    seq: int | None = None
+    source: ClassVar[str] = "virtual"
+
+
+__all__ = ["BuzzerId", "PlayerName", "Edge", "ButtonEdge", "VirtualEdge"]

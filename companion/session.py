@@ -1,7 +1,7 @@
 """The table session: one running game; it commits, persists and publishes.
 
 The log in the :class:`~companion.store.Store` is the only source of truth:
-the state is what replaying it gives (:class:`companion.gamefile.Replay`,
+the state is what replaying it gives (:class:`companion.eventlog.Replay`,
 with ``{"type": "undo"}`` / ``{"type": "redo"}`` as events of the log). The
 session keeps that replay in memory and applies each new event to it
 incrementally: the tracker first accepts the event, then the event is
@@ -9,24 +9,29 @@ appended durably, then the in-memory state moves on (and is rolled back if
 the append fails). A refused event (:class:`RulesError`) or a stale one
 (:class:`StaleVersion`) changes nothing and is not logged.
 
-The session is thin on purpose; the rest lives in pure modules:
+The session commits, persists and publishes; the rest lives elsewhere:
 
-* :mod:`companion.arming`: bursts, which burst a logged card claims, the
-  announced countdown and GO, race windows (docs/rules-notes.md, "Races");
+* :mod:`companion.desk`: the live race, once (referee, recorded edges,
+  arming, the box's GO, the verdict), for every edge from any source;
+* :mod:`companion.arming`: which presses a logged card takes, the announced
+  countdown and GO (docs/rules-notes.md, "Which card a press belongs to");
+* :mod:`companion.waiting`: cards logged while a race was open;
 * :mod:`companion.views`: the snapshots and race views the pages see;
+* :mod:`companion.outbox`: the updates to subscribers, outside the lock;
 * :mod:`companion.history`: statistics, CSV, game-file export and import.
 
 A decided race is logged by the session itself as a ``race`` event carrying
-its spec, edges and verdict, so replay re-judges it
-(:func:`companion.gamefile.check_race`). If the tracker refuses the verdict,
-it becomes a fault on the page; the session never crashes on it.
+its spec, edges and verdict, judged once by the desk's referee (an imported
+game file's races are judged again: :func:`companion.gamefile.check_race`).
+If the tracker refuses the verdict, it becomes a fault on the page; the
+session never crashes on it.
 
 Persistence of the race that is running (docs/store.md, "Resume"): its
 record is written durably once when it is armed (never on the edge path);
 each press it takes is handed to the store's background writer
 (:meth:`Store.save_live_race_soon`), which writes it a moment later off the
 session lock. A power cut resumes the race as ``interrupted`` with the
-presses written before the cut.
+presses written before the cut, and the cards waiting behind it.
 
 Time comes from the injected ``clock`` (integer nanoseconds, default
 ``time.monotonic_ns``), never from floats.
@@ -45,17 +50,20 @@ import logging
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from . import arming, views
-from .edges import Edge
-from .gamefile import Replay, check_race, summary
+from .desk import DeskRace, RaceDesk
+from .edges import Edge, VirtualEdge
+from .eventlog import Replay, effective_events, jsonable, summary
+from .gamefile import check_race
 from .games import Game, RaceRequest, RulesError, get_game
-from .history import (CSV_COLUMNS, PALETTE, effective_events, export_csv, export_game,
-                      import_game, jsonable, normalise_players, player_stats)
-from .referee import DEFAULT_HOLD_NS, LiveRace, RaceError, Referee, earliest
+from .history import (CSV_COLUMNS, PALETTE, export_csv, export_game, import_game,
+                      normalise_players, player_stats)
+from .outbox import Outbox
+from .referee import DEFAULT_HOLD_NS, RaceError, Referee
 from .store import StaleVersion, Store, StoreError
+from .waiting import CardQueue
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +76,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "stuck_ms": 10_000,         # a buzzer held longer is a fault
     "tie_window_us": 0,         # presses this close to the first are a tie
     "lockout_ms": None,         # a false starter may come back after this
-    "quiet_gap_ms": 1_500,      # a burst of presses ends after this long without a press
+    "quiet_gap_ms": 1_500,      # the console groups presses this close as one burst
     "claim_window_ms": 10_000,  # a card's race window reaches this far before its log
     "wait_ms": 5_000,           # ... and this far after its arm time (its deadline)
     "runner_up_ms": 600,        # a first-press race keeps presses this soon after its first
@@ -86,90 +94,11 @@ DEFAULT_SETTINGS: dict[str, Any] = {
 #: the clock thread retries, it never spins.
 RETRY_NS = 10 * MS
 
-def _in_order(edges) -> list[Edge]:
-    """Edges in the referee's canonical order (by time, a release first)."""
-    return sorted(edges, key=lambda e: (e.t_ns, e.pressed, e.player))
-
-
-def _flipper(req: RaceRequest) -> str | None:
-    """The player who turned the card and may not race it: the request's
-    ``info["flipper"]``, else the one player of a first-press race who is
-    not eligible (Chope!'s Table: the flipper cannot chope)."""
-    info = req.info if isinstance(req.info, dict) else {}
-    if isinstance(info.get("flipper"), str):
-        return info["flipper"]
-    if req.kind == "first-press" and req.players:
-        out = [p for p in req.players if p not in req.eligible]
-        if len(out) == 1:
-            return out[0]
-    return None
-
-
-def _legal_after_races(game: Game, state: Any, events: list[dict], budget: int = 256) -> bool:
-    """Whether ``events`` can follow ``state`` in order once each race the
-    game waits for on the way has some outcome (a bounded search: with the
-    budget spent, they are taken; a refusal then is a recorded fault)."""
-    left = [budget]
-
-    def ok(st: Any, rest: list[dict]) -> bool:
-        left[0] -= 1
-        if left[0] < 0:
-            return True
-        if game.race_request(st) is not None:
-            for outcome in game.race_outcomes(st):
-                try:
-                    after = game.apply(st, outcome)
-                except RulesError:
-                    continue
-                if ok(after, rest):
-                    return True
-            return False
-        if not rest:
-            return True
-        try:
-            return ok(game.apply(st, rest[0]), rest[1:])
-        except RulesError:
-            return False
-    return ok(state, events)
+_RACE_ERRORS = (RaceError, RulesError, ValueError)
 
 
 class ResumeError(StoreError):
     """A stored game that the tracker can no longer replay."""
-
-
-@dataclass
-class _Race:
-    """The session's live race: what the game asked for, how it was armed,
-    the referee's LiveRace, and what of it was persisted and published."""
-
-    request: RaceRequest
-    live: LiveRace
-    armed: arming.Arming
-    version: int                # game version when the race began
-    record: dict                # the live-race row without its edges (written at arming)
-    phase_sent: str = ""
-    persisted: int = 0          # edges of live.edges already in edges_json
-    edges_json: list = field(default_factory=list)
-    seen: int = 0               # number of edges checked for virtual presses
-    error: str | None = None    # the tracker refused the verdict
-    virtual: set = field(default_factory=set)
-    logged_ns: int | None = None    # when the host logged the card (unannounced races)
-    confirmed: bool = False     # the host accepted a doubtful claimed burst
-    cut_ns: int | None = None   # the next card was logged then: no press after it is ours
-    awaits_cue: bool = False    # announced: the box's stamp of GO is still to come
-
-    @property
-    def confirm(self) -> str | None:
-        """Why the host must accept the claimed burst first (None: no need)."""
-        return None if self.confirmed else self.armed.confirm
-
-    @property
-    def announced(self) -> bool:
-        return self.armed.announced
-
-    @property
-    def go_ns(self) -> int:
-        return self.armed.go_ns
 
 
 class TableSession:
@@ -188,18 +117,11 @@ class TableSession:
         self.arming = arming.ArmingSettings.from_settings(self.settings)
         self._given_referee = referee
         self._lock = threading.RLock()
-        self._subs: list[Callable[[dict], None]] = []
-        self._outbox: deque = deque()
-        self._dispatch_lock = threading.RLock()
-        #: records to write once the lock is released: (game id, fault)
-        self._unsaved: deque[tuple[int | None, dict]] = deque()
-        self._tls = threading.local()
+        self._outbox = Outbox(self._lock, self._write_record)
         self.faults: deque = deque(maxlen=int(self.settings["recent_faults"]))
         self._source_status = None
-        #: how much longer an announced race holds its verdict for the buzzer
-        #: box's stamp of GO (None: the source sounds no cue of its own; the
-        #: pipeline sets it for one that does, e.g. a Pico box)
-        self.cue_wait_ns: int | None = None
+        self._cue_wait_ns: int | None = None
+        self.desk: RaceDesk | None = None
         self._clear()
 
     def _clear(self) -> None:
@@ -209,26 +131,14 @@ class TableSession:
         self.version = 0
         self.players: list[dict] = []
         self._buzzers: dict[str, str] = {}
-        if getattr(self, "referee", None) is not None:
-            self.referee.listeners.remove(self._on_referee)
-        self.referee: Referee | None = None
-        self._race: _Race | None = None
+        if self.desk is not None:
+            self.desk.close()
+        self.desk = None
         self._interrupted: dict | None = None
-        self._edges: deque[Edge] = deque()
-        self._virtual: set = set()
-        self._virtual_fifo: deque = deque()
         self._log: list[tuple[int, dict]] = []
         self._finished = False
-        self._race_dirty = False
-        self._decided: LiveRace | None = None
-        self._polled_at: int | None = None
         self.unknown_edges = 0
-        self._strays: deque = deque(maxlen=20)
-        self._stray_mark: int | None = None     # presses up to here are classified
-        #: host events logged while a race was open, applied once it is
-        #: logged, in order: (event, when the host logged it)
-        self._queued: deque[tuple[dict, int]] = deque()
-        self._press_seq: dict[str, int] = {}    # the last sequence number per virtual buzzer
+        self._queued = CardQueue()
 
     # ------------------------------------------------------------------
     # properties
@@ -240,6 +150,27 @@ class TableSession:
     @property
     def names(self) -> list[str]:
         return [p["name"] for p in self.players]
+
+    @property
+    def referee(self) -> Referee | None:
+        return None if self.desk is None else self.desk.referee
+
+    @property
+    def _race(self) -> DeskRace | None:
+        return None if self.desk is None else self.desk.race
+
+    @property
+    def cue_wait_ns(self) -> int | None:
+        """How much longer an announced race holds its verdict for the buzzer
+        box's stamp of GO (None: the source sounds no cue of its own; the
+        pipeline sets it for one that does, e.g. a Pico box)."""
+        return self._cue_wait_ns
+
+    @cue_wait_ns.setter
+    def cue_wait_ns(self, value: int | None) -> None:
+        self._cue_wait_ns = value
+        if self.desk is not None:
+            self.desk.cue_wait_ns = value
 
     def _ms(self, key: str) -> int:
         return int(self.settings[key]) * MS
@@ -262,7 +193,7 @@ class TableSession:
             gid = self.store.create_game(game, players, options)
             self._install(gid, tracker, rep, players, [])
             self._publish_state(None, None)
-        self._dispatch()
+        self._outbox.dispatch()
         return gid
 
     def rematch(self) -> int:
@@ -285,46 +216,28 @@ class TableSession:
             if gid is None:
                 return False
             info = self.store.game_info(gid)
-            try:
-                tracker = get_game(info["game"])
-            except (KeyError, ImportError) as exc:
-                raise ResumeError(f"game {gid} is {info['game']!r}, which this companion "
-                                  f"cannot load: {exc}") from None
-            names = [p["name"] for p in info["players"]]
-            try:
-                rep = Replay(tracker, names, info["options"],
-                             [tracker.setup(names, info["options"])])
-            except RulesError as exc:
-                raise ResumeError(f"game {gid} cannot be set up again: {exc}") from None
-            log_rows = self.store.events(gid)
-            for eid, ev in log_rows:
-                try:
-                    rep.apply(ev)
-                except RulesError as exc:
-                    raise ResumeError(
-                        f"game {gid} cannot be replayed: event {eid} "
-                        f"({tracker.describe(ev)}) is refused by the {tracker.title} "
-                        f"tracker: {exc}") from None
+            tracker, rep, log_rows = _replay_stored(self.store, gid, info)
             if game_id is not None and self.store.current_game() != gid:
                 self.store.set_current(gid)
             self._install(gid, tracker, rep, info["players"], log_rows)
             if self._finished != info["finished"]:
                 self._mark_finished()
-            saved = self.store.load_live_race(gid)
-            if saved is not None:
-                version, body = saved
-                req = self._request()
-                self._queued.extend((q["event"], q["logged_ns"]) for q in body.get("queued") or ()
-                                    if isinstance(q, dict) and isinstance(q.get("event"), dict)
-                                    and isinstance(q.get("logged_ns"), int))
-                if (version == self.version and req is not None
-                        and req.reason == body.get("reason")):
-                    self._interrupted = body
-                else:
-                    self.store.clear_live_race(gid)
+            self._resume_live_race(gid)
             self._publish_state(None, None)
-        self._dispatch()
+        self._outbox.dispatch()
         return True
+
+    def _resume_live_race(self, gid: int) -> None:
+        saved = self.store.load_live_race(gid)
+        if saved is None:
+            return
+        version, body = saved
+        req = self._request()
+        self._queued.restore(body.get("queued"))
+        if version == self.version and req is not None and req.reason == body.get("reason"):
+            self._interrupted = body
+        else:
+            self.store.clear_live_race(gid)
 
     def _install(self, gid: int, tracker: Game, rep: Replay, players: list[dict],
                  log_rows: list[tuple[int, dict]]) -> None:
@@ -343,15 +256,14 @@ class TableSession:
         self._log = list(log_rows)
         self.version = log_rows[-1][0] if log_rows else 0
         self._finished = tracker.finished(rep.state)
-        names = self.names
         ref = self._given_referee
-        if ref is not None and set(ref.players) == set(names):
+        if ref is not None and set(ref.players) == set(self.names):
             self._given_referee = None
         else:
-            ref = Referee(names, debounce_ns=self._ms("debounce_ms"),
+            ref = Referee(self.names, debounce_ns=self._ms("debounce_ms"),
                           stuck_ns=self._ms("stuck_ms"), hold_ns=self._ms("hold_ms"))
-        ref.listeners.append(self._on_referee)
-        self.referee = ref
+        self.desk = RaceDesk(self, self.arming, ref)
+        self.desk.cue_wait_ns = self._cue_wait_ns
 
     def _buzzer_map(self) -> dict[str, str]:
         out = {p["name"]: p["name"] for p in self.players if not p["buzzer"]}
@@ -379,27 +291,31 @@ class TableSession:
             self.players = players
             self._buzzers = self._buzzer_map()
             self._publish_state(None, None)
-        self._dispatch()
+        self._outbox.dispatch()
 
     def _need_game(self) -> None:
         if self.replay is None:
             raise RulesError("no game at the table: start one first", "session")
+
+    def _need_player(self, player: Any, rule: str) -> None:
+        if not isinstance(player, str) or player not in self.names:
+            raise RulesError(f"no player called {player!r}", rule)
 
     # ------------------------------------------------------------------
     # the host's and the players' events
 
     def log(self, event: dict, expected_version: int | None = None) -> dict:
         """Log one event the host made against ``expected_version`` (None:
-        no check); the state update. Raises RulesError or StaleVersion and
-        changes nothing if the event is refused."""
+        no check); the state update, or a ``queued`` one when the event waits
+        behind the open race. Raises RulesError or StaleVersion and changes
+        nothing if the event is refused."""
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
             raise RulesError("an event must be a JSON object with a 'type'", "format")
         with self._lock:
             self._need_game()
             event = jsonable(event)
             kind = event["type"]
-            if kind not in ("undo", "redo", "race") and self._waits_for_race(event,
-                                                                           expected_version):
+            if kind not in ("undo", "redo", "race") and self._must_wait(event, expected_version):
                 update = self._queue(event)
             else:
                 eid = self._commit(event, expected_version)
@@ -408,85 +324,8 @@ class TableSession:
                 self._sync_race("host" if kind not in ("undo", "redo", "race") else kind)
                 update = self._publish_state(eid, event)
                 self._drain_queue()
-        self._dispatch()
+        self._outbox.dispatch()
         return update
-
-    # -- the host never waits: a card logged while a race is open --------
-
-    def _waits_for_race(self, event: dict, expected_version: int | None) -> bool:
-        """Whether ``event`` must wait behind the open race: a race is open
-        (or cards wait already) and the tracker takes the event only once a
-        race outcome is logged. RulesError when no outcome would make it
-        legal; StaleVersion as for any event."""
-        if self._race is None and not self._queued:
-            return False
-        if expected_version is not None and expected_version != self.version:
-            self._commit(event, expected_version)       # raises StaleVersion
-        game, state = self.game, self.state
-        if not self._queued:
-            try:
-                game.apply(state, event)
-                return False                            # legal now: no wait
-            except RulesError:
-                pass
-        if _legal_after_races(game, state, [e for e, _ in self._queued] + [event]):
-            return True
-        game.apply(state, event)        # raises the tracker's own reason
-        raise RulesError("that cannot follow the cards already waiting for the race", "race")
-
-    def _queue(self, event: dict) -> dict:
-        """Keep ``event`` (with the time it was logged) until the open race
-        is logged; an unannounced race stops taking presses now (the next
-        card is on the table: later presses are its). Saved with the live
-        race, so a power cut loses no logged card."""
-        now = self.clock()
-        self._queued.append((event, now))
-        race = self._race
-        if race is not None:
-            if self.game.is_draw(event):
-                self._cut(race, now)
-            race.record = {**race.record, "queued": [{"event": e, "logged_ns": t}
-                                                     for e, t in self._queued]}
-            self._persist_race(race, durable=True)
-        line = self._public_line(event)
-        data = {"event": views.public_event(self.game, event), "line": line,
-                "queued": [self._public_line(e) for e, _ in self._queued]}
-        self._transient("queued", data)
-        return {"id": None, "type": "queued", "version": self.version, "data": data}
-
-    def _cut(self, race: "_Race", at_ns: int) -> None:
-        """An open unannounced race takes no press after ``at_ns`` (the next
-        card's log): its deadline moves there, so it is decided now."""
-        if race.announced or race.cut_ns is not None or race.live.verdict is not None:
-            return
-        race.cut_ns = at_ns
-        deadline = max(race.armed.arm_ns, at_ns)
-        if race.live.spec.deadline_ns is None or deadline < race.live.spec.deadline_ns:
-            arming.rearm_live(race.live, race.live.spec.arm_ns, deadline)
-            race.armed = replace(race.armed, deadline_ns=deadline)
-            race.record = {**race.record, "spec": race.live.spec.to_json()}
-            self._race_dirty = True
-
-    def _cut_at_next_draw(self) -> None:
-        """The live race takes no press after the next waiting card's log."""
-        nxt = next((t for e, t in self._queued if self.game.is_draw(e)), None)
-        if self._race is not None and nxt is not None:
-            self._cut(self._race, nxt)
-
-    def _drain_queue(self) -> None:
-        """Log the cards that waited behind a race, in order, each at the
-        time it was logged; stop at one whose race is still open."""
-        while self._queued and self._race is None and self.replay is not None:
-            event, logged_ns = self._queued.popleft()
-            try:
-                eid = self._commit(event, None)
-            except (RulesError, StoreError) as exc:
-                self._fault("queued", f"the {self._public_line(event)} logged during the race "
-                                      f"was refused once the race was logged: {exc}")
-                continue
-            self._sync_race("host", logged_ns)
-            self._publish_state(eid, event)
-            self._cut_at_next_draw()
 
     def undo(self, expected_version: int | None = None) -> dict:
         """Undo the last effective event (logged as ``{"type": "undo"}``)."""
@@ -495,6 +334,50 @@ class TableSession:
     def redo(self, expected_version: int | None = None) -> dict:
         """Put back the last undone event (logged as ``{"type": "redo"}``)."""
         return self.log({"type": "redo"}, expected_version)
+
+    def _must_wait(self, event: dict, expected_version: int | None) -> bool:
+        if (self._race is not None or self._queued) and expected_version is not None \
+                and expected_version != self.version:
+            self._commit(event, expected_version)       # raises StaleVersion
+        return self._queued.must_wait(self.game, self.state, event, self._race is not None)
+
+    def _queue(self, event: dict) -> dict:
+        """Keep ``event`` (with the time it was logged) until the open race
+        is logged; a card stops the open unannounced race taking presses now
+        (later ones are the new card's). Saved with the live race, so a power
+        cut loses no logged card."""
+        now = self.clock()
+        self._queued.add(event, now)
+        race = self._race
+        if race is not None:
+            if self.game.is_draw(event):
+                self.desk.cut(now)
+            race.record = {**race.record, "queued": self._queued.to_json()}
+            self.persist(race, True)
+        data = {"event": views.public_event(self.game, event), "line": self._public_line(event),
+                "queued": [self._public_line(e) for e in self._queued.events()]}
+        self.publish("queued", data)
+        return {"id": None, "type": "queued", "version": self.version, "data": data}
+
+    def _drain_queue(self) -> None:
+        """Log the cards that waited behind a race, in order, each at the
+        time it was logged; stop at one whose race is still open."""
+        while self._queued and self._race is None and self.replay is not None:
+            event, logged_ns = self._queued.pop()
+            try:
+                eid = self._commit(event, None)
+            except (RulesError, StoreError) as exc:
+                self.fault("queued", f"the {self._public_line(event)} logged during the race "
+                                     f"was refused once the race was logged: {exc}")
+                continue
+            self._sync_race("host", logged_ns)
+            self._publish_state(eid, event)
+            self._cut_at_next_draw()
+
+    def _cut_at_next_draw(self) -> None:
+        nxt = self._queued.next_draw(self.game)
+        if self._race is not None and nxt is not None:
+            self.desk.cut(nxt)
 
     def private_snapshot(self, player: str) -> dict:
         """What ``player``'s private page shows: ``{"player", "view",
@@ -526,15 +409,12 @@ class TableSession:
             update = self._publish_state(eid, event)
             answer = {**update, "private": views.private_snapshot(
                 self.game, self.state, player, self.version)}
-        self._dispatch()
+        self._outbox.dispatch()
         return answer
 
-    def _need_player(self, player: Any, rule: str) -> None:
-        if not isinstance(player, str) or player not in self.names:
-            raise RulesError(f"no player called {player!r}", rule)
-
-    def _commit(self, event: dict, expected_version: int | None) -> int:
-        """Apply on the replay, append durably, keep (or roll back). Lock held."""
+    def _commit(self, event: dict, expected_version: int | None, judged: bool = False) -> int:
+        """Apply on the replay, append durably, keep (or roll back). Lock
+        held. A race the desk ``judged`` is not judged again."""
         if expected_version is not None and expected_version != self.version:
             last = self._public_line(self._log[-1][1]) if self._log else "nothing yet"
             raise StaleVersion(
@@ -542,7 +422,8 @@ class TableSession:
                 f"{expected_version}, the table is at {self.version}; last: {last}); nothing "
                 f"was logged: refresh and try again", expected_version, self.version)
         rep = self.replay
-        check_race(event)
+        if not judged:
+            check_race(event)
         saved = (list(rep.events), list(rep.states), list(rep.undone))
         rep.apply(event)
         try:
@@ -562,7 +443,7 @@ class TableSession:
             self.store.mark_finished(
                 self.game_id, self._summary() if self.game.finished(self.state) else None)
         except StoreError as exc:  # derived data: the log already has the truth
-            self._fault("store", f"could not record the end of the game: {exc}")
+            self.fault("store", f"could not record the end of the game: {exc}")
 
     def _summary(self) -> dict:
         return jsonable(summary(self.game, self.names, self.state), "summary")
@@ -573,34 +454,66 @@ class TableSession:
                 return []
             return self.game.legal_events(self.state)
 
-    def _line(self, event: dict) -> str:
-        return views.line(self.game, event)
-
     def _public_line(self, event: dict) -> str:
         return views.public_line(self.game, event)
 
     # ------------------------------------------------------------------
-    # buzzers: edges, faults and the source's status
+    # buzzers: every edge, from a pin, a box or a phone, comes in here
 
     def feed_edge(self, edge) -> None:
-        """The sink for edge sources: a :class:`companion.edges.ButtonEdge`
-        (``edge.buzzer`` is a buzzer id), or the older :class:`Edge` whose
-        ``player`` is a buzzer id (or the name of a player who has no buzzer
-        id). Unknown buzzers, and values that are not edges, are counted in
-        ``unknown_edges`` and ignored."""
+        """The sink for edge sources and the one way in for every edge: a
+        :class:`companion.edges.ButtonEdge` (``edge.buzzer`` is a buzzer
+        id), the older :class:`Edge` whose ``player`` is a buzzer id (or the
+        name of a player who has no buzzer id), or a phone's
+        :class:`~companion.edges.VirtualEdge`. Unknown buzzers, and values
+        that are not edges, are counted in ``unknown_edges`` and ignored."""
+        with self._lock:
+            if self.desk is None:
+                return
+            if isinstance(edge, VirtualEdge):
+                if edge.player in self.names:
+                    self.desk.feed_virtual(edge)
+                else:
+                    self.unknown_edges += 1
+            else:
+                e = self._seated(edge)
+                if e is None:
+                    self.unknown_edges += 1
+                else:
+                    self.desk.feed(e)
+        self._outbox.dispatch()
+
+    def _seated(self, edge) -> Edge | None:
+        """The edge said of the player seated at its buzzer (None: unknown)."""
         buzzer = getattr(edge, "buzzer", None)
         if buzzer is None:
             buzzer = getattr(edge, "player", None)
         t_ns = getattr(edge, "t_ns", None)
+        name = self._buzzers.get(buzzer) if isinstance(buzzer, str) else None
+        if name is None or isinstance(t_ns, bool) or not isinstance(t_ns, int):
+            return None
+        return Edge(name, bool(edge.pressed), t_ns)
+
+    def virtual_press(self, player: str, pressed: bool | None = None,
+                      seq: int | None = None, pipeline=None) -> None:
+        """A phone's on-screen buzzer, stamped with the clock now (millisecond
+        accuracy, marked ``virtual`` in the race record). ``pressed=None`` is
+        a tap (press and release); True holds the button down, False lets go.
+        ``seq`` is the page's increasing number for this buzzer's changes
+        (see :meth:`RaceDesk.feed_virtual`). The edge goes through
+        ``pipeline`` (the buzzers' :class:`~companion.buzzers.pipeline.Pipeline`,
+        the same path as a pin's edge) when the table has one, else straight
+        to :meth:`feed_edge`."""
+        if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
+            raise RulesError("seq must be an integer", "buzzer")
         with self._lock:
-            if self.referee is None:
-                return
-            name = self._buzzers.get(buzzer) if isinstance(buzzer, str) else None
-            if name is None or isinstance(t_ns, bool) or not isinstance(t_ns, int):
-                self.unknown_edges += 1
-                return
-            self._feed(Edge(name, bool(edge.pressed), t_ns))
-        self._dispatch()
+            self._need_game()
+            self._need_player(player, "buzzer")
+            edge = VirtualEdge(player, pressed, self.clock(), seq)
+        if pipeline is not None:
+            pipeline.deliver(edge)
+        else:
+            self.feed_edge(edge)
 
     def source_fault(self, fault) -> None:
         """A fault the buzzer source reports (``.kind``, ``.message``,
@@ -612,10 +525,10 @@ class TableSession:
         t_ns = getattr(fault, "t_ns", None)
         with self._lock:
             player = self._buzzers.get(buzzer) if isinstance(buzzer, str) else None
-            self._fault(kind, None if message is None else str(message), player,
-                        t_ns if isinstance(t_ns, int) and not isinstance(t_ns, bool) else None,
-                        buzzer=buzzer if isinstance(buzzer, str) else None, source=True)
-        self._dispatch()
+            self.fault(kind, None if message is None else str(message), player,
+                       t_ns if isinstance(t_ns, int) and not isinstance(t_ns, bool) else None,
+                       buzzer=buzzer if isinstance(buzzer, str) else None, source=True)
+        self._outbox.dispatch()
 
     def source_status(self, status) -> None:
         """The buzzer source's latest status (``.source``, ``.connected``,
@@ -623,223 +536,50 @@ class TableSession:
         snapshot's ``buzzers`` and published as a ``buzzers`` update."""
         with self._lock:
             self._source_status = status
-            self._transient("buzzers", views.buzzers_view(status))
-        self._dispatch()
-
-    def virtual_press(self, player: str, pressed: bool | None = None,
-                      seq: int | None = None) -> None:
-        """A phone's on-screen buzzer, stamped with the clock now (millisecond
-        accuracy, marked ``virtual`` in the race record). ``pressed=None`` is
-        a tap (press and release); True holds the button down, False lets go.
-
-        ``seq`` is the page's increasing number (by one) for this buzzer's
-        changes: two requests can overtake each other on the way. A change
-        older than the last one applied is dropped (a press arriving after
-        its own release would otherwise hold the buzzer down: stuck); a
-        release whose press has not arrived is taken as a tap, so the press
-        still counts."""
-        if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
-            raise RulesError("seq must be an integer", "buzzer")
-        with self._lock:
-            self._need_game()
-            self._need_player(player, "buzzer")
-            if seq is not None:
-                last = self._press_seq.get(player)
-                if last is not None and seq <= last:
-                    return          # overtaken by a later change: dropped
-                if pressed is False and (last is None or seq > last + 1) \
-                        and not self.referee.level(player):
-                    pressed = None  # its press is still on the way: a tap, now
-                self._press_seq[player] = seq
-            now = self.clock()
-            edges = ([Edge(player, True, now), Edge(player, False, now + 1)] if pressed is None
-                     else [Edge(player, bool(pressed), now)])
-            for e in edges:
-                key = (e.player, e.t_ns, e.pressed)
-                self._virtual.add(key)
-                self._virtual_fifo.append(key)
-                while len(self._virtual_fifo) > 1024:
-                    self._virtual.discard(self._virtual_fifo.popleft())
-                self._feed(e)
-        self._dispatch()
-
-    def _feed(self, e: Edge) -> None:
-        self.referee.feed(e)
-        self._reclaim(e)
-        self._after_referee(e.t_ns)
-
-    def _reclaim(self, e: Edge) -> None:
-        """A press stamped before the card was logged but delivered after it
-        (the source's queue was a moment behind the host's tap): had it been
-        there, the card would have claimed its burst. An unannounced race
-        armed at its log with nothing claimed is armed again as if it had."""
-        race = self._race
-        if (race is None or race.announced or race.armed.burst or race.armed.flipper
-                or race.logged_ns is None or not e.pressed or e.t_ns >= race.armed.arm_ns
-                or race.live.verdict is not None):
-            return
-        try:
-            armed = self._arm_card(race.request, race.logged_ns, self.clock())
-            if armed.burst:
-                self._begin(race.request, armed, self.clock(), logged_ns=race.logged_ns)
-        except (RaceError, RulesError, ValueError) as exc:
-            self._fault("race", f"cannot run the race the game asked for: {exc}")
+            self.publish("buzzers", views.buzzers_view(status))
+        self._outbox.dispatch()
 
     # ------------------------------------------------------------------
     # the clock
 
     def tick(self) -> None:
-        """Poll the referee on the clock: settle bursts, find stuck buttons,
+        """Poll the desk on the clock: settle debounces, find stuck buttons,
         move a countdown to GO, decide and log races. Cheap when idle."""
-        if self.referee is None:
-            return
         with self._lock:
-            ref = self.referee
-            if ref is None:
+            if self.desk is None:
                 return
-            now = self.clock()
-            at = ref.next_deadline()
-            race = self._race
-            phase_due = (race is not None and race.phase_sent == "countdown"
-                         and now >= race.go_ns)
-            if (at is None or now < at) and not phase_due:
-                return
-            self._polled_at = now
-            ref.poll(now)
-            decided = self._after_referee(now, log_decided=False)
+            decided = self.desk.poll(self.clock())
         # the verdict reaches the pages first (a transient race update);
         # then it is logged durably and the new state follows
-        self._dispatch()
+        self._outbox.dispatch()
         if decided is not None:
             with self._lock:
                 if self._race is decided:
-                    self._finish_race(decided, self.clock())
-            self._dispatch()
+                    self.race_decided(decided, self.clock())
+            self._outbox.dispatch()
 
     def next_deadline(self) -> int | None:
-        """The earliest clock time at which :meth:`tick` has work to do (a
-        debounce to settle, a buzzer that may be stuck, a countdown reaching
-        GO, a verdict to decide), or None when nothing is due: the clock
-        thread may sleep until it is woken. A deadline that a tick already
-        passed without doing its work (a failure) comes back
-        :data:`RETRY_NS` after that tick, never in the past again."""
-        ref = self.referee
-        if ref is None:
-            return None
+        """The earliest clock time at which :meth:`tick` has work to do, or
+        None when nothing is due: the clock thread may sleep until it is
+        woken (see :meth:`RaceDesk.next_deadline`)."""
         with self._lock:
-            times = [ref.next_deadline()]
-            race = self._race
-            if race is not None and race.phase_sent == "countdown":
-                times.append(race.go_ns)
-            at = earliest(times)
-            polled = self._polled_at
-        if at is not None and polled is not None and at <= polled:
-            return polled + RETRY_NS
-        return at
+            return None if self.desk is None else self.desk.next_deadline(RETRY_NS)
 
     # ------------------------------------------------------------------
-    # races
+    # races: the host's commands
 
-    def _on_referee(self, kind: str, payload) -> None:
-        """Referee listener (called with the session lock held)."""
-        if kind == "edge":
-            e: Edge = payload
-            self._edges.append(e)
-            for _ in range(arming.forget_before(self._edges, e.t_ns, self.arming)):
-                self._edges.popleft()
-            virtual = (e.player, e.t_ns, e.pressed) in self._virtual
-            data = {"player": e.player, "pressed": e.pressed, "t_ns": e.t_ns,
-                    "virtual": virtual}
-            if e.pressed and self.replay is not None:
-                data.update(self._press_window(e))
-            self._transient("press", data)
-        elif kind == "order":
-            self._race_dirty = True
-        elif kind == "verdict":
-            self._decided = payload
-        elif kind == "fault":
-            self._fault(payload.kind, None, payload.player, payload.t_ns)
-
-    def _after_referee(self, now: int, log_decided: bool = True) -> "_Race | None":
-        """Publish the live race's progress (and hand its new presses to the
-        background writer); a race the referee decided is logged now, or
-        (``log_decided=False``) returned for the caller to log once the
-        verdict has gone out."""
-        race = self._race
-        if race is not None:
-            self._note_virtual(race)
-            if len(race.live.edges) != race.persisted:
-                self._persist_race(race, durable=False)
-            phase = arming.phase(race.live.verdict is not None, race.announced, race.go_ns, now)
-            if self._race_dirty or phase != race.phase_sent:
-                race.phase_sent = phase
-                self._transient("race", self._race_view(now))
-        elif self._race_dirty and self.replay is not None:
-            self._transient("race", self._race_view(now))   # a late runner-up, live
-        self._race_dirty = False
-        decided, self._decided = self._decided, None
-        if decided is not None and race is not None and decided is race.live:
-            if not log_decided:
-                return race
-            self._finish_race(race, now)
-        return None
-
-    def _note_virtual(self, race: _Race) -> None:
-        edges = race.live.edges
-        for e in edges[race.seen:]:
-            if (e.player, e.t_ns, e.pressed) in self._virtual:
-                race.virtual.add(e.player)
-        race.seen = len(edges)
-
-    def _press_window(self, e: Edge) -> dict:
-        """Which window a press fell in (``race``, ``late``, ``mark``, ``open``),
-        for the pages; a late press is a stray at once."""
-        race = self._race
-        live = race.armed.window if race is not None else None
-        got = arming.press_window(e.t_ns, self.replay.events, self.arming, live)
-        if got["window"] == "race" and race is None:
-            self._race_dirty = True     # a runner-up of the last race: its card shows it live
-        elif got["window"] == "open" and self.arming.flipper_arms:
-            try:
-                if self.game.current_player(self.state) == e.player:
-                    got["window"] = "mark"     # the flipper marks the flip
-            except Exception:  # noqa: BLE001 - a tracker bug must not drop the press
-                log.exception("current_player failed")
-        return got
-
-    def _stray(self, e: Edge, why: str) -> None:
-        """A press outside every race window: shown briefly, kept in the
-        store's record (as a ``stray`` fault), never a later card's."""
-        item = {"player": e.player, "t_ns": e.t_ns, "why": why}
-        if any(x["player"] == e.player and x["t_ns"] == e.t_ns for x in self._strays):
-            return
-        self._strays.append(item)
-        # kept for the record, but not here: this runs on the edge path under
-        # the lock; _dispatch writes it once the lock is released
-        self._unsaved.append((self.game_id, {
-            "player": e.player, "fault": "stray", "t_ns": e.t_ns,
-            "message": f"stray press by {e.player} ({why}): no race window held it"}))
-
-    def _save_unsaved(self) -> None:
-        """Write the records the edge path left (stray presses), outside
-        the session lock."""
-        while self._unsaved:
-            try:
-                game_id, fault = self._unsaved.popleft()
-            except IndexError:
-                return
-            try:
-                self.store.record_fault(game_id, fault)
-            except StoreError as exc:
-                log.warning("could not record a stray press: %s", exc)
+    def _request(self) -> RaceRequest | None:
+        if self.replay is None or self.game.finished(self.state):
+            return None
+        return self.game.race_request(self.state)
 
     def confirm_race(self, accept: bool, t_ns: int | None = None) -> dict | None:
-        """The host's tap on a doubtful claim: ``accept`` lets it decide the
-        card (logged at once if it already has a verdict), with ``t_ns`` one
-        of its ``choices`` (the press the card's race starts at); otherwise
-        its presses become strays and the card is raced again from now (the
-        players press again; the answer may come as late as the host likes).
-        The race view."""
+        """The host's answer to a card's question: ``accept`` lets the claim
+        decide the card (logged at once if it already has a verdict), with
+        ``t_ns`` one of its ``choices`` (the press the card's race starts
+        at); otherwise its presses become strays and the card is raced again
+        from now (the answer may come as late as the host likes). The race
+        view."""
         if t_ns is not None and (isinstance(t_ns, bool) or not isinstance(t_ns, int)):
             raise RulesError("t_ns must be the chosen press's time in nanoseconds", "race")
         with self._lock:
@@ -848,36 +588,23 @@ class TableSession:
             if race is None or race.confirm is None:
                 raise RulesError("no race is waiting for the host's confirmation", "race")
             now = self.clock()
-            choices = {c["t_ns"] for c in race.armed.choices}
-            if accept and t_ns is not None and t_ns != race.armed.arm_ns:
-                if t_ns not in choices:
-                    raise RulesError("that press is not one the host was asked about", "race")
-                taken = arming.segment(_in_order(self._edges), t_ns, race.request.kind,
-                                       self.arming)
-                self._begin(race.request, arming.Arming(False, t_ns, t_ns + self.arming.wait_ns,
-                                                        taken),
-                            now, logged_ns=race.logged_ns, confirmed=True)
-                self._cut_at_next_draw()
-            elif accept:
-                race.confirmed = True
-                if race.live.verdict is not None:
-                    self._finish_race(race, now)
-                else:
-                    self._transient("race", self._race_view(now))
-            else:
-                for e in race.armed.burst:
-                    if e.pressed and e.t_ns < now:
-                        self._stray(e, "rejected")
-                self._begin(race.request, arming.Arming(False, now, now + self.arming.wait_ns),
-                            now, logged_ns=race.logged_ns, confirmed=True)
-            view = self._race_view(now)
-        self._dispatch()
+            try:
+                log_now = self.desk.confirm(accept, t_ns, now)
+            except ValueError as exc:
+                raise RulesError(str(exc), "race") from None
+            if log_now:
+                self.race_decided(race, now)
+            elif self._race is race:
+                self.publish("race", self.race_view(now))
+            self._cut_at_next_draw()
+            view = self.race_view(now)
+        self._outbox.dispatch()
         return view
 
     def use_presses(self, t_ns: int) -> dict | None:
         """The host's tap on a stray press: the card waiting for an
-        unannounced race takes the presses from ``t_ns`` on (that press and
-        every later one), as if they had been its burst. The race view."""
+        unannounced race takes the presses from ``t_ns`` on, as if they had
+        been its own. The race view."""
         if isinstance(t_ns, bool) or not isinstance(t_ns, int):
             raise RulesError("t_ns must be the press's time in nanoseconds", "race")
         with self._lock:
@@ -886,24 +613,15 @@ class TableSession:
             if req is None or req.announced:
                 raise RulesError("no card is waiting for an unannounced race: nothing for "
                                  "these presses to decide", "race")
-            taken = arming.segment(_in_order(self._edges), t_ns, req.kind, self.arming)
-            if not any(e.pressed and e.t_ns == t_ns for e in taken):
-                raise RulesError("no press was recorded at that time (it may be too old)",
-                                 "race")
             now = self.clock()
-            logged = self._race.logged_ns if self._race is not None else None
-            self._begin(req, arming.Arming(False, t_ns, t_ns + self.arming.wait_ns, taken),
-                        now, logged_ns=logged, confirmed=True)
-            self._strays = deque((x for x in self._strays if x["t_ns"] < t_ns),
-                                 maxlen=self._strays.maxlen)
-            view = self._race_view(now)
-        self._dispatch()
+            try:
+                self._interrupted = None
+                self.desk.use_presses(req, t_ns, now, self.names, self.version)
+            except ValueError as exc:
+                raise RulesError(str(exc), "race") from None
+            view = self.race_view(now)
+        self._outbox.dispatch()
         return view
-
-    def _request(self) -> RaceRequest | None:
-        if self.replay is None or self.game.finished(self.state):
-            return None
-        return self.game.race_request(self.state)
 
     def start_race(self, countdown_ms: int | None = None) -> dict:
         """Start the race the game asks for with a countdown: GO at now +
@@ -920,72 +638,40 @@ class TableSession:
                     or countdown_ms < 0:
                 raise RulesError("countdown_ms must be a non-negative integer", "race")
             view = self._start_announced(req, countdown_ms * MS)
-        self._dispatch()
+        self._outbox.dispatch()
         return view
+
+    def _start_announced(self, req: RaceRequest, countdown_ns: int | None) -> dict:
+        now = self.clock()
+        try:
+            self._drop_race()
+            self._interrupted = None
+            self.desk.start_announced(req, countdown_ns, now, self.names, self.version)
+        except (RaceError, ValueError) as exc:
+            raise RulesError(f"the game asked for a race the referee cannot run: {exc}",
+                             "race") from None
+        return self.race_view(now)
 
     def cue_sounded(self, t_ns: int, at_ns: int | None = None) -> None:
         """The buzzer box sounded its cue at ``t_ns`` (its own stamp, on the
         clock of its presses), asked for ``at_ns``: when that is the live
         announced race's GO, the race is armed again at ``t_ns``, so presses
         before the box's GO are false starts on the box's clock
-        (docs/rules-notes.md, "Races"). A stamp of another cue (a blip, an old countdown) changes
+        (docs/rules-notes.md, "Races"). A stamp of another cue changes
         nothing; one that comes after the race was decided on the scheduled
         GO is recorded as a ``cue`` fault (the host may run it again)."""
         if isinstance(t_ns, bool) or not isinstance(t_ns, int):
             raise ValueError(f"a cue stamp must be integer nanoseconds, not {t_ns!r}")
         with self._lock:
-            race = self._race
-            if self.referee is None or self.replay is None:
+            if self.desk is None or self.replay is None:
                 return
-            if race is None:
-                go = arming.logged_go(self.replay.events, at_ns)
-                if go is None:
-                    return
-                self._late_cue(t_ns, go)    # that race is logged already
-            else:
-                armed = arming.arm_at_cue(race.armed, t_ns, at_ns)
-                if armed is None:
-                    return
-                now = self.clock()
-                if race.live.verdict is not None or race.live is not self.referee.race:
-                    self._late_cue(t_ns, race.go_ns)
-                else:
-                    self._rearm(race, armed, now)
-                    self._after_referee(now)
-        self._dispatch()
-
-    def _late_cue(self, t_ns: int, go_ns: int) -> None:
-        self._fault("cue", f"the buzzer box sounded GO {(t_ns - go_ns) / MS:+.3f} ms from the "
-                           f"scheduled GO, after the race was decided on the scheduled GO; "
-                           f"undo it and run it again if a press came in between", t_ns=t_ns)
-
-    def _rearm(self, race: _Race, armed: arming.Arming, now: int) -> None:
-        """Judge the live race again armed as ``armed``, from the edges it
-        has: the same race (its version, virtual presses), a new GO."""
-        race.live.hold_ns = self.referee.hold_ns     # the stamp is here: the usual hold
-        arming.rearm_live(race.live, armed.arm_ns, armed.deadline_ns)
-        race.armed = armed
-        race.awaits_cue = False
-        race.record = {**race.record, "go_ns": armed.go_ns, "spec": race.live.spec.to_json(),
-                       "scheduled_go_ns": armed.scheduled_ns}
-        self._persist_race(race, durable=False)     # at GO: no disk wait under the lock
-        self._race_dirty = True
-
-    def _start_announced(self, req: RaceRequest, countdown_ns: int | None) -> dict:
-        now = self.clock()
-        try:
-            armed = arming.arm_announced(now, self.arming, countdown_ns,
-                                         arming.request_wait_ns(req.info))
-            self._begin(req, armed, now)
-            if self.cue_wait_ns:
-                # a press before the box's GO may reach us before the box's
-                # stamp of GO does: no verdict until the stamp (or the wait)
-                self._race.awaits_cue = True
-                self._race.live.hold_ns = self.referee.hold_ns + self.cue_wait_ns
-        except (RaceError, ValueError) as exc:
-            raise RulesError(f"the game asked for a race the referee cannot run: {exc}",
-                             "race") from None
-        return self._race_view(now)
+            go = self.desk.cue_sounded(t_ns, at_ns, self.clock())
+            if go is not None:
+                self.fault("cue", f"the buzzer box sounded GO {(t_ns - go) / MS:+.3f} ms from "
+                                  f"the scheduled GO, after the race was decided on the "
+                                  f"scheduled GO; undo it and run it again if a press came in "
+                                  f"between", t_ns=t_ns)
+        self._outbox.dispatch()
 
     def cancel_race(self) -> None:
         """Stop the live race without logging anything (the game still waits
@@ -994,76 +680,27 @@ class TableSession:
             self._drop_race()
             self._interrupted = None
             if self.game_id is not None:
-                self._transient("race", self._race_view(self.clock()))
-        self._dispatch()
+                self.publish("race", self.race_view(self.clock()))
+        self._outbox.dispatch()
 
     def _drop_race(self, clear: bool = True) -> None:
-        if self._race is not None and self.referee is not None:
-            if self.referee.race is self._race.live:
-                self.referee.race = None
-        if self._race is not None or self._interrupted is not None:
-            self._race = None
-            if clear:
-                try:
-                    self.store.clear_live_race(self.game_id)
-                except StoreError as exc:
-                    self._fault("store", f"could not clear the live race: {exc}")
-
-    def _begin(self, req: RaceRequest, armed: arming.Arming, now: int,
-               logged_ns: int | None = None, confirmed: bool = False) -> None:
-        """Run ``req`` as the live race, armed as ``armed``; its record is
-        written durably now, once (a power cut resumes it as interrupted)."""
-        spec = arming.race_spec(req, armed, self.arming, self.names, self.referee.debounce_ns)
-        self._drop_race()
-        self._interrupted = None
-        live = self.referee.start(spec)
-        record = {"reason": req.reason, "kind": live.spec.kind, "announced": armed.announced,
-                  "go_ns": armed.go_ns, "request": jsonable(req.to_json(), "race request"),
-                  "spec": live.spec.to_json()}
-        race = _Race(req, live, armed, self.version, record, logged_ns=logged_ns,
-                     confirmed=confirmed)
-        self._race = race
-        for e in armed.burst:
-            live.feed(e)
-        self._note_virtual(race)
-        self._persist_race(race, durable=True)
-        race.phase_sent = arming.phase(live.verdict is not None, armed.announced, armed.go_ns,
-                                       now)
-        self._transient("race", self._race_view(now))
-
-    def _persist_race(self, race: _Race, durable: bool) -> None:
-        """Save the live race row: durably now (at arming), or handed to the
-        store's background writer (a press: no disk write under the lock)."""
-        new = race.live.edges[race.persisted:]
-        race.edges_json.extend(e.to_json() for e in new)
-        race.persisted = len(race.live.edges)
-        body = {**race.record, "edges": list(race.edges_json), "virtual": sorted(race.virtual)}
-        try:
-            if durable:
-                self.store.save_live_race(self.game_id, race.version, body)
-            else:
-                self.store.save_live_race_soon(self.game_id, race.version, body,
-                                               on_error=self._live_race_not_saved)
-        except StoreError as exc:
-            self._fault("store", f"could not save the live race: {exc}")
-
-    def _live_race_not_saved(self, exc: StoreError) -> None:
-        """The background writer could not save the live race (its thread)."""
-        with self._lock:
-            self._fault("store", f"could not save the live race: {exc}")
-        self._dispatch()
+        had = self.desk is not None and self.desk.drop()
+        if (had or self._interrupted is not None) and clear:
+            try:
+                self.store.clear_live_race(self.game_id)
+            except StoreError as exc:
+                self.fault("store", f"could not clear the live race: {exc}")
 
     def _sync_race(self, trigger: str, logged_ns: int | None = None) -> None:
         """After the state changed: drop a race the game no longer asks for;
         after the host logged a card (at ``logged_ns``, default now), give an
         unannounced race the presses that are its own."""
         now = self.clock()
-        logged = now if logged_ns is None else logged_ns
         try:
             req = self._request()
         except Exception as exc:  # a tracker bug must not take the table down
             log.exception("race_request failed")
-            self._fault("tracker", f"race_request failed: {exc}")
+            self.fault("tracker", f"race_request failed: {exc}")
             return
         race = self._race
         if race is not None and (req is None or req.reason != race.request.reason
@@ -1077,117 +714,132 @@ class TableSession:
             return
         try:
             if not req.announced and trigger == "host":
-                events = self.replay.events
-                armed = self._arm_card(req, logged, now)
-                cut = armed.window.start_ns if armed.burst else logged
-                for e in arming.strays(self._edges, events, self._stray_mark, cut,
-                                       self.arming):
-                    self._stray(e, "unclaimed")
-                self._stray_mark = cut
-                self._begin(req, armed, now, logged_ns=logged)
+                self._drop_race()
+                self._interrupted = None
+                self.desk.take_card(req, now if logged_ns is None else logged_ns, now,
+                                    self.names, self.version)
             elif req.announced and self.settings["auto_start"] and trigger in ("host", "race"):
                 self._start_announced(req, None)
-        except (RaceError, RulesError, ValueError) as exc:
-            self._fault("race", f"cannot run the race the game asked for: {exc}")
-
-    def _arm_card(self, req: RaceRequest, logged_ns: int, now: int) -> arming.Arming:
-        """How the race of a card logged at ``logged_ns`` is armed at ``now``."""
-        return arming.arm_unannounced(self._edges, self.replay.events, logged_ns, self.arming,
-                                      _flipper(req), req.eligible, now, req.kind)
+        except _RACE_ERRORS as exc:
+            self.fault("race", f"cannot run the race the game asked for: {exc}")
 
     def bursts(self) -> list[list[Edge]]:
         """The recent bursts of accepted edges, oldest first (a burst starts
         at a press after ``quiet_gap_ms`` without presses)."""
         with self._lock:
-            return arming.bursts(self._edges, self.arming.quiet_gap_ns)
+            return [] if self.desk is None else arming.bursts(self.desk.edges,
+                                                              self.arming.quiet_gap_ns)
 
-    def _finish_race(self, race: _Race, now: int) -> None:
+    # ------------------------------------------------------------------
+    # the desk's owner (called by the desk with the lock held)
+
+    def race_events(self) -> list[dict]:
+        return [] if self.replay is None else self.replay.events
+
+    def marks_flip(self, player: str) -> bool:
+        return self.replay is not None and self.game.current_player(self.state) == player
+
+    def race_decided(self, race: DeskRace, now: int) -> None:
         """Log a decided race as an event (the tracker may refuse it: a fault)."""
-        if race.confirm is not None:    # the host accepts or rejects the burst first
-            self._transient("race", self._race_view(now))
+        if race.confirm is not None:    # the host answers the card's question first
+            self.publish("race", self.race_view(now))
             return
-        live = race.live
-        event = {"type": "race", "reason": race.request.reason, **live.record(),
-                 "announced": race.announced, "virtual": bool(race.virtual)}
-        if race.armed.flipper is not None:
-            event["armed_by"] = race.armed.flipper
-        if race.armed.scheduled_ns is not None:     # armed at the box's own GO
-            event["scheduled_go_ns"] = race.armed.scheduled_ns
-        elif race.awaits_cue:
-            race.awaits_cue = False
-            self._fault("cue", "the buzzer box did not report when it sounded GO: the race "
-                               "was judged on the scheduled GO")
-        if race.virtual:
-            event["virtual_players"] = sorted(race.virtual)
-        if race.confirmed:
-            event["asked"] = True       # the host chose which presses were this card's
-        close = arming.race_close_ns(event, self.arming)
-        if close is not None:
-            event["close_ns"] = close if race.cut_ns is None else min(close, race.cut_ns)
-        event = jsonable(event)
         req = self._request()
         if req is None or req.reason != race.request.reason:
-            self._fault("race", "the decided race no longer matches the game; not logged")
+            self.fault("race", "the decided race no longer matches the game; not logged")
             self._drop_race()
             return
+        event = views.race_event(race, self.arming)
+        if race.awaits_cue and race.armed.scheduled_ns is None:
+            race.awaits_cue = False
+            self.fault("cue", "the buzzer box did not report when it sounded GO: the race "
+                              "was judged on the scheduled GO")
         try:
-            eid = self._commit(event, None)
-        except RulesError as exc:
+            eid = self._commit(event, None, judged=True)
+        except (RulesError, StoreError) as exc:
             race.error = str(exc)
-            self._fault("race-rejected", f"the game refused the verdict: {exc}")
-            self._transient("race", self._race_view(now))
-            return
-        except StoreError as exc:
-            race.error = str(exc)
-            self._fault("store", f"could not log the race: {exc}")
-            self._transient("race", self._race_view(now))
+            kind = "store" if isinstance(exc, StoreError) else "race-rejected"
+            self.fault(kind, f"could not log the race: {exc}" if kind == "store"
+                       else f"the game refused the verdict: {exc}")
+            self.publish("race", self.race_view(now))
             return
         except Exception as exc:  # a tracker bug must not take the table down
             log.exception("logging a race failed")
             race.error = str(exc)
-            self._fault("tracker", f"logging the race failed: {exc}")
+            self.fault("tracker", f"logging the race failed: {exc}")
             return
-        self._race = None
+        self.desk.drop()
         try:   # stale now (the version moved on): the background writer deletes it
             self.store.clear_live_race(self.game_id, wait=False)
         except StoreError as exc:
-            self._fault("store", f"could not clear the live race: {exc}")
+            self.fault("store", f"could not clear the live race: {exc}")
         self._publish_state(eid, event)
         self._sync_race("race")
         self._drain_queue()
 
+    def persist(self, race: DeskRace, durable: bool) -> None:
+        """Save the live race row: durably now (at arming), or handed to the
+        store's background writer (a press: no disk write under the lock)."""
+        new = race.live.edges[race.persisted:]
+        race.edges_json.extend(e.to_json() for e in new)
+        race.persisted = len(race.live.edges)
+        body = jsonable({**race.record, "edges": list(race.edges_json),
+                         "virtual": sorted(race.virtual)}, "live race")
+        try:
+            if durable:
+                self.store.save_live_race(self.game_id, race.version, body)
+            else:
+                self.store.save_live_race_soon(self.game_id, race.version, body,
+                                               on_error=self._live_race_not_saved)
+        except StoreError as exc:
+            self.fault("store", f"could not save the live race: {exc}")
+
+    def _live_race_not_saved(self, exc: StoreError) -> None:
+        """The background writer could not save the live race (its thread)."""
+        with self._lock:
+            self.fault("store", f"could not save the live race: {exc}")
+        self._outbox.dispatch()
+
+    def record_stray(self, e: Edge, why: str) -> None:
+        # kept for the record, but not under the lock: the outbox writes it
+        # once the lock is released
+        self._outbox.defer_record(self.game_id, {
+            "player": e.player, "fault": "stray", "t_ns": e.t_ns,
+            "message": f"stray press by {e.player} ({why}): no race window held it"})
+
+    def _write_record(self, game_id: int | None, fault: dict) -> None:
+        try:
+            self.store.record_fault(game_id, fault)
+        except StoreError as exc:
+            log.warning("could not record a stray press: %s", exc)
+
+    def publish(self, kind: str, data: Any) -> None:
+        self._outbox.put({"id": None, "type": kind, "version": self.version, "data": data})
+
+    def fault(self, kind: str, message: str | None, player: str | None = None,
+              t_ns: int | None = None, buzzer: str | None = None,
+              source: bool = False) -> None:
+        f = {"player": player, "fault": kind, "t_ns": self.clock() if t_ns is None else t_ns}
+        if buzzer is not None:
+            f["buzzer"] = buzzer
+        if message:
+            f["message"] = message
+            log.warning("table fault: %s", message)
+        self.faults.append(f)
+        if kind != "store" or source:   # a store that just failed cannot take the record
+            try:
+                self.store.record_fault(self.game_id, f)
+            except StoreError as exc:
+                log.warning("could not record the fault: %s", exc)
+        self.publish("fault", f)
+
     # ------------------------------------------------------------------
     # views
 
-    def _race_view(self, now: int) -> dict | None:
-        game, race = self.game, self._race
-        if race is not None:
-            return views.live_race_view(game, race.request, race.live,
-                                        announced=race.announced, go_ns=race.go_ns,
-                                        now_ns=now, virtual=bool(race.virtual),
-                                        error=race.error,
-                                        window_start_ns=race.armed.window.start_ns,
-                                        confirm=race.confirm, flipper=race.armed.flipper,
-                                        choices=race.armed.choices if race.confirm else ())
-        if self._interrupted is not None:
-            return views.interrupted_race_view(game, self._interrupted)
-        if self.replay is None:
-            return None
-        req = self._request()
-        if req is not None:
-            return views.pending_race_view(game, req)
-        rep = self.replay
-        if rep.events and rep.events[-1].get("type") == "race":
-            info = None
-            try:   # the request the race answered, for the verdict's wording
-                before = game.race_request(rep.states[-2]) if len(rep.states) > 1 else None
-                info = before.info if before is not None else None
-            except Exception:  # noqa: BLE001 - wording only
-                info = None
-            return views.decided_race_view(game, rep.events[-1], info, edges=self._edges,
-                                           close_ns=arming.race_close_ns(rep.events[-1],
-                                                                         self.arming))
-        return None
+    def race_view(self, now: int) -> dict | None:
+        return views.table_race_view(self.game, self.replay, self._race, self._interrupted,
+                                     self._request() if self.replay is not None else None,
+                                     self.desk.edges if self.desk else (), self.arming, now)
 
     def snapshot(self) -> dict:
         """The public view (GET /api/state); see docs/session-api.md."""
@@ -1201,38 +853,24 @@ class TableSession:
         now = self.clock()
         snap = views.snapshot(self.game, self.replay, game_id=self.game_id,
                               version=self.version, players=self.players,
-                              race=self._race_view(now), faults=self.faults,
+                              race=self.race_view(now), faults=self.faults,
                               last_event=self._log[-1][1] if self._log else None,
                               buzzers=buzzers)
-        snap["strays"] = [dict(x) for x in self._strays
-                          if now - x["t_ns"] <= self.arming.claim_window_ns + self.arming.wait_ns]
-        snap["waiting"] = self._waiting(now)
-        snap["windows_ms"] = {"before": self.arming.claim_window_ns // MS,
-                              "after": self.arming.wait_ns // MS,
-                              "runner_up": self.arming.runner_up_ns // MS}
-        snap["queued"] = [self._public_line(e) for e, _ in self._queued]
+        snap.update(views.desk_extras(self.desk, now, self.arming))
+        snap["queued"] = [self._public_line(e) for e in self._queued.events()]
         return snap
-
-    def _waiting(self, now: int) -> list[dict]:
-        """The bursts a card logged now could still claim (none while a
-        race runs), each with its claim window draining."""
-        if self.replay is None or self._race is not None:
-            return []
-        prior = arming.prior_race(self.replay.events, self._edges, self.arming)
-        return arming.claim_windows(self._edges, now, self.arming, prior)
 
     def host_snapshot(self) -> dict:
         """The snapshot plus what the host console needs: legal events,
         undo/redo availability and what they would change, the pending race
         request, the tracker's host view, the recent log, the settings and
-        the bursts a card logged now could still claim (``windows``)."""
+        the presses a card logged now could still claim (``windows``)."""
         with self._lock:
             snap = self._snapshot()
             req = None if self.replay is None else self._request()
-            windows = snap.get("waiting") or []
             extras = views.host_extras(self.game, self.replay, request=req,
                                        log_rows=self._log, settings=self.settings,
-                                       windows=windows)
+                                       windows=snap.get("waiting") or [])
             if extras["race_request"] is not None:
                 extras["race_request"] = jsonable(extras["race_request"], "race request")
             snap.update(extras)
@@ -1244,65 +882,15 @@ class TableSession:
     def subscribe(self, fn: Callable[[dict], None]) -> Callable[[], None]:
         """Call ``fn(update)`` for every update (outside the session lock, in
         order); returns the function that unsubscribes it."""
-        with self._lock:
-            self._subs.append(fn)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if fn in self._subs:
-                    self._subs.remove(fn)
-        return unsubscribe
+        return self._outbox.subscribe(fn)
 
     def _publish_state(self, eid: int | None, event: dict | None) -> dict:
         data = self._snapshot()
         data["event"] = views.public_event(self.game, event)
         data["line"] = None if event is None else self._public_line(event)
         update = {"id": eid, "type": "state", "version": self.version, "data": data}
-        self._outbox.append(update)
+        self._outbox.put(update)
         return update
-
-    def _transient(self, kind: str, data: Any) -> None:
-        self._outbox.append({"id": None, "type": kind, "version": self.version, "data": data})
-
-    def _fault(self, kind: str, message: str | None, player: str | None = None,
-               t_ns: int | None = None, buzzer: str | None = None,
-               source: bool = False) -> None:
-        f = {"player": player, "fault": kind, "t_ns": self.clock() if t_ns is None else t_ns}
-        if buzzer is not None:
-            f["buzzer"] = buzzer
-        if message:
-            f["message"] = message
-            log.warning("table fault: %s", message)
-        self.faults.append(f)
-        if kind != "store" or source:   # a store that just failed cannot take the record
-            try:
-                self.store.record_fault(self.game_id, f)
-            except StoreError as exc:
-                log.warning("could not record the fault: %s", exc)
-        self._transient("fault", f)
-
-    def _dispatch(self) -> None:
-        if getattr(self._tls, "dispatching", False):
-            return  # a subscriber called back into the session: the outer loop delivers
-        if self._unsaved and not self._lock._is_owned():
-            self._save_unsaved()
-        with self._dispatch_lock:
-            self._tls.dispatching = True
-            try:
-                while True:
-                    try:
-                        update = self._outbox.popleft()
-                    except IndexError:
-                        return
-                    with self._lock:
-                        subs = list(self._subs)
-                    for fn in subs:
-                        try:
-                            fn(update)
-                        except Exception:
-                            log.exception("a subscriber failed")
-            finally:
-                self._tls.dispatching = False
 
     def updates_since(self, last_id: int) -> list[dict] | None:
         """What an SSE client that saw update ``last_id`` missed: ``[]`` when
@@ -1356,6 +944,30 @@ class TableSession:
         the history, after replaying it (GameFileError names a bad line); it
         does not become the table's current game."""
         return import_game(self.store, text)
+
+
+def _replay_stored(store: Store, gid: int, info: dict) -> tuple[Game, Replay, list]:
+    """A stored game's tracker, its replay and its log rows; ResumeError
+    naming what the tracker can no longer load or replay."""
+    try:
+        tracker = get_game(info["game"])
+    except (KeyError, ImportError) as exc:
+        raise ResumeError(f"game {gid} is {info['game']!r}, which this companion "
+                          f"cannot load: {exc}") from None
+    names = [p["name"] for p in info["players"]]
+    try:
+        rep = Replay(tracker, names, info["options"], [tracker.setup(names, info["options"])])
+    except RulesError as exc:
+        raise ResumeError(f"game {gid} cannot be set up again: {exc}") from None
+    log_rows = store.events(gid)
+    for eid, ev in log_rows:
+        try:
+            rep.apply(ev)
+        except RulesError as exc:
+            raise ResumeError(f"game {gid} cannot be replayed: event {eid} "
+                              f"({tracker.describe(ev)}) is refused by the {tracker.title} "
+                              f"tracker: {exc}") from None
+    return tracker, rep, log_rows
 
 
 __all__ = ["CSV_COLUMNS", "DEFAULT_SETTINGS", "PALETTE", "ResumeError", "TableSession",

@@ -16,14 +16,16 @@ import json
 import logging
 from typing import Any, Iterable
 
-from .arming import go_in_ms, phase
+from .arming import go_in_ms, phase, race_close_ns
 from .edges import Edge
+from .eventlog import jsonable
 from .games import Game
 from .referee import RaceError, RaceSpec, judge
 
 log = logging.getLogger(__name__)
 
 US = 1_000
+MS = 1_000_000
 
 VERDICT_KEYS = ("kind", "winner", "loser", "tied", "order", "false_starts", "ineligible",
                 "no_edge")
@@ -176,6 +178,67 @@ def decided_race_view(game: Game, event: dict, info: dict | None = None,
                      order=list(order) + extra, verdict=verdict,
                      info=info, virtual=bool(event.get("virtual")),
                      flipper=event.get("armed_by"))
+
+
+def table_race_view(game, replay, race, interrupted: dict | None, request, edges,
+                    settings, now: int) -> dict | None:
+    """The race a table shows now: the live race (``race``, a
+    :class:`~companion.desk.DeskRace`), else the one interrupted by a
+    restart, else the race the game waits for, else the last logged race
+    with its late runner-ups from the recent ``edges``."""
+    if race is not None:
+        return live_race_view(game, race.request, race.live, announced=race.announced,
+                              go_ns=race.go_ns, now_ns=now, virtual=bool(race.virtual),
+                              error=race.error, window_start_ns=race.armed.window.start_ns,
+                              confirm=race.confirm, flipper=race.armed.flipper,
+                              choices=race.armed.choices if race.confirm else ())
+    if interrupted is not None:
+        return interrupted_race_view(game, interrupted)
+    if replay is None:
+        return None
+    if request is not None:
+        return pending_race_view(game, request)
+    if replay.events and replay.events[-1].get("type") == "race":
+        info = None
+        try:   # the request the race answered, for the verdict's wording
+            before = game.race_request(replay.states[-2]) if len(replay.states) > 1 else None
+            info = before.info if before is not None else None
+        except Exception:  # noqa: BLE001 - wording only
+            info = None
+        last = replay.events[-1]
+        return decided_race_view(game, last, info, edges=edges,
+                                 close_ns=race_close_ns(last, settings))
+    return None
+
+
+def race_event(race, settings) -> dict:
+    """The ``race`` event a decided :class:`~companion.desk.DeskRace` is
+    logged as: its spec, edges and verdict, how it was armed, and when it
+    stopped taking presses (``close_ns``)."""
+    event = {"type": "race", "reason": race.request.reason, **race.live.record(),
+             "announced": race.announced, "virtual": bool(race.virtual)}
+    if race.armed.flipper is not None:
+        event["armed_by"] = race.armed.flipper
+    if race.armed.scheduled_ns is not None:     # armed at the box's own GO
+        event["scheduled_go_ns"] = race.armed.scheduled_ns
+    if race.virtual:
+        event["virtual_players"] = sorted(race.virtual)
+    if race.confirmed:
+        event["asked"] = True       # the host chose which presses were this card's
+    close = race_close_ns(event, settings)
+    if close is not None:
+        event["close_ns"] = close if race.cut_ns is None else min(close, race.cut_ns)
+    return jsonable(event)
+
+
+def desk_extras(desk, now: int, settings) -> dict:
+    """The snapshot's strays, the presses still waiting for a card, and the
+    windows' settings."""
+    return {"strays": desk.recent_strays(now) if desk else [],
+            "waiting": desk.waiting(now) if desk else [],
+            "windows_ms": {"before": settings.claim_window_ns // MS,
+                           "after": settings.wait_ns // MS,
+                           "runner_up": settings.runner_up_ns // MS}}
 
 
 # ---------------------------------------------------------------------------

@@ -118,10 +118,6 @@ class PipelineError:
     edge: ButtonEdge | None = None
 
 
-#: The name older callers use.
-RunnerError = PipelineError
-
-
 class _Report:
     """A fault or status change from the source, queued with the edges."""
 
@@ -208,8 +204,14 @@ class Pipeline:
         self._q.put(_Report("cue", stamp))
         self._wake.set()
 
-    #: The name older callers use for :meth:`edge`.
-    put = edge
+    def deliver(self, edge) -> None:
+        """An edge from another thread (a phone's virtual press) that must be
+        judged before the caller answers: queued like a source's edge, then
+        the queue is drained under :attr:`lock`, so it takes the same path
+        to the consumer, in order with the hardware's edges."""
+        self.edge(edge)
+        with self.lock:
+            self._drain()
 
     def wake(self) -> None:
         """Make the thread look at its deadlines again now (any thread)."""
@@ -396,24 +398,30 @@ class Pipeline:
 class RefereeConsumer:
     """A bare :class:`~companion.referee.Referee` as a pipeline consumer, for
     ``companion buzz``, the hardware harness and the benchmarks: each buzzer
-    id is a player name (the identity seating).
+    id is a player name (the identity seating). Its races run on the same
+    :class:`~companion.desk.RaceDesk` as a table's (start, countdown, the
+    box's GO stamp, the verdict), with no game and no log behind them.
 
     ``clock`` is the source's (``source.now_ns``). Listeners of
     :meth:`subscribe` hear ``{"type": "race", "data": {"race": ...}}`` when
-    a race starts, as the session's subscribers do, so the buzzer box counts
-    down an announced start the same way under every command. Source faults
-    are kept in ``source_faults`` and passed to ``on_source_fault``.
+    a race starts or is armed at the box's GO, as the session's subscribers
+    do, so the buzzer box counts down an announced start the same way under
+    every command. Source faults are kept in ``source_faults`` and passed
+    to ``on_source_fault``.
     """
 
     def __init__(self, referee: Referee, clock: Callable[[], int],
                  on_source_fault: Callable[[SourceFault], None] | None = None):
+        from ..arming import ArmingSettings
+        from ..desk import RaceDesk
+
         self.referee = referee
         self.clock = clock
         self.on_source_fault = on_source_fault
         self.source_faults: list[SourceFault] = []
         self.status: SourceStatus | None = None
         self._subscribers: list[Callable[[dict], None]] = []
-        self._announced: LiveRace | None = None     # awaiting the box's GO stamp
+        self.desk = RaceDesk(self, ArmingSettings.default(), referee)
 
     @property
     def players(self) -> list[dict]:
@@ -422,13 +430,13 @@ class RefereeConsumer:
 
     def feed_edge(self, edge: ButtonEdge) -> None:
         # the identity seating: the buzzer id is the player's name
-        self.referee.feed(Edge(edge.buzzer, edge.pressed, edge.t_ns))  # type: ignore[arg-type]
+        self.desk.feed(Edge(edge.buzzer, edge.pressed, edge.t_ns))  # type: ignore[arg-type]
 
     def tick(self, now_ns: int | None = None) -> None:
-        self.referee.poll(self.clock() if now_ns is None else now_ns)
+        self.desk.poll(self.clock() if now_ns is None else now_ns)
 
     def next_deadline(self) -> int | None:
-        return self.referee.next_deadline()
+        return self.desk.next_deadline(0)
 
     def source_fault(self, fault: SourceFault) -> None:
         self.source_faults[:] = [*self.source_faults[-99:], fault]
@@ -441,33 +449,20 @@ class RefereeConsumer:
     def start_race(self, spec: RaceSpec, announced: bool = False) -> LiveRace:
         """Start ``spec`` as the live race (call through :meth:`Pipeline.call`).
         ``announced``: the box counts down to its arm time."""
-        race = self.referee.start(spec)
-        self._announced = race if announced else None
-        self._publish({"type": "race", "data": {"race": {
-            "kind": spec.kind, "announced": announced,
-            "phase": "countdown" if announced else "live",
-            "go_ns": spec.arm_ns}}})
-        return race
+        from ..arming import Arming
+
+        now = self.clock()
+        if announced:
+            race = self.desk.start_announced(None, None, now, spec.players, spec=spec)
+        else:
+            armed = Arming(False, spec.arm_ns, spec.deadline_ns or spec.arm_ns)
+            race = self.desk.begin(None, armed, now, spec.players, spec=spec)
+        return race.live
 
     def cue_sounded(self, t_ns: int, at_ns: int | None = None) -> None:
         """The box sounded its cue at ``t_ns`` (asked for ``at_ns``): the
         announced race whose GO it is arms there (the same LiveRace)."""
-        from ..arming import Arming, arm_at_cue, rearm_live
-
-        race = self._announced
-        if race is None or race is not self.referee.race or race.verdict is not None:
-            return
-        spec = race.spec
-        armed = arm_at_cue(Arming(True, spec.arm_ns, spec.deadline_ns or spec.arm_ns),
-                           t_ns, at_ns)
-        if armed is None:
-            return
-        self._announced = None
-        rearm_live(race, armed.arm_ns,
-                   None if spec.deadline_ns is None else armed.deadline_ns)
-        self._publish({"type": "race", "data": {"race": {
-            "kind": spec.kind, "announced": True, "phase": "live", "go_ns": armed.arm_ns,
-            "scheduled_go_ns": armed.scheduled_ns}}})
+        self.desk.cue_sounded(t_ns, at_ns, self.clock())
 
     def subscribe(self, fn: Callable[[dict], None]) -> Callable[[], None]:
         self._subscribers.append(fn)
@@ -476,6 +471,41 @@ class RefereeConsumer:
             if fn in self._subscribers:
                 self._subscribers.remove(fn)
         return unsubscribe
+
+    # -- the desk's owner: no game, no log, nothing saved ----------------------
+
+    def race_events(self) -> list:
+        return []
+
+    def race_view(self, now: int) -> dict | None:
+        race = self.desk.race
+        if race is None:
+            return None
+        view = {"kind": race.kind, "announced": race.announced,
+                "phase": "countdown" if race.announced and race.armed.scheduled_ns is None
+                and now < race.go_ns else "live", "go_ns": race.go_ns}
+        if race.armed.scheduled_ns is not None:
+            view["scheduled_go_ns"] = race.armed.scheduled_ns
+        return view
+
+    def publish(self, kind: str, data) -> None:
+        if kind == "race" and data is not None:
+            self._publish({"type": "race", "data": {"race": data}})
+
+    def fault(self, kind, message, player=None, t_ns=None) -> None:
+        pass    # the referee's faults reach its own listeners
+
+    def record_stray(self, e, why) -> None:
+        pass
+
+    def persist(self, race, durable) -> None:
+        pass
+
+    def race_decided(self, race, now) -> None:
+        pass    # the verdict is the referee's listeners' news
+
+    def marks_flip(self, player) -> bool:
+        return False
 
     def _publish(self, update: dict) -> None:
         for fn in list(self._subscribers):
@@ -486,4 +516,4 @@ class RefereeConsumer:
 
 
 __all__ = ["Pipeline", "RefereeConsumer", "Consumer", "Pollable", "PipelineError",
-           "RunnerError", "wait_until", "SPIN_NS", "CUE_WAIT_NS"]
+           "wait_until", "SPIN_NS", "CUE_WAIT_NS"]

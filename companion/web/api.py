@@ -178,6 +178,13 @@ def games_info() -> list[dict]:
     return [game_info(name) for name in available_games()]
 
 
+def press_virtual(player: str, pressed: bool, seq: int | None) -> None:
+    """A page's virtual buzzer into the table: through the buzzer pipeline
+    (the same path to the verdict as a pin's edge) when the table has one."""
+    svc = services()
+    svc.session.virtual_press(player, pressed, seq=seq, pipeline=svc.pipeline)
+
+
 def virtual_press():
     """A virtual buzzer from a page: ``{"player": name, "pressed": bool,
     "seq": n}``, stamped when the server receives it (millisecond accuracy).
@@ -189,5 +196,5 @@ def virtual_press():
     if not isinstance(player, str) or not isinstance(pressed, bool):
         raise BadRequest("send {\"player\": name, \"pressed\": true|false}")
     seq = optional_int(data, "seq")
-    services().session.virtual_press(player, pressed, seq=seq)
+    press_virtual(player, pressed, seq)
     return {"ok": True, "player": player, "pressed": pressed, "accuracy": "ms"}

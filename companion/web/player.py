@@ -44,7 +44,7 @@ import segno
 from flask import Blueprint, g, jsonify, render_template, request
 
 from . import schema
-from .api import BadRequest, body, now_ns, optional_int, page_game, services
+from .api import BadRequest, body, now_ns, optional_int, page_game, press_virtual, services
 from .board import live_stream
 from .links import NO_LINK, NoLink, check_link, digest_of, link_key, seated, secret_for
 from .policy import HOST, PLAYER, PRESS_MAX_BYTES, allow
@@ -174,15 +174,16 @@ def log_event(secret: str):
 @bp.post("/api/p/<secret>/press")
 @allow(PLAYER, limit="press_limiter", max_bytes=PRESS_MAX_BYTES)
 def press(secret: str):
-    """The player's own virtual buzzer (demo mode only): ``{"pressed": true}``
-    on touch-down, ``false`` on release; stamped on arrival (ms accuracy)."""
+    """The player's own virtual buzzer (demo mode only): ``{"pressed": true,
+    "seq": n}`` on touch-down, ``false`` on release; stamped on arrival (ms
+    accuracy); ``seq`` puts overtaken requests back in order."""
     player = _player(secret)
     if not services().demo:
         raise BadRequest("virtual buzzers are on only in demo mode", rule="demo", status=404)
     pressed = body().get("pressed", True)
     if not isinstance(pressed, bool):
         raise BadRequest("send {\"pressed\": true|false}", "pressed")
-    services().session.virtual_press(player, pressed)
+    press_virtual(player, pressed, optional_int(body(), "seq"))
     return {"ok": True, "player": player, "pressed": pressed, "accuracy": "ms"}
 
 

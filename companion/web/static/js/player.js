@@ -215,11 +215,13 @@
   /* --- my own buzzer (demo mode): press on touch-down, release on let-go */
   const buzzer = $('my-buzzer');
   let down = false;
+  let seq = Date.now() * 1000;   /* one by one per change, increasing across reloads */
   function press(pressed) {
     if (down === pressed || gone) return;
     down = pressed;
     buzzer.classList.toggle('down', pressed);
-    TC.post(API + '/press', { pressed }).catch(() => {});
+    /* numbered, so the server puts a press and its release back in order */
+    TC.post(API + '/press', { pressed, seq: ++seq }).catch(() => {});
   }
   if (buzzer) {
     buzzer.addEventListener('pointerdown', (e) => {

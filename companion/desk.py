@@ -1,0 +1,478 @@
+"""The race desk: the live race, written once.
+
+Every press, from a pin, a Pico box or a phone, reaches a verdict through
+one desk: the referee (debounce, stuck buttons, the live race), the recorded
+edges a logged card may claim, the arming (:mod:`companion.arming`), the
+buzzer box's GO stamp, the race windows and the verdict. The table session
+(:class:`companion.session.TableSession`) and the bare referee behind
+``companion buzz`` and the hardware harness
+(:class:`companion.buzzers.pipeline.RefereeConsumer`) both run their races
+here; what differs between them is their :class:`DeskOwner`: where a race's
+view goes, how it is saved, what the log says about the races before.
+
+Nothing here reads a clock or touches a store: time comes in as integer
+nanoseconds (``now``), and the owner is called with its lock held.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, Sequence
+
+from . import arming
+from .edges import Edge, VirtualEdge
+from .referee import LiveRace, RaceSpec, Referee, earliest
+
+log = logging.getLogger(__name__)
+
+MS = 1_000_000
+#: how many virtual edges are remembered as virtual (to mark race records)
+VIRTUAL_MEMORY = 1024
+
+
+class DeskOwner(Protocol):
+    """What the desk asks of whoever runs it (with that owner's lock held)."""
+
+    def race_events(self) -> Sequence[dict]:
+        """The log's effective events (the races before, for claims)."""
+
+    def publish(self, kind: str, data: Any) -> None:
+        """A transient update for the pages (``press``, ``race``)."""
+
+    def race_view(self, now: int) -> dict | None:
+        """The race as the pages see it now."""
+
+    def fault(self, kind: str, message: str | None, player: str | None = None,
+              t_ns: int | None = None) -> None:
+        """A fault to record and show."""
+
+    def record_stray(self, e: Edge, why: str) -> None:
+        """Keep a stray press in the record (outside the lock, later)."""
+
+    def persist(self, race: "DeskRace", durable: bool) -> None:
+        """Save the live race (durably now, or soon off the edge path)."""
+
+    def race_decided(self, race: "DeskRace", now: int) -> None:
+        """Log a decided race."""
+
+    def marks_flip(self, player: str) -> bool:
+        """Whether ``player`` is the one who turns the next card (flipper arming)."""
+
+
+def flipper(req) -> str | None:
+    """The player who turned the card and may not race it: the request's
+    ``flipper``, else ``info["flipper"]``, else the one player of a
+    first-press race who is not eligible."""
+    if getattr(req, "flipper", None):
+        return req.flipper
+    info = req.info if isinstance(req.info, dict) else {}
+    if isinstance(info.get("flipper"), str):
+        return info["flipper"]
+    if req.kind == "first-press" and req.players:
+        out = [p for p in req.players if p not in req.eligible]
+        if len(out) == 1:
+            return out[0]
+    return None
+
+
+def in_order(edges) -> list[Edge]:
+    """Edges in the referee's canonical order (by time, a release first)."""
+    return sorted(edges, key=lambda e: (e.t_ns, e.pressed, e.player))
+
+
+@dataclass
+class DeskRace:
+    """The live race: what was asked for (``request``, None for a bare
+    referee's race), how it was armed, the referee's LiveRace, and what of
+    it was saved and published."""
+
+    request: Any
+    live: LiveRace
+    armed: arming.Arming
+    version: int = 0            # the game's version when the race began
+    record: dict = field(default_factory=dict)   # the saved row without its edges
+    phase_sent: str = ""
+    persisted: int = 0          # edges of live.edges already in edges_json
+    edges_json: list = field(default_factory=list)
+    seen: int = 0               # edges checked for virtual presses
+    error: str | None = None    # the tracker refused the verdict
+    virtual: set = field(default_factory=set)
+    logged_ns: int | None = None    # when the host logged the card (unannounced)
+    confirmed: bool = False     # the host answered the card's question
+    cut_ns: int | None = None   # the next card was logged then: no press after it is ours
+    awaits_cue: bool = False    # announced: the box's stamp of GO is still to come
+
+    @property
+    def confirm(self) -> str | None:
+        """Why the host must answer first (None: no need)."""
+        return None if self.confirmed else self.armed.confirm
+
+    @property
+    def announced(self) -> bool:
+        return self.armed.announced
+
+    @property
+    def go_ns(self) -> int:
+        return self.armed.go_ns
+
+    @property
+    def kind(self) -> str:
+        return self.live.spec.kind
+
+
+class RaceDesk:
+    """The referee, the recorded edges and the live race of one table."""
+
+    def __init__(self, owner: DeskOwner, settings: arming.ArmingSettings, referee: Referee):
+        self.owner = owner
+        self.settings = settings
+        self.referee = referee
+        referee.listeners.append(self._on_referee)
+        self.race: DeskRace | None = None
+        self.edges: deque[Edge] = deque()
+        self._virtual: set = set()
+        self._virtual_fifo: deque = deque()
+        self._decided: LiveRace | None = None
+        self.dirty = False
+        self.polled_at: int | None = None
+        self.strays: deque = deque(maxlen=20)
+        self.stray_mark: int | None = None      # presses up to here are classified
+        self.press_seq: dict[str, int] = {}     # the last sequence number per virtual buzzer
+        #: how much longer an announced race holds its verdict for the buzzer
+        #: box's stamp of GO (None: the source sounds no cue of its own)
+        self.cue_wait_ns: int | None = None
+
+    def close(self) -> None:
+        """Let go of the referee (a new game brings its own desk)."""
+        if self._on_referee in self.referee.listeners:
+            self.referee.listeners.remove(self._on_referee)
+        self.drop()
+
+    # -- edges in --------------------------------------------------------
+
+    def feed(self, e: Edge, virtual: bool = False) -> None:
+        """One edge of a seated player, from any source."""
+        if virtual:
+            key = (e.player, e.t_ns, e.pressed)
+            self._virtual.add(key)
+            self._virtual_fifo.append(key)
+            while len(self._virtual_fifo) > VIRTUAL_MEMORY:
+                self._virtual.discard(self._virtual_fifo.popleft())
+        self.referee.feed(e)
+        self._reclaim(e)
+        self.progress(e.t_ns)
+
+    def feed_virtual(self, v: VirtualEdge) -> None:
+        """A phone's on-screen buzzer (``v.pressed`` None: a tap). ``v.seq``
+        is the page's increasing number (by one) for this buzzer's changes:
+        a change older than the last one applied is dropped (a press arriving
+        after its own release would hold the buzzer down: stuck); a release
+        whose press has not arrived is taken as a tap, so the press counts."""
+        pressed, player = v.pressed, v.player
+        if v.seq is not None:
+            last = self.press_seq.get(player)
+            if last is not None and v.seq <= last:
+                return          # overtaken by a later change: dropped
+            if pressed is False and (last is None or v.seq > last + 1) \
+                    and not self.referee.level(player):
+                pressed = None  # its press is still on the way: a tap, now
+            self.press_seq[player] = v.seq
+        edges = ([Edge(player, True, v.t_ns), Edge(player, False, v.t_ns + 1)]
+                 if pressed is None else [Edge(player, bool(pressed), v.t_ns)])
+        for e in edges:
+            self.feed(e, virtual=True)
+
+    def _on_referee(self, kind: str, payload) -> None:
+        """Referee listener (the owner's lock is held)."""
+        if kind == "edge":
+            e: Edge = payload
+            self.edges.append(e)
+            for _ in range(arming.forget_before(self.edges, e.t_ns, self.settings)):
+                self.edges.popleft()
+            data = {"player": e.player, "pressed": e.pressed, "t_ns": e.t_ns,
+                    "virtual": (e.player, e.t_ns, e.pressed) in self._virtual}
+            if e.pressed:
+                data.update(self.press_window(e))
+            self.owner.publish("press", data)
+        elif kind == "order":
+            self.dirty = True
+        elif kind == "verdict":
+            self._decided = payload
+        elif kind == "fault":
+            self.owner.fault(payload.kind, None, payload.player, payload.t_ns)
+
+    def press_window(self, e: Edge) -> dict:
+        """Which window a press fell in (``race``, ``mark``, ``open``)."""
+        race = self.race
+        live = race.armed.window if race is not None else None
+        got = arming.press_window(e.t_ns, self.owner.race_events(), self.settings, live)
+        if got["window"] == "race" and race is None:
+            self.dirty = True       # a runner-up of the last race: its card shows it live
+        elif got["window"] == "open" and self.settings.flipper_arms:
+            try:
+                if self.owner.marks_flip(e.player):
+                    got["window"] = "mark"     # the flipper marks the flip
+            except Exception:  # noqa: BLE001 - a tracker bug must not drop the press
+                log.exception("current_player failed")
+        return got
+
+    def _reclaim(self, e: Edge) -> None:
+        """A press stamped before the card was logged but delivered after it
+        (the source's queue was a moment behind the host's tap): had it been
+        there, the card would have claimed it. An unannounced race armed at
+        its log with nothing claimed is armed again as if it had."""
+        race = self.race
+        if (race is None or race.announced or race.armed.burst or race.armed.flipper
+                or race.logged_ns is None or not e.pressed or e.t_ns >= race.armed.arm_ns
+                or race.live.verdict is not None or race.request is None):
+            return
+        try:
+            armed = self.arm_card(race.request, race.logged_ns, e.t_ns)
+            if armed.burst:
+                self.begin(race.request, armed, e.t_ns, race.live.spec.players, race.version,
+                           logged_ns=race.logged_ns)
+        except ValueError as exc:
+            self.owner.fault("race", f"cannot run the race the game asked for: {exc}")
+
+    # -- the clock -------------------------------------------------------
+
+    def progress(self, now: int, log_decided: bool = True) -> DeskRace | None:
+        """Publish the live race's progress (and hand its new presses to be
+        saved); a race the referee decided is logged now, or
+        (``log_decided=False``) returned for the caller to log once the
+        verdict has gone out."""
+        race = self.race
+        if race is not None:
+            self._note_virtual(race)
+            if len(race.live.edges) != race.persisted:
+                self.owner.persist(race, False)
+            phase = arming.phase(race.live.verdict is not None, race.announced, race.go_ns, now)
+            if self.dirty or phase != race.phase_sent:
+                race.phase_sent = phase
+                self.owner.publish("race", self.owner.race_view(now))
+        elif self.dirty:
+            self.owner.publish("race", self.owner.race_view(now))   # a late runner-up, live
+        self.dirty = False
+        decided, self._decided = self._decided, None
+        if decided is not None and race is not None and decided is race.live:
+            if not log_decided:
+                return race
+            self.owner.race_decided(race, now)
+        return None
+
+    def poll(self, now: int) -> DeskRace | None:
+        """Settle debounces, find stuck buttons, move a countdown to GO,
+        decide: the race the referee decided (for the caller to log once
+        the verdict is out), else None. Cheap when idle."""
+        ref = self.referee
+        at = ref.next_deadline()
+        race = self.race
+        phase_due = race is not None and race.phase_sent == "countdown" and now >= race.go_ns
+        if (at is None or now < at) and not phase_due:
+            return None
+        self.polled_at = now
+        ref.poll(now)
+        return self.progress(now, log_decided=False)
+
+    def next_deadline(self, retry_ns: int) -> int | None:
+        """The earliest time :meth:`poll` has work (a debounce, a stuck
+        buzzer, GO, a verdict); one a poll already passed without doing it
+        comes back ``retry_ns`` after that poll, never in the past again."""
+        times = [self.referee.next_deadline()]
+        race = self.race
+        if race is not None and race.phase_sent == "countdown":
+            times.append(race.go_ns)
+        at = earliest(times)
+        if at is not None and self.polled_at is not None and at <= self.polled_at:
+            return self.polled_at + retry_ns
+        return at
+
+    # -- starting and stopping races ----------------------------------------
+
+    def begin(self, request, armed: arming.Arming, now: int, players, version: int = 0,
+              logged_ns: int | None = None, confirmed: bool = False,
+              spec: RaceSpec | None = None) -> DeskRace:
+        """Run a race armed as ``armed``: the game's ``request`` (its spec from
+        the arming), or a bare ``spec``; saved durably now, once."""
+        if spec is None:
+            spec = arming.race_spec(request, armed, self.settings, players,
+                                    self.referee.debounce_ns)
+        self.drop()
+        live = self.referee.start(spec)
+        record = {"kind": spec.kind, "announced": armed.announced, "go_ns": armed.go_ns,
+                  "spec": spec.to_json()}
+        if request is not None:
+            record.update(reason=request.reason, request=request.to_json())
+        race = DeskRace(request, live, armed, version, record, logged_ns=logged_ns,
+                        confirmed=confirmed)
+        self.race = race
+        for e in armed.burst:
+            live.feed(e)
+        self._note_virtual(race)
+        self.owner.persist(race, True)
+        race.phase_sent = arming.phase(live.verdict is not None, armed.announced, armed.go_ns,
+                                       now)
+        self.owner.publish("race", self.owner.race_view(now))
+        return race
+
+    def arm_card(self, request, logged_ns: int, now: int) -> arming.Arming:
+        """How the race of a card logged at ``logged_ns`` is armed at ``now``."""
+        return arming.arm_unannounced(self.edges, self.owner.race_events(), logged_ns,
+                                      self.settings, flipper(request), request.eligible, now,
+                                      request.kind)
+
+    def take_card(self, request, logged_ns: int, now: int, players, version: int) -> None:
+        """A card logged at ``logged_ns`` (armed ``now``) takes the presses that
+        are its own; the presses before them no card took become strays."""
+        armed = self.arm_card(request, logged_ns, now)
+        cut = armed.window.start_ns if armed.burst else logged_ns
+        for e in arming.strays(self.edges, self.owner.race_events(), self.stray_mark, cut,
+                               self.settings):
+            self.stray(e, "unclaimed")
+        self.stray_mark = cut
+        self.begin(request, armed, now, players, version, logged_ns=logged_ns)
+
+    def start_announced(self, request, countdown_ns: int | None, now: int, players,
+                        version: int = 0, spec: RaceSpec | None = None) -> DeskRace:
+        """An announced race: GO after the countdown; with a box that sounds
+        GO itself, no verdict until its stamp (or the cue wait)."""
+        if spec is not None:
+            armed = arming.Arming(True, spec.arm_ns, spec.deadline_ns or spec.arm_ns)
+        else:
+            armed = arming.arm_announced(now, self.settings, countdown_ns,
+                                         arming.request_wait_ns(request.info))
+        race = self.begin(request, armed, now, players, version, spec=spec)
+        if self.cue_wait_ns:
+            # a press before the box's GO may reach us before the box's stamp
+            # of GO does: no verdict until the stamp (or the wait)
+            race.awaits_cue = True
+            race.live.hold_ns = self.referee.hold_ns + self.cue_wait_ns
+        return race
+
+    def drop(self) -> bool:
+        """Stop the live race (nothing logged); whether there was one."""
+        race, self.race = self.race, None
+        if race is not None and self.referee.race is race.live:
+            self.referee.race = None
+        return race is not None
+
+    def cut(self, at_ns: int) -> None:
+        """The open unannounced race takes no press after ``at_ns`` (the next
+        card's log): its deadline moves there, so it is decided now."""
+        race = self.race
+        if race is None or race.announced or race.cut_ns is not None \
+                or race.live.verdict is not None:
+            return
+        race.cut_ns = at_ns
+        deadline = max(race.armed.arm_ns, at_ns)
+        if race.live.spec.deadline_ns is None or deadline < race.live.spec.deadline_ns:
+            arming.rearm_live(race.live, race.live.spec.arm_ns, deadline)
+            race.armed = replace(race.armed, deadline_ns=deadline)
+            race.record = {**race.record, "spec": race.live.spec.to_json()}
+            self.dirty = True
+
+    # -- the host's answers ------------------------------------------------
+
+    def confirm(self, accept: bool, t_ns: int | None, now: int) -> bool:
+        """The host's answer to the live race's question: accept (with
+        ``t_ns``, one of its choices, the press it starts at), or race again
+        from now. True when the race has its verdict and is to be logged."""
+        race = self.race
+        if accept and t_ns is not None and t_ns != race.armed.arm_ns:
+            if t_ns not in {c["t_ns"] for c in race.armed.choices}:
+                raise ValueError("that press is not one the host was asked about")
+            taken = arming.segment(in_order(self.edges), t_ns, race.kind, self.settings)
+            self.begin(race.request, arming.Arming(False, t_ns, t_ns + self.settings.wait_ns,
+                                                   taken),
+                       now, race.live.spec.players, race.version, logged_ns=race.logged_ns,
+                       confirmed=True)
+            return False
+        if accept:
+            race.confirmed = True
+            return race.live.verdict is not None
+        for e in race.armed.burst:
+            if e.pressed and e.t_ns < now:
+                self.stray(e, "rejected")
+        self.begin(race.request, arming.Arming(False, now, now + self.settings.wait_ns), now,
+                   race.live.spec.players, race.version, logged_ns=race.logged_ns,
+                   confirmed=True)
+        return False
+
+    def use_presses(self, request, t_ns: int, now: int, players, version: int) -> None:
+        """The host's tap on a stray: the card waiting for an unannounced race
+        takes the presses from ``t_ns`` on, as if they had been its own."""
+        taken = arming.segment(in_order(self.edges), t_ns, request.kind, self.settings)
+        if not any(e.pressed and e.t_ns == t_ns for e in taken):
+            raise ValueError("no press was recorded at that time (it may be too old)")
+        logged = self.race.logged_ns if self.race is not None else None
+        self.begin(request, arming.Arming(False, t_ns, t_ns + self.settings.wait_ns, taken),
+                   now, players, version, logged_ns=logged, confirmed=True)
+        self.strays = deque((x for x in self.strays if x["t_ns"] < t_ns),
+                            maxlen=self.strays.maxlen)
+
+    # -- the buzzer box's GO -------------------------------------------------
+
+    def cue_sounded(self, t_ns: int, at_ns: int | None, now: int) -> int | None:
+        """The box sounded its cue at ``t_ns`` (asked for ``at_ns``): the
+        live announced race whose GO it is arms there (the same LiveRace).
+        Returns the scheduled GO when the stamp came too late (the race was
+        decided on it already: a fault for the owner), else None."""
+        race = self.race
+        if race is None:
+            return arming.logged_go(self.owner.race_events(), at_ns)
+        armed = arming.arm_at_cue(race.armed, t_ns, at_ns)
+        if armed is None:
+            return None
+        if race.live.verdict is not None or race.live is not self.referee.race:
+            return race.go_ns
+        race.live.hold_ns = self.referee.hold_ns     # the stamp is here: the usual hold
+        deadline = armed.deadline_ns if race.live.spec.deadline_ns is not None else None
+        arming.rearm_live(race.live, armed.arm_ns, deadline)
+        race.armed = armed
+        race.awaits_cue = False
+        race.record = {**race.record, "go_ns": armed.go_ns, "spec": race.live.spec.to_json(),
+                       "scheduled_go_ns": armed.scheduled_ns}
+        self.owner.persist(race, False)     # at GO: no disk wait under the lock
+        self.dirty = True
+        self.progress(now)
+        return None
+
+    # -- what the pages see --------------------------------------------------
+
+    def stray(self, e: Edge, why: str) -> None:
+        """A press no race took: shown briefly, kept in the record."""
+        if any(x["player"] == e.player and x["t_ns"] == e.t_ns for x in self.strays):
+            return
+        self.strays.append({"player": e.player, "t_ns": e.t_ns, "why": why})
+        self.owner.record_stray(e, why)
+
+    def recent_strays(self, now: int) -> list[dict]:
+        horizon = self.settings.claim_window_ns + self.settings.wait_ns
+        return [dict(x) for x in self.strays if now - x["t_ns"] <= horizon]
+
+    def waiting(self, now: int) -> list[dict]:
+        """The presses a card logged now could still claim (none while a
+        race runs), each with its claim window draining."""
+        if self.race is not None:
+            return []
+        events = self.owner.race_events()
+        prior = arming.prior_race(events, self.edges, self.settings)
+        return arming.claim_windows(self.edges, now, self.settings, prior)
+
+    def runner_up_close(self, event: dict) -> int | None:
+        return arming.race_close_ns(event, self.settings)
+
+    def is_virtual(self, race: DeskRace) -> bool:
+        return bool(race.virtual)
+
+    def _note_virtual(self, race: DeskRace) -> None:
+        edges = race.live.edges
+        for e in edges[race.seen:]:
+            if (e.player, e.t_ns, e.pressed) in self._virtual:
+                race.virtual.add(e.player)
+        race.seen = len(edges)
+
+
+__all__ = ["DeskOwner", "DeskRace", "RaceDesk", "flipper", "in_order"]

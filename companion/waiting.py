@@ -1,0 +1,94 @@
+"""Cards the host logged while a race was still open: they wait behind it.
+
+The host never has to wait to log (docs/rules-notes.md, "Which card a press
+belongs to"): an event the tracker takes only once a race outcome is logged
+waits here, with the time it was logged, and is applied the moment the race
+is logged. Pure: the session saves the queue with its live race.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Iterable
+
+from .games import Game, RulesError
+
+
+def legal_after_races(game: Game, state: Any, events: list[dict], budget: int = 256) -> bool:
+    """Whether ``events`` can follow ``state`` in order once each race the
+    game waits for on the way has some outcome (a bounded search: with the
+    budget spent, they are taken; a refusal then is a recorded fault)."""
+    left = [budget]
+
+    def ok(st: Any, rest: list[dict]) -> bool:
+        left[0] -= 1
+        if left[0] < 0:
+            return True
+        if game.race_request(st) is not None:
+            return any(_then(st, outcome, rest) for outcome in game.race_outcomes(st))
+        if not rest:
+            return True
+        try:
+            return ok(game.apply(st, rest[0]), rest[1:])
+        except RulesError:
+            return False
+
+    def _then(st: Any, outcome: dict, rest: list[dict]) -> bool:
+        try:
+            return ok(game.apply(st, outcome), rest)
+        except RulesError:
+            return False
+    return ok(state, events)
+
+
+class CardQueue:
+    """Host events waiting behind the open race, in the order logged."""
+
+    def __init__(self):
+        self.items: deque[tuple[dict, int]] = deque()
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def must_wait(self, game: Game, state: Any, event: dict, race_open: bool) -> bool:
+        """Whether ``event`` waits: a race is open (or cards wait already) and
+        the tracker takes it only after some race outcome. RulesError (the
+        tracker's own reason) when no outcome would make it legal."""
+        if not race_open and not self.items:
+            return False
+        if not self.items:
+            try:
+                game.apply(state, event)
+                return False                            # legal now: no wait
+            except RulesError:
+                pass
+        if legal_after_races(game, state, [e for e, _ in self.items] + [event]):
+            return True
+        game.apply(state, event)        # raises the tracker's own reason
+        raise RulesError("that cannot follow the cards already waiting for the race", "race")
+
+    def add(self, event: dict, logged_ns: int) -> None:
+        self.items.append((event, logged_ns))
+
+    def pop(self) -> tuple[dict, int]:
+        return self.items.popleft()
+
+    def next_draw(self, game: Game) -> int | None:
+        """When the first waiting card (``Game.is_draw``) was logged."""
+        return next((t for e, t in self.items if game.is_draw(e)), None)
+
+    def to_json(self) -> list[dict]:
+        return [{"event": e, "logged_ns": t} for e, t in self.items]
+
+    def restore(self, saved: Iterable[Any]) -> None:
+        """Take back the queue saved with a live race (a restart)."""
+        self.items.extend((q["event"], q["logged_ns"]) for q in saved or ()
+                          if isinstance(q, dict) and isinstance(q.get("event"), dict)
+                          and isinstance(q.get("logged_ns"), int)
+                          and not isinstance(q.get("logged_ns"), bool))
+
+    def events(self) -> list[dict]:
+        return [e for e, _ in self.items]
+
+
+__all__ = ["CardQueue", "legal_after_races"]
