@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .games import Game, RulesError, get_game
+from .store import StoreError
 
 #: The log's own event types.
 LOG_EVENTS = ("undo", "redo")
@@ -112,4 +113,32 @@ def summary(game: Game, players: list[str], state: Any) -> dict:
     }
 
 
-__all__ = ["Replay", "effective_events", "jsonable", "summary", "LOG_EVENTS"]
+__all__ = ["Replay", "ResumeError", "effective_events", "jsonable", "replay_stored", "summary", "LOG_EVENTS"]
+
+
+class ResumeError(StoreError):
+    """A stored game that the tracker can no longer replay."""
+
+
+def replay_stored(store, gid: int, info: dict) -> tuple[Game, Replay, list]:
+    """A stored game's tracker, its replay and its log rows; ResumeError
+    naming what the tracker can no longer load or replay."""
+    try:
+        tracker = get_game(info["game"])
+    except (KeyError, ImportError) as exc:
+        raise ResumeError(f"game {gid} is {info['game']!r}, which this companion "
+                          f"cannot load: {exc}") from None
+    names = [p["name"] for p in info["players"]]
+    try:
+        rep = Replay(tracker, names, info["options"], [tracker.setup(names, info["options"])])
+    except RulesError as exc:
+        raise ResumeError(f"game {gid} cannot be set up again: {exc}") from None
+    log_rows = store.events(gid)
+    for eid, ev in log_rows:
+        try:
+            rep.apply(ev)
+        except RulesError as exc:
+            raise ResumeError(f"game {gid} cannot be replayed: event {eid} "
+                              f"({tracker.describe(ev)}) is refused by the {tracker.title} "
+                              f"tracker: {exc}") from None
+    return tracker, rep, log_rows

@@ -14,6 +14,8 @@ import threading
 from collections import deque
 from typing import Any, Callable
 
+from . import views
+
 log = logging.getLogger(__name__)
 
 
@@ -82,4 +84,28 @@ class Outbox:
             self._record(game_id, fault)
 
 
-__all__ = ["Outbox"]
+def catch_up(table, last_id: int) -> list[dict] | None:
+    """What an SSE client that saw update ``last_id`` missed: ``[]`` when
+    it is up to date, else one ``state`` update with the current snapshot
+    (``data["missed"]`` lists the missed log lines); None when
+    ``last_id`` is not an event of the current game (send a snapshot)."""
+    if table.game_id is None:
+        return None
+    if last_id == table.version:
+        return []
+    if last_id <= 0 or last_id > table.version \
+            or not table.store.has_event(table.game_id, last_id):
+        return None
+    missed = table.store.events(table.game_id, after_id=last_id)
+    if not missed:
+        return []
+    data = table._snapshot()
+    eid, event = missed[-1]
+    data["event"] = views.public_event(table.game, event)
+    data["line"] = table._public_line(event)
+    data["missed"] = [{"id": i, "type": e.get("type"), "line": table._public_line(e)}
+                      for i, e in missed]
+    return [{"id": eid, "type": "state", "version": table.version, "data": data}]
+
+
+__all__ = ["Outbox", "catch_up"]

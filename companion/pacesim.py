@@ -223,7 +223,7 @@ class Table:
     def _answer(self) -> bool:
         """Schedule the host's answer to a question the session asks; True
         if one was scheduled."""
-        race = self.session._race
+        race = self.session.desk.race
         if race is None or race.confirm is None or id(race) in self._answered:
             return False
         self._answered.add(id(race))
@@ -233,7 +233,7 @@ class Table:
     def _tap(self, race) -> None:
         """The host answers with the truth: the card's true first press."""
         s = self.session
-        if s._race is not race or race.confirm is None:
+        if s.desk.race is not race or race.confirm is None:
             return
         index = sum(1 for _, e in s.store.events(s.game_id) if e.get("type") == "race")
         truth = self.truths[index] if index < len(self.truths) else None

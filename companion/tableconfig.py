@@ -18,10 +18,44 @@ import argparse
 from dataclasses import dataclass, field
 from typing import Any
 
+from .referee import DEFAULT_HOLD_NS
+
 #: Player names (and mock buzzer ids) when none are given.
 DEMO_PLAYERS = ["Ana", "Bo", "Cy", "Dee"]
 #: The game a demo table starts with when the store has none running.
 DEMO_GAME = "chope"
+
+
+MS = 1_000_000
+#: The table's settings and their defaults (docs/session-api.md, "Settings");
+#: ``companion serve --set name=value`` changes one.
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "debounce_ms": 20,          # leading-edge debounce per buzzer
+    "hold_ms": DEFAULT_HOLD_NS // MS,  # decision hold after the deciding edge
+    "stuck_ms": 10_000,         # a buzzer held longer is a fault
+    "tie_window_us": 0,         # presses this close to the first are a tie
+    "lockout_ms": None,         # a false starter may come back after this
+    "quiet_gap_ms": 1_500,      # the console groups presses this close as one burst
+    "claim_window_ms": 10_000,  # a card's race window reaches this far before its log
+    "wait_ms": 5_000,           # ... and this far after its arm time (its deadline)
+    "runner_up_ms": 600,        # a first-press race keeps presses this soon after its first
+    "min_gap_ms": 250,          # two cards' first presses are never closer than this
+    "confirm_ms": 2_500,        # a claimed press older than this needs the host's tap
+    "flipper_arms": False,      # the flipper's press marks the flip and arms the race
+    "countdown_ms": 3_000,      # announced race: countdown before GO
+    "announced_wait_ms": 5_000,  # announced race: deadline after GO
+    "auto_start": False,        # start announced races as soon as the game asks for one
+    "recent_faults": 20,        # faults kept for the page
+}
+
+
+def table_settings(overrides: dict | None = None) -> dict:
+    """The defaults with ``overrides``; ValueError naming an unknown one."""
+    unknown = set(overrides or {}) - set(DEFAULT_SETTINGS)
+    if unknown:
+        raise ValueError(f"unknown session setting(s) {sorted(unknown)}; known: "
+                         f"{', '.join(DEFAULT_SETTINGS)}")
+    return {**DEFAULT_SETTINGS, **(overrides or {})}
 
 
 @dataclass
@@ -34,7 +68,7 @@ class TableConfig:
     buzzers. ``pin`` / ``pin_file`` (else ``COMPANION_PIN`` /
     ``COMPANION_PIN_FILE``, else random): :func:`companion.app.resolve_pin`;
     ``short_pin`` accepts a PIN under 6 characters. ``settings``: the table
-    session's race settings (:data:`companion.session.DEFAULT_SETTINGS`).
+    session's race settings (:data:`DEFAULT_SETTINGS`).
     ``league``: the league publisher's options (``url``, ``table_id``,
     ``user``, ``password_file``), None: not in a league."""
 
@@ -79,7 +113,6 @@ def split_names(text: str | None) -> list[str] | None:
 def parse_settings(pairs: list[str]) -> dict:
     """``["tie_window_us=500", "lockout_ms=none"]`` as the session's settings;
     ValueError names an unknown setting or a bad value."""
-    from .session import DEFAULT_SETTINGS
 
     out = {}
     for pair in pairs:

@@ -309,12 +309,12 @@ def test_a_late_box_go_while_the_verdict_is_out_is_recorded():
     s.new_game("cuecoin", SEATS, {})
     s.log({"type": "flip", "side": "heads"})
     go = s.start_race(0)["go_ns"]
-    live = s._race.live
+    live = s.desk.race.live
     live.finish()                            # decided, not yet logged
     s.cue_sounded(go + 40 * MS, go)
     faults = [f for f in s.snapshot()["faults"] if f.get("fault") == "cue"]
     assert faults and "after the race was decided" in faults[-1]["message"]
-    assert s._race.live.spec.arm_ns == go
+    assert s.desk.race.live.spec.arm_ns == go
 
 
 def test_a_stamp_of_another_countdown_is_ignored(table):
