@@ -62,19 +62,9 @@ class DeskOwner(Protocol):
 
 
 def flipper(req) -> str | None:
-    """The player who turned the card and may not race it: the request's
-    ``flipper``, else ``info["flipper"]``, else the one player of a
-    first-press race who is not eligible."""
-    if getattr(req, "flipper", None):
-        return req.flipper
-    info = req.info if isinstance(req.info, dict) else {}
-    if isinstance(info.get("flipper"), str):
-        return info["flipper"]
-    if req.kind == "first-press" and req.players:
-        out = [p for p in req.players if p not in req.eligible]
-        if len(out) == 1:
-            return out[0]
-    return None
+    """The player who turned the card and may not race it (the request's
+    ``flipper``), for flipper arming."""
+    return getattr(req, "flipper", None)
 
 
 def in_order(edges) -> list[Edge]:

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .games import Game, RulesError, get_game
-from .store import StoreError
 
 #: The log's own event types.
 LOG_EVENTS = ("undo", "redo")
@@ -116,8 +115,8 @@ def summary(game: Game, players: list[str], state: Any) -> dict:
 __all__ = ["Replay", "ResumeError", "effective_events", "jsonable", "replay_stored", "summary", "LOG_EVENTS"]
 
 
-class ResumeError(StoreError):
-    """A stored game that the tracker can no longer replay."""
+class ResumeError(Exception):
+    """A stored game that the tracker can no longer load or replay."""
 
 
 def replay_stored(store, gid: int, info: dict) -> tuple[Game, Replay, list]:

@@ -109,7 +109,7 @@ class Tally(Game):
         info = {"card": pend["card"]}
         if pend["card"] == "table":
             return RaceRequest("first-press", tuple(p for p in players if p != pend["flipper"]),
-                               "chope", players=players, info=info)
+                               "chope", players=players, info=info, flipper=pend["flipper"])
         if pend["card"] == "mynah":
             return RaceRequest("last-press", players, "siam", players=players, info=info)
         return RaceRequest("first-press", players, "chomp", announced=True, players=players,

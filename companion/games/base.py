@@ -78,11 +78,17 @@ class RaceRequest:
     announced: bool = False
     players: tuple[str, ...] = ()
     info: dict = field(default_factory=dict)
+    #: the player who turned the card and does not race it (a Chope! Table):
+    #: with flipper arming (docs/rules-notes.md), their press marks the flip
+    flipper: str | None = None
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "eligible": list(self.eligible), "reason": self.reason,
-                "announced": self.announced, "players": list(self.players),
-                "info": self.info}
+        out = {"kind": self.kind, "eligible": list(self.eligible), "reason": self.reason,
+               "announced": self.announced, "players": list(self.players),
+               "info": self.info}
+        if self.flipper is not None:
+            out["flipper"] = self.flipper
+        return out
 
 
 #: The kinds of a :class:`Setting`: what the host's form shows for it.

@@ -494,7 +494,7 @@ class Chope(Game):
         seats = s["players"][s["turn"]:] + s["players"][:s["turn"]]  # clockwise from flipper
         if race["reason"] == "chope":
             return RaceRequest("first-press", tuple(seats[1:]), "chope", announced=False,
-                               players=tuple(s["players"]),
+                               players=tuple(s["players"]), flipper=seats[0],
                                info={"card": s["contested"], "flipper": seats[0]})
         return RaceRequest("last-press", tuple(seats), "siam", announced=False,
                            players=tuple(s["players"]), info={"card": MYNAH})
