@@ -84,19 +84,39 @@ def host(client):
     return HostClient(client)
 
 
-@pytest.fixture
-def live_server(tmp_path):
-    """The whole table (``companion serve``) in a thread: ``.url``, ``.session``,
-    ``.source`` (mock buzzers: ``.source.press(name)``), ``.pin``."""
+def start_table(tmp_path, settings=None):
+    """The whole table (``companion serve``) running in a thread."""
     from companion.app import Table
 
     table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "live.db"), pin=PIN,
                   short_pin=True, players=["Ana", "Bo", "Cy"], source="mock", demo=True, threads=16,
-                  config={"SSE_HEARTBEAT_S": 1.0})
+                  config={"SSE_HEARTBEAT_S": 1.0}, settings=settings)
     table.open()
     table.start()
+    return table
+
+
+@pytest.fixture
+def live_server(tmp_path):
+    """The whole table (``companion serve``) in a thread: ``.url``, ``.session``,
+    ``.source`` (mock buzzers: ``.source.press(name)``), ``.pin``."""
+    table = start_table(tmp_path)
     yield table
     table.close()
+
+
+@pytest.fixture
+def live_server_with(tmp_path):
+    """``live_server_with(claim_window_ms=1500)``: a ``live_server`` whose
+    session has those race settings."""
+    tables = []
+
+    def make(**settings):
+        tables.append(start_table(tmp_path, settings))
+        return tables[-1]
+    yield make
+    for table in tables:
+        table.close()
 
 
 @pytest.fixture(scope="module")

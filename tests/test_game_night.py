@@ -393,23 +393,23 @@ def test_a_live_race_window_drains_on_every_phone_and_the_console(live_server, p
 
 @pytest.mark.browser
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no chromium at {CHROMIUM}")
-def test_a_stray_press_is_shown_and_the_host_hands_it_to_the_card_with_one_tap(live_server,
-                                                                             phone):
-    t = live_server
+def test_a_stray_press_is_shown_and_the_host_hands_it_to_the_card_with_one_tap(
+        live_server_with, phone):
+    t = live_server_with(claim_window_ms=1_500)    # a press older than 1.5 s is no card's
     b, h = board(phone(), t), console(phone(), t)
-    t.session.log({"type": "flip", "card": "table:red"})
-    see(b, "#verdict", "Nobody|nobody")               # its window closes: nobody
-    t.source.press("Bo")                              # late: after the race closed
+    t.source.press("Bo")                              # Bo slaps; the host logs nothing yet
     t.source.release("Bo")
-    for page in (b, h):
-        see(page, "#burst", r"Stray: Bo")
-        see(page, "#burst", "after the race closed")
-    shot(b, "game-night-stray.png")
+    see(b, "#burst", "waiting for the host to log the card")
+    time.sleep(1.8)                                   # older than the claim window
     t.session.log({"type": "flip", "card": "table:blue"})
-    see(h, "#burst", "Use for this card")
+    for page in (b, h):                               # no card took it: a stray
+        see(page, "#burst", r"Stray: Bo")
+        see(page, "#burst", "no card claimed it")
     assert t.session.snapshot()["race"]["order"] == []     # the stray decided nothing
+    shot(b, "game-night-stray.png")
+    see(h, "#burst", "Use for this card")
     shot(h, "game-night-stray-host.png")
-    h.locator("#burst button.use").first.click()
+    h.locator("#burst button.use").first.click()      # the host saw Bo slap this card
     see(b, "#verdict", "Bo chopes it!")
     assert b.errors == [] and h.errors == []
 

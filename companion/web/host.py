@@ -324,14 +324,19 @@ def cancel_race():
 @bp.post("/api/host/race/confirm")
 @allow(HOST)
 def confirm_race():
-    """The host's tap on a doubtful claimed burst: ``{"accept": true}`` lets
-    it decide the card, ``false`` makes its presses strays and runs the race
-    again from the card's log."""
-    accept = body().get("accept")
+    """The host's tap on a doubtful claim: ``{"accept": true}`` lets it
+    decide the card, with ``"t_ns"`` (optional, one of the race's
+    ``choices``) the press the card's race starts at; ``false`` makes its
+    presses strays and races the card again from the tap."""
+    data = body()
+    accept = data.get("accept")
     if not isinstance(accept, bool):
         raise BadRequest("'accept' must be true or false", "accept")
+    t_ns = optional_int(data, "t_ns")
+    if t_ns is not None and not accept:
+        raise BadRequest("'t_ns' chooses a press to accept: not with 'accept': false", "t_ns")
     need_game()
-    race = services().session.confirm_race(accept)
+    race = services().session.confirm_race(accept, t_ns)
     return {"ok": True, "race": race, "state": _host_state()}
 
 

@@ -86,7 +86,26 @@
       if (a.pending && a.pending.kind === 'lose' && food.concat(tables).length) {
         return `Siam! ${a.pending.player} loses ${food.concat(tables).map(name).join(', ')}`;
       }
-      if (tables.length && a.contested) return `${name(tables[0])} discarded: nobody choped it`;
+      /* a card lost with no choice asked (a forced Siam! loss: one card
+       * to lose) is that player's loss, not a Table nobody choped */
+      const losses = [];
+      for (const vp of b.players || []) {
+        const old = (a.players || []).find((p) => p.name === vp.name);
+        if (!old) continue;
+        const left = [...(vp.tables || []), ...(vp.food || [])];
+        const lost = [];
+        for (const c of [...(old.tables || []), ...(old.food || [])]) {
+          const i = left.indexOf(c);
+          if (i >= 0) left.splice(i, 1); else lost.push(c);
+        }
+        if (lost.length) losses.push(`${vp.name} loses ${lost.map(name).join(', ')}`);
+      }
+      if (losses.length) return `Siam! ${losses.join('; ')}`;
+      const race = s.race && s.race.verdict;
+      if (tables.length && a.contested === tables[0]) {
+        return race && (race.tied || []).length ? `${name(tables[0])} discarded: a tie nobody can tell apart`
+          : `${name(tables[0])} discarded: nobody choped it`;
+      }
       return null;
     },
 

@@ -28,6 +28,10 @@
    * if given (the form shows it in place), else toast it. */
   async function act(url, body, onError) {
     const res = await TC.post(url, body);
+    if (res.ok && res.data && res.data.update && res.data.update.type === 'queued') {
+      const d = res.data.update.data || {};
+      toast(`Waiting for the race: ${d.line || 'logged'}`, true);
+    }
     if (res.status === 401) { location.reload(); return null; }
     if (!res.ok) {
       const d = res.data || {};
@@ -43,7 +47,7 @@
     return res.data;
   }
 
-  function keep(next) { return Object.assign(next, { presses: (hs && hs.presses) || [] }); }
+  function keep(next) { return Object.assign(next, { presses: TC.settled(hs && hs.presses) }); }
 
   let pending = null;
   let again = false;
@@ -136,10 +140,29 @@
       el('p', { class: 'help', text: `Lost it? The companion draws one of ${offer.outcomes.map((o) => o.value).join(', ')} at random${odds}, and logs it.` }));
   }
 
+  /* The host never waits to log: while an unannounced race is open (its
+   * outcome is all the rules take now), the cards that could be flipped
+   * before it stay offered under "Next card"; one logged now waits for the
+   * race (the session queues it) and is refused if no outcome allows it. */
+  const DRAWS = new Set(['flip', 'draw', 'reveal', 'roll']);
+  let lastDraws = { game: null, items: [] };
+  function nextCards(legal, labels) {
+    const draws = [];
+    legal.forEach((e, i) => { if (DRAWS.has(e.type)) draws.push([e, labels[i]]); });
+    const key = `${hs.game_id}`;
+    if (draws.length) { lastDraws = { game: key, items: draws }; return []; }
+    const race = hs.race;
+    const open = race && !race.announced && (race.phase === 'live' || race.confirm);
+    return open && lastDraws.game === key ? lastDraws.items : [];
+  }
+
   function renderLegal() {
     const box = $('legal');
-    const legal = hs.legal_events || [];
-    const labels = hs.legal_labels || [];
+    const labels0 = hs.legal_labels || [];
+    const next = nextCards(hs.legal_events || [], labels0);
+    /* the next card first: the host's likely tap while a race is open */
+    const legal = next.map(([e]) => e).concat(hs.legal_events || []);
+    const labels = next.map(([, l]) => l).concat(labels0);
     if (!hs.game) { box.replaceChildren(el('p', { class: 'muted', text: 'No game yet: start one below.' })); return; }
     if (!legal.length) {
       box.replaceChildren(el('p', { class: 'muted', text: hs.finished ? 'The game is over.' : 'Nothing to log now.' }));
@@ -151,8 +174,10 @@
       groups.get(e.type).push([e, labels[i]]);
     });
     const out = [];
+    const nextTypes = new Set(next.map(([e]) => e.type));
     for (const [type, items] of groups) {
-      out.push(el('h3', { class: 'group', text: cap(String(type).replace(/[-_]/g, ' ')) }));
+      const heading = cap(String(type).replace(/[-_]/g, ' '));
+      out.push(el('h3', { class: 'group', text: nextTypes.has(type) ? `Next card: ${heading} (waits for the race)` : heading }));
       if (hs.draw && hs.draw.type === type) out.push(drawButton(hs.draw));
       if (items.length <= MAX_BUTTONS) {
         const texts = items.map(([e, l]) => label(e, l));
@@ -256,20 +281,65 @@
     const raceFirst = (phase === 'live' || phase === 'countdown' || phase === 'pending' || phase === 'interrupted'
       || (hs.race && hs.race.confirm));
     /* the race, the presses outside it and the alerts move together */
-    if (raceFirst && next.compareDocumentPosition(race) & Node.DOCUMENT_POSITION_FOLLOWING) next.before(race, $('burst-card'), $('faults'));
+    if (raceFirst && next.compareDocumentPosition(race) & Node.DOCUMENT_POSITION_FOLLOWING) next.before(race, $('queued'), $('burst-card'), $('faults'));
     else if (!raceFirst && race.compareDocumentPosition(next) & Node.DOCUMENT_POSITION_FOLLOWING) race.before(next);
   }
 
-  /* A doubtful burst: the host accepts or rejects it with one tap. */
+  /* What a choice of a doubtful race says: "Cy choped it (+0.45 s)" (the
+   * race's title as a verb, for a first-press race), with the seconds from
+   * the previous race's first press or the earliest choice. */
+  function choiceText(race, c, zero) {
+    const title = String(race.title || TC.reasonTitle(hs, race.reason)).replace(/[!.]+$/, '').trim().toLowerCase();
+    const verb = race.kind === 'first-press' && /^[a-z]+$/.test(title)
+      ? `${title}${title.endsWith('e') ? 'd' : 'ed'} it` : 'pressed first';
+    return `${c.player} ${verb} (${TC.secs(c.t_ns - zero.t_ns)})`;
+  }
+  /* A doubtful race: one tap answers it: a button per press the card's
+   * race could start at (the default last, outlined), or race again. */
+  let confirmKey = null;
   function renderConfirm() {
     let box = $('race-confirm');
     if (!box) {
-      box = el('div', { id: 'race-confirm', class: 'row confirm-race' },
-        el('button', { type: 'button', class: 'primary', id: 'race-accept', onclick: () => act('/api/host/race/confirm', { accept: true }) }, 'Yes, these presses count'),
-        el('button', { type: 'button', class: 'danger', id: 'race-reject', onclick: () => act('/api/host/race/confirm', { accept: false }) }, 'No: race again from the card'));
+      box = el('div', { id: 'race-confirm', class: 'row confirm-race' });
       $('race-controls').before(box);
     }
-    box.hidden = !(hs.race && hs.race.confirm);
+    const race = hs.race;
+    const asking = !!(race && race.confirm);
+    box.hidden = !asking;
+    if (!asking) { box.replaceChildren(); confirmKey = null; return; }
+    const choices = race.choices || [];
+    const zero = TC.choiceZero(race) || { t_ns: 0 };
+    const key = JSON.stringify([race.confirm, choices, zero.t_ns]);
+    if (key === confirmKey) return;
+    confirmKey = key;
+    const col = TC.colours(hs);
+    const answer = (body) => async (ev) => {
+      for (const b of box.querySelectorAll('button')) b.disabled = true;   /* one tap */
+      const res = await act('/api/host/race/confirm', body);
+      if (!res) { confirmKey = null; renderConfirm(); }
+    };
+    const buttons = choices.map((c, i) => TC.paint(el('button', {
+      type: 'button', class: 'choice' + (i === choices.length - 1 ? ' default' : ''),
+      'data-t': String(c.t_ns), 'data-player': c.player, onclick: answer({ accept: true, t_ns: c.t_ns }),
+    }, choiceText(race, c, zero)), col[c.player]));
+    if (!choices.length) {
+      buttons.push(el('button', { type: 'button', class: 'primary', id: 'race-accept', onclick: answer({ accept: true }) }, 'Yes, these presses count'));
+    }
+    box.replaceChildren(el('p', { class: 'confirm-q', text: 'Who slammed this card?' }), ...buttons,
+      el('button', { type: 'button', class: 'danger', id: 'race-reject', onclick: answer({ accept: false }) }, 'No: race again'));
+  }
+
+  /* Cards logged while a race is open wait for it (the session queues
+   * them): "Waiting for the race: flip Blue Table", until it is applied. */
+  function renderQueued() {
+    let box = $('queued');
+    if (!box) {
+      box = el('ul', { id: 'queued', class: 'queued', 'aria-live': 'polite' });
+      $('burst-card').before(box);
+    }
+    const lines = hs.queued || [];
+    box.hidden = !lines.length;
+    box.replaceChildren(...lines.map((l) => el('li', { text: `Waiting for the race: ${l}` })));
   }
 
   /* A stray press may be handed to the card waiting for an unannounced race. */
@@ -306,6 +376,7 @@
     raceEls.section.hidden = hs.finished || (!hs.race && !hs.race_request);
     renderRaceControls();
     renderConfirm();
+    renderQueued();
     placeNext();
     TC.renderBurst(hs, $('burst-card'), $('burst'), canUse() ? usePresses : null);
     TC.renderFaults(hs, $('faults'));
@@ -619,6 +690,7 @@
       const next = TC.applyUpdate(hs, type, msg);
       if (next) { hs = next; render(); }
       if (type === 'race' && msg.data && msg.data.phase === 'decided') refresh();
+      if (type === 'queued') refresh();
     },
   });
   setInterval(() => { if (hs && ((hs.presses && hs.presses.length) || (hs.strays && hs.strays.length))) TC.renderBurst(hs, $('burst-card'), $('burst'), canUse() ? usePresses : null); }, 1000);

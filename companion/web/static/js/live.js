@@ -9,7 +9,7 @@
 (function () {
   'use strict';
   const TC = window.TC = window.TC || {};
-  const TYPES = ['snapshot', 'state', 'race', 'press', 'fault', 'buzzers', 'heartbeat', 'saving'];
+  const TYPES = ['snapshot', 'state', 'race', 'queued', 'press', 'fault', 'buzzers', 'heartbeat', 'saving'];
 
   /* The "Not saving: <cause>" banner (`node`, e.g. #saving) from a
    * `saving` event's data ({saving, error}); hidden while saving. */

@@ -484,6 +484,7 @@
   TC.renderRace = function (s, race, els) {
     if (!race) { els.section.hidden = true; TC.countdown(null, els.countdown); return; }
     els.section.hidden = false;
+    TC.rememberRace(race);
     const col = colours(s);
     els.reason.textContent = race.title || TC.reasonTitle(s, race.reason);
     const phase = race.phase || (race.verdict ? 'decided' : 'live');
@@ -498,11 +499,15 @@
     TC.countdown(race, els.countdown);
 
     TC.windowBar(race, els);
-    const v = race.verdict || null;
+    /* a doubtful race waits for the host: no winner (not even a "first")
+     * until the answer; its presses on a timeline instead */
+    const doubt = !!race.confirm;
+    const v = doubt ? null : race.verdict || null;
     const order = (v && v.order && v.order.length ? v.order : race.order) || [];
-    els.presses.replaceChildren(...order.map((o, i) => paint(el('li', { 'data-player': o.player, class: o.after_verdict ? 'after' : null },
+    els.presses.replaceChildren(...(doubt ? [] : order).map((o, i) => paint(el('li', { 'data-player': o.player, class: o.after_verdict ? 'after' : null },
       el('span', {}, `${i + 1}. ${o.player}`),
       el('span', { class: 'off', text: i === 0 ? 'first' : '+' + ms(o.offset_us) })), col[o.player])));
+    TC.renderTimeline(s, doubt ? race : null, els);
 
     if (v) {
       const [line, cls] = verdictLine(s, race, v);
@@ -524,10 +529,10 @@
       if (v.no_edge && v.no_edge.length && race.kind !== 'first-press') notes.push(`no press: ${v.no_edge.join(', ')}`);
       if (race.error) notes.push(`not logged: ${race.error}`);
       els.notes.textContent = notes.join(' · ');
-    } else if (race.confirm) {
+    } else if (doubt) {
       els.verdict.textContent = 'Waiting for the host';
       els.verdict.className = 'verdict';
-      els.notes.textContent = race.confirm;
+      els.notes.textContent = `${race.confirm}: no winner until the host answers`;
     } else {
       const who = race.eligible && race.eligible.length ? race.eligible.join(', ') : 'nobody';
       els.verdict.textContent = phase === 'interrupted' ? 'Interrupted: the host re-runs it'
@@ -549,6 +554,70 @@
       els.stripMax.textContent = ms(max);
     }
     els.accuracy.hidden = !race.virtual;
+  };
+
+  /* The presses a doubtful race asks about, on one horizontal line: a mark
+   * per press, labelled with the player and the seconds from the first
+   * (the previous race's first press when the page saw it: `TC.lastFirst`).
+   * The race's choices stand out; the default (the last choice) is
+   * outlined. Presses the page saw live (s.presses) are drawn too. */
+  TC.lastFirst = null;
+  TC.rememberRace = function (race) {
+    const v = race && !race.confirm && race.phase === 'decided' ? race.verdict : null;
+    const o = v && v.order && v.order[0];
+    if (o && typeof o.t_ns === 'number') TC.lastFirst = { t_ns: o.t_ns, player: o.player };
+  };
+  TC.secs = (ns) => `+${(Math.max(0, ns) / 1e9).toFixed(2)} s`;
+  /* where a doubtful race's offsets count from: the previous race's first
+   * press (if the page saw it, and it came before every choice), else the
+   * earliest choice */
+  TC.choiceZero = function (race) {
+    const ts = (race.choices || []).map((c) => c.t_ns).filter((t) => typeof t === 'number');
+    const first = ts.length ? Math.min(...ts) : null;
+    const prev = TC.lastFirst;
+    if (prev && first != null && prev.t_ns < first && first - prev.t_ns < 10e9) return prev;
+    return first == null ? null : { t_ns: first, player: null };
+  };
+  TC.renderTimeline = function (s, race, els) {
+    let box = els.section.querySelector('.timeline-wrap');
+    if (!race || !(race.choices || []).length) { if (box) box.remove(); return; }
+    if (!box) {
+      box = el('div', { class: 'timeline-wrap' });
+      els.verdict.before(box);
+    }
+    const zero = TC.choiceZero(race);
+    const choices = race.choices || [];
+    const marks = [];
+    const seen = new Set();
+    const add = (player, t, cls) => {
+      const key = `${player}@${t}`;
+      if (seen.has(key) || typeof t !== 'number') return;
+      seen.add(key);
+      marks.push({ player, t, cls });
+    };
+    if (zero.player) add(zero.player, zero.t_ns, 'prior');
+    choices.forEach((c, i) => add(c.player, c.t_ns, 'choice' + (i === choices.length - 1 ? ' default' : '')));
+    for (const o of race.order || []) add(o.player, o.t_ns, '');
+    const lo = zero.t_ns;
+    const hiChoice = Math.max(...choices.map((c) => c.t_ns));
+    for (const p of s.presses || []) if (p.t_ns >= lo && p.t_ns <= hiChoice + 1e9) add(p.player, p.t_ns, '');
+    marks.sort((a, b) => a.t - b.t);
+    const hi = Math.max(...marks.map((m) => m.t), lo + 1e8);
+    const col = colours(s);
+    /* labels take turns above and below the line, a new row when they would touch */
+    const ends = [-1, -1, -1, -1];
+    const LABEL = 27;                 /* a label's width, % of the line */
+    const nodes = marks.map((m) => {
+      const x = 4 + ((m.t - lo) / (hi - lo)) * 92;
+      let row = ends.findIndex((e) => x - LABEL / 2 > e);
+      if (row < 0) row = ends.indexOf(Math.min(...ends));
+      ends[row] = x + LABEL / 2;
+      const pos = ['up', 'down', 'up2', 'down2'][row];
+      return paint(el('div', { class: `tl-mark ${m.cls} ${pos}`.trim(), style: { left: x + '%' }, 'data-player': m.player, 'data-t': String(m.t) },
+        el('span', { class: 'tl-lbl' }, el('b', { text: m.player }), ' ', m.cls === 'prior' ? 'last card' : TC.secs(m.t - lo))), col[m.player]);
+    });
+    box.replaceChildren(el('div', { class: 'timeline', role: 'img',
+      'aria-label': 'the presses: ' + marks.map((m) => `${m.player} ${TC.secs(m.t - lo)}`).join(', ') }, el('div', { class: 'tl-axis' }), ...nodes));
   };
 
   /* A draining bar: how much of a window (start_ns..end_ns on the server
@@ -672,13 +741,17 @@
   /* The snapshot after one SSE message, or null when the page should fetch
    * a fresh one. Presses are kept client-side as the current burst. */
   const BURST_GAP_NS = 1.5e9;
+  /* The presses the page saw before a snapshot: the snapshot's `waiting`
+   * says which of them a card may still claim (none, once a card took them). */
+  TC.settled = (presses) => (presses || []).map((p) => (p.settled ? p : Object.assign({}, p, { settled: true })));
   TC.applyUpdate = function (current, type, msg) {
     const data = msg.data;
-    if (type === 'snapshot') return Object.assign({}, data, { presses: current.presses || [] });
+    if (type === 'snapshot') return Object.assign({}, data, { presses: TC.settled(current.presses) });
     if (type === 'state') return data && Array.isArray(data.players)
-      ? Object.assign({}, data, { presses: current.presses || [] }) : null;
+      ? Object.assign({}, data, { presses: TC.settled(current.presses) }) : null;
     const s = Object.assign({}, current);
     if (type === 'race') s.race = data || null;
+    else if (type === 'queued') s.queued = (data && Array.isArray(data.queued)) ? data.queued : [];
     else if (type === 'press') {
       if (data && data.pressed) {
         const list = (current.presses || []).slice();
@@ -687,9 +760,6 @@
         list.push({ player: data.player, t_ns: data.t_ns, virtual: !!data.virtual, at: performance.now(),
           window: data.window || 'open', closes_ns: data.closes_ns });
         s.presses = list.slice(-12);
-        if (data.window === 'late') {
-          s.strays = (current.strays || []).concat([{ player: data.player, t_ns: data.t_ns, why: 'late' }]).slice(-10);
-        }
       }
     } else if (type === 'fault') {
       /* one line per buzzer: its latest news; a cleared buzzer has none */
@@ -710,14 +780,25 @@
    * stray when a card waits for its race (``onUse``). */
   TC.renderBurst = function (s, section, list, onUse) {
     const now = performance.now();
-    const racing = s.race && (s.race.phase === 'live' || s.race.phase === 'countdown');
+    const serverNow = TC.serverNowMs();
+    /* a card has the presses (its race runs, asks the host, or waits for
+     * the host's answer): nothing waits for a log */
+    const racing = s.race && (s.race.phase === 'live' || s.race.phase === 'countdown' || !!s.race.confirm);
     const col = colours(s);
     const rows = [];
+    const open = (closes) => typeof closes === 'number' && (serverNow == null || closes / 1e6 > serverNow);
     const presses = (s.presses || []).filter((p) => p.window === 'open' || p.window === 'mark');
-    const waitingPress = presses.filter((p) => !racing && typeof p.closes_ns === 'number' && (TC.serverNowMs() == null || p.closes_ns / 1e6 > TC.serverNowMs()));
-    const waiting = (s.waiting || []).length ? s.waiting : (waitingPress.length ? [{
-      start_ns: waitingPress[0].t_ns, closes_ns: waitingPress[0].closes_ns,
-      players: [...new Set(waitingPress.map((p) => p.player))] }] : []);
+    /* presses seen before the last snapshot are the snapshot's to tell
+     * (`waiting`: empty the moment a card took them); only newer ones
+     * are added here, until the next snapshot */
+    const waitingPress = presses.filter((p) => !racing && !p.settled && open(p.closes_ns));
+    const waiting = (s.waiting || []).filter((w) => open(w.closes_ns));
+    if (waitingPress.length) {
+      const known = new Set(waiting.flatMap((w) => w.players));
+      const fresh = waitingPress.filter((p) => !waiting.some((w) => p.t_ns >= w.start_ns && known.has(p.player)));
+      if (fresh.length) waiting.push({ start_ns: fresh[0].t_ns, closes_ns: fresh[0].closes_ns,
+        players: [...new Set(fresh.map((p) => p.player))] });
+    }
     for (const w of racing ? [] : waiting) {
       const mark = presses.find((p) => p.window === 'mark' && p.t_ns >= w.start_ns);
       rows.push(el('li', { class: 'waiting' },
@@ -726,14 +807,13 @@
         el('div', { class: 'muted small', text: 'waiting for the host to log the card' }),
         TC.drainBar(w.start_ns, w.closes_ns, 'claim window')));
     }
-    const serverNow = TC.serverNowMs();
     const shown = (s.strays || []).filter((x) => {
       const seen = s.presses && s.presses.find((p) => p.t_ns === x.t_ns && p.player === x.player);
       if (seen) return now - seen.at < 12000 || !!onUse;
       return serverNow == null || serverNow - x.t_ns / 1e6 < 15000;     /* shown briefly */
     });
     for (const x of shown.slice(-4)) {
-      const why = own({ late: 'late: after the race closed', unclaimed: 'no card claimed it', rejected: 'rejected by the host' }, x.why) || x.why;
+      const why = own({ unclaimed: 'no card claimed it', rejected: 'rejected by the host' }, x.why) || x.why;
       rows.push(paint(el('li', { class: 'stray', 'data-player': x.player },
         el('span', {}, `Stray: ${x.player}`), el('span', { class: 'off', text: why }),
         onUse ? el('button', { type: 'button', class: 'use small', onclick: () => onUse(x) }, 'Use for this card') : null), col[x.player]));

@@ -1,0 +1,283 @@
+"""Races at a real table's pace, in a real browser on a phone (issue 18).
+
+The real server, buzzer pipeline and mock buzzers (``live_server``), a
+scoreboard and the host console at 390 x 844: presses come before each
+card is logged, a card every 2.5 s, and every Table and Mynah must go to
+the player who slammed it, as the pages show; two Tables logged after both
+slams each go to their own slammer; a doubtful claim is answered with one
+tap on the console's choice; a queued card says so and is applied when the
+race is logged; late runner-ups show live; demo mode keeps the buzzer and
+the race card on one screen.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from browserkit import BROWSER, PHONE
+from test_game_night import board, console, see, shot
+
+pytestmark = BROWSER
+
+#: A small Chope! deck: Tables and Mynahs to race for, Food so it does not end.
+DECK = {"tables": {"red": 2, "blue": 2, "green": 1}, "mynahs": 2, "favourite_cards": ["laksa"],
+        "foods": {"laksa": {"name": "Laksa", "kind": "main", "copies": 2},
+                  "teh": {"name": "Teh tarik", "kind": "side", "copies": 2}}}
+COLOURS = {"Ana": "blue", "Bo": "red", "Cy": "green"}
+
+
+def chope(t, **options):
+    t.session.new_game("chope", [{"name": n, "colour": c} for n, c in COLOURS.items()],
+                       dict(DECK, colours=COLOURS, **options))
+
+
+def chope_board(t, phone):
+    """A new Chope! game and a scoreboard on a phone: (table, session, page)."""
+    chope(t)
+    return t, t.session, board(phone(), t)
+
+
+def tap(t, name, hold_s=0.08):
+    """A real press on the mock buzzer ``name`` (stamped by the pipeline)."""
+    t.source.press(name)
+    time.sleep(hold_s)
+    t.source.release(name)
+
+
+def races(s):
+    return [e for _, e in s.store.events(s.game_id) if e.get("type") == "race"]
+
+
+def wait_until(cond, timeout=5.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return bool(cond())
+
+
+#: What a page showed: every verdict line and news line, as they came.
+WATCH = """() => {
+  window.__seen = {verdict: [], news: [], stray: [], green_while_asking: 0};
+  const note = (k, t) => { const l = window.__seen[k]; if (t && l[l.length - 1] !== t) l.push(t); };
+  new MutationObserver(() => {
+    const v = document.getElementById('verdict'), n = document.getElementById('news');
+    const race = document.getElementById('race');
+    if (v && !race.hidden) note('verdict', v.textContent);
+    if (n && !n.hidden) note('news', n.textContent);
+    for (const s of document.querySelectorAll('#burst li.stray')) note('stray', s.textContent);
+    if (document.querySelector('.timeline') && v.classList.contains('win')) window.__seen.green_while_asking++;
+  }).observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
+}"""
+
+
+def flip_by_tap(h, card):
+    """The host taps the card's button on the console (the next card's
+    buttons stay offered while a race is open)."""
+    h.locator(f'#legal button.event[data-event*=\'"{card}"\']').first.click()
+
+
+def synced(page, s):
+    """Wait until ``page`` shows the session's version (a tap on an older
+    one is refused as stale: the console then refreshes)."""
+    from playwright.sync_api import expect
+    expect(page.locator("body")).to_have_attribute("data-version", str(s.version))
+
+
+@pytest.mark.browser
+def test_chope_at_a_card_every_two_and_a_half_seconds(live_server, phone):
+    t, s, b = chope_board(live_server, phone)
+    h = console(phone(), t)
+    b.evaluate(WATCH)
+    h.wait_for_selector('#legal button.event[data-event*="table:red"]')
+    # (card, [(who, seconds after the flip)], what the race must say)
+    cards = [("table:red", [("Bo", 0.35), ("Cy", 0.47)], ("winner", "Bo")),
+             ("table:blue", [("Cy", 0.30), ("Bo", 0.40)], ("winner", "Cy")),
+             ("mynah", [("Cy", 0.25), ("Ana", 0.38), ("Bo", 0.55)], ("loser", "Bo")),
+             ("table:green", [("Bo", 0.40)], ("winner", "Bo")),
+             ("table:blue", [("Cy", 0.33), ("Bo", 0.50)], ("winner", "Cy")),
+             ("mynah", [("Bo", 0.30), ("Cy", 0.42), ("Ana", 0.60)], ("loser", "Ana")),
+             ("table:red", [("Bo", 0.45)], ("winner", "Bo"))]
+    start = time.monotonic() + 0.5
+    for i, (card, slams, _) in enumerate(cards):
+        flipped = start + 2.5 * i
+        for who, after in slams:
+            time.sleep(max(0.0, flipped + after - time.monotonic()))
+            t.source.press(who)
+            t.source.release(who)
+        time.sleep(max(0.0, flipped + 0.8 - time.monotonic()))   # the host logs it after the slams
+        flip_by_tap(h, card)
+    assert wait_until(lambda: len(races(s)) == len(cards))
+    got = [(k, r[k]) for r, (_, _, (k, _)) in zip(races(s), cards)]
+    assert got == [want for _, _, want in cards]
+    assert not any(r.get("asked") for r in races(s))          # 2.5 s apart: nothing to ask
+    seen = b.evaluate("window.__seen")
+    shown = [v for v in seen["verdict"] if "chopes it" in v or "Siam!" in v]
+    assert shown == ["Bo chopes it!", "Cy chopes it!", "Bo was last: Siam!", "Bo chopes it!",
+                     "Cy chopes it!", "Ana was last: Siam!", "Bo chopes it!"]
+    assert seen["stray"] == []
+    assert "Siam! Bo loses Red Table" in seen["news"]           # a forced loss, named
+    assert not any("nobody choped" in n for n in seen["news"])
+    see(b, "#players", "Bo")
+    shot(b, "race-pace-board.png")
+    shot(h, "race-pace-host.png")
+    assert b.errors == [] and h.errors == []
+
+
+@pytest.mark.browser
+def test_two_tables_logged_after_both_slams_go_to_their_own_slammers(live_server, phone):
+    t, s, b = chope_board(live_server, phone)
+    h = console(phone(), t)
+    h.wait_for_selector('#legal button.event[data-event*="table:red"]')
+    tap(t, "Bo")                         # Table A (red) flipped; Bo slams it
+    time.sleep(0.8)                      # Table B (blue) flipped (A's runner-ups: 0.6 s)
+    tap(t, "Cy")                         # Cy slams B, 0.9 s after Bo
+    time.sleep(0.2)
+    flip_by_tap(h, "table:red")          # the host logs both, in the order flipped
+    assert wait_until(lambda: len(races(s)) == 1)
+    synced(h, s)                         # the console shows the Red Table's verdict
+    flip_by_tap(h, "table:blue")
+    assert wait_until(lambda: len(races(s)) == 2)
+    assert [r["winner"] for r in races(s)] == ["Bo", "Cy"]
+    see(b, "#verdict", "Cy chopes it!")
+    see(b, "#players", "Bo")
+    shot(b, "race-pace-two-tables.png")
+    assert b.errors == [] and h.errors == []
+
+
+def doubtful(t):
+    """Bo slams the Red Table (logged); Cy presses 0.45 s after Bo: the Red
+    Table's runner-up, or the first slam of the Blue one? Bo presses again
+    (his second press is the Blue Table's). The Blue Table is logged."""
+    s = t.session
+    t0 = time.monotonic()
+    at = lambda sec: time.sleep(max(0.0, t0 + sec - time.monotonic()))   # noqa: E731
+    tap(t, "Bo", 0.03)
+    s.log({"type": "flip", "card": "table:red"})
+    at(0.45)
+    tap(t, "Cy", 0.03)
+    at(0.80)
+    tap(t, "Bo", 0.03)
+    at(0.95)
+    s.log({"type": "flip", "card": "table:blue"})
+
+
+@pytest.mark.browser
+def test_a_doubtful_claim_is_answered_with_one_tap_on_the_console(live_server, phone):
+    t, s, b = chope_board(live_server, phone)
+    h = console(phone(), t)
+    b.evaluate(WATCH)
+    doubtful(t)
+    assert wait_until(lambda: (s.snapshot()["race"] or {}).get("confirm"))
+    race = s.snapshot()["race"]
+    assert [c["player"] for c in race["choices"]] == ["Cy", "Bo"]
+    see(h, "#race-confirm", r"Cy choped it \(\+0\.\d\d s\)")
+    see(h, "#race-confirm", r"Bo choped it \(\+0\.\d\d s\)")
+    see(h, "#race-confirm", "No: race again")
+    for page in (b, h):                  # no winner shown until the host answers
+        see(page, "#verdict", "Waiting for the host")
+        assert page.locator("#verdict.win").count() == 0
+        assert page.locator("#race .timeline .tl-mark.choice").count() == 2
+        assert page.locator("#presses li").count() == 0
+    assert h.locator("#race-confirm").is_visible()
+    shot(b, "race-pace-doubtful-board.png")
+    shot(h, "race-pace-doubtful-host.png")
+    h.locator('#race-confirm button.choice[data-player="Cy"]').click()   # one tap
+    assert wait_until(lambda: len(races(s)) == 2)
+    blue = races(s)[-1]
+    assert blue["winner"] == "Cy" and blue.get("asked") is True
+    see(b, "#verdict", "Cy chopes it!")
+    assert b.evaluate("window.__seen.green_while_asking") == 0
+    assert h.locator("#race-confirm").is_hidden()
+    assert b.errors == [] and h.errors == []
+
+
+@pytest.mark.browser
+def test_a_card_logged_while_a_race_waits_for_the_host_is_queued(live_server, phone):
+    t = live_server
+    s = t.session
+    chope(t)
+    h = console(phone(), t)
+    h.wait_for_selector('#legal button.event[data-event*="table:green"]')
+    doubtful(t)                          # the Blue Table asks the host
+    see(h, "#race-confirm", "No: race again")
+    see(h, "#legal", r"Next card: Flip \(waits for the race\)")
+    flip_by_tap(h, "table:green")        # the host logs the next card at once
+    see(h, "#queued", "Waiting for the race: flip Green Table")
+    assert h.locator("#toast .error").count() == 0
+    assert s.snapshot()["queued"] == ["flip Green Table"]
+    shot(h, "race-pace-queued-host.png")
+    h.locator('#race-confirm button.choice[data-player="Bo"]').click()
+    assert wait_until(lambda: s.snapshot()["queued"] == [] and len(races(s)) == 2)
+    assert races(s)[-1]["winner"] == "Bo"
+    h.wait_for_selector("#queued", state="hidden")
+    see(h, "#log", "flip Green Table")
+    assert h.errors == []
+
+
+@pytest.mark.browser
+def test_the_waiting_box_goes_the_moment_a_card_takes_its_presses(live_server, phone):
+    t, s, b = chope_board(live_server, phone)
+    tap(t, "Cy")                         # Cy slams before the host logs
+    see(b, "#burst", "waiting for the host to log the card")
+    s.log({"type": "flip", "card": "table:red"})
+    see(b, "#verdict", "Cy chopes it!")
+    b.wait_for_selector("#burst-card", state="hidden", timeout=1500)
+    shot(b, "race-pace-waiting-gone.png")
+    assert b.errors == []
+
+
+@pytest.mark.browser
+def test_late_runner_ups_show_live_in_the_race_card(live_server, phone):
+    t, s, b = chope_board(live_server, phone)
+    tap(t, "Bo", 0.03)
+    s.log({"type": "flip", "card": "table:red"})
+    see(b, "#verdict", "Bo chopes it!")
+    assert wait_until(lambda: len(races(s)) == 1)
+    tap(t, "Cy", 0.03)                   # inside the runner-up margin, after the verdict
+    see(b, "#presses li.after", "Cy")
+    see(b, "#verdict-notes", "after the verdict: Cy")
+    shot(b, "race-pace-runner-up.png")
+    assert b.errors == []
+
+
+@pytest.mark.browser
+def test_chomp_runner_ups_show_live_without_a_reload(live_server, phone):
+    t = live_server
+    s = t.session
+    s.new_game("chomp", ["Ana", "Bo", "Cy"])
+    game, state = s.game, s.state
+    reveal = next(e for e in s.host_snapshot()["legal_events"]   # one where Bo and Cy may chomp
+                  if {"Bo", "Cy"} <= set(game.race_request(game.apply(state, e)).eligible
+                                         if game.race_request(game.apply(state, e)) else ()))
+    s.log(reveal)
+    b, h = board(phone(), t), console(phone(), t)
+    h.click("#start-race")
+    see(b, "#race-phase", "go!")
+    tap(t, "Bo", 0.03)
+    see(b, "#verdict", "Bo")
+    tap(t, "Cy", 0.03)
+    see(b, "#presses li.after", "Cy")
+    shot(b, "race-pace-chomp-runner-up.png")
+    assert b.errors == []
+
+
+@pytest.mark.browser
+def test_demo_buzzer_and_race_card_share_one_phone_screen(live_server, phone):
+    t, s, b = chope_board(live_server, phone)
+    s.log({"type": "flip", "card": "table:red"})
+    see(b, "#race", "May win")
+    height = PHONE["viewport"]["height"]
+    for sel in ("#race #verdict", '#buzzers button[data-player="Bo"]'):
+        box = b.locator(sel).bounding_box()
+        assert box and 0 <= box["y"] and box["y"] + box["height"] <= height, sel
+    b.locator('#buzzers button[data-player="Bo"]').dispatch_event("pointerdown")
+    b.locator('#buzzers button[data-player="Bo"]').dispatch_event("pointerup")
+    see(b, "#verdict", "Bo chopes it!")
+    box = b.locator("#race #verdict").bounding_box()
+    assert box["y"] + box["height"] <= height
+    shot(b, "race-pace-demo-board.png")
+    assert b.errors == []
