@@ -251,19 +251,16 @@ class TableSession:
 
     def private_snapshot(self, player: str) -> dict:
         """What ``player``'s private page shows: ``{"player", "view",
-        "events", "version"}`` (their hidden cards, and the events they may
-        log themselves). RulesError for an unknown player or no game."""
+        "events", "version"}``. RulesError for an unknown player or no game."""
         with self._lock:
             self._need_game()
             self._need_player(player, "private")
             return views.private_snapshot(self.game, self.state, player, self.version)
 
     def log_private(self, player: str, event: dict, expected_version: int | None = None) -> dict:
-        """Log an event from ``player``'s private page: only one of
-        ``game.private_events(state, player)`` (RulesError otherwise). The
-        public streams get only ``game.public_event(event)``; the answer is
-        the public update plus ``"private"``, the player's new private
-        snapshot (for that page only)."""
+        """Log one of ``game.private_events(state, player)`` from that
+        player's page (RulesError otherwise); the public update plus
+        ``"private"``, the player's new private snapshot."""
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
             raise RulesError("an event must be a JSON object with a 'type'", "format")
         with self._lock:
@@ -285,7 +282,8 @@ class TableSession:
     def _commit(self, event: dict, expected_version: int | None, judged: bool = False) -> int:
         """Apply on the replay, append durably, keep (or roll back). Lock
         held. A race the desk ``judged`` is not judged again."""
-        if expected_version is not None and expected_version != self.version:
+        if expected_version is not None and expected_version != self.version \
+                and not self._only_races_since(expected_version):
             last = self._public_line(self._log[-1][1]) if self._log else "nothing yet"
             raise StaleVersion(
                 f"the table changed since this console loaded it (it saw version "
@@ -307,6 +305,13 @@ class TableSession:
             self._finished = not self._finished
             self._mark_finished()
         return eid
+
+    def _only_races_since(self, version: int) -> bool:
+        """Whether everything logged after ``version`` is races the table
+        judged itself: a console a verdict overtook still logs its card."""
+        later = [ev for eid, ev in self._log if eid > version]
+        return 0 < version < self.version and bool(later) and all(
+            ev.get("type") == "race" and "spec" in ev for ev in later)
 
     def _mark_finished(self) -> None:
         try:
@@ -330,12 +335,9 @@ class TableSession:
     # -- buzzers: every edge, from a pin, a box or a phone, comes in here ------
 
     def feed_edge(self, edge) -> None:
-        """The sink for edge sources and the one way in for every edge: a
-        :class:`companion.edges.ButtonEdge` (``edge.buzzer`` is a buzzer
-        id), the older :class:`Edge` whose ``player`` is a buzzer id (or the
-        name of a player who has no buzzer id), or a phone's
-        :class:`~companion.edges.VirtualEdge`. Unknown buzzers, and values
-        that are not edges, are counted in ``unknown_edges`` and ignored."""
+        """The one way in for every edge: a ``ButtonEdge`` (a buzzer id), an
+        ``Edge`` naming a buzzer id (or a player with none), or a phone's
+        ``VirtualEdge``; the unknown are counted in ``unknown_edges``."""
         with self._lock:
             if self.desk is None:
                 return
@@ -350,14 +352,10 @@ class TableSession:
 
     def virtual_press(self, player: str, pressed: bool | None = None,
                       seq: int | None = None, pipeline=None) -> None:
-        """A phone's on-screen buzzer, stamped with the clock now (millisecond
-        accuracy, marked ``virtual`` in the race record). ``pressed=None`` is
-        a tap (press and release); True holds the button down, False lets go.
-        ``seq`` is the page's increasing number for this buzzer's changes
-        (see :meth:`RaceDesk.feed_virtual`). The edge goes through
-        ``pipeline`` (the buzzers' :class:`~companion.buzzers.pipeline.Pipeline`,
-        the same path as a pin's edge) when the table has one, else straight
-        to :meth:`feed_edge`."""
+        """A phone's on-screen buzzer, stamped now (ms accuracy, marked
+        ``virtual``; ``pressed=None``: a tap; ``seq``: see
+        :meth:`RaceDesk.feed_virtual`), through ``pipeline`` (the same path
+        as a pin's edge) when the table has one, else :meth:`feed_edge`."""
         if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
             raise RulesError("seq must be an integer", "buzzer")
         with self._lock:

@@ -540,3 +540,22 @@ def test_during_a_choice_the_banner_says_who_chooses_and_whose_turn_it_still_is(
         see(page, "#banner .sub", "still Bo’s turn")
     shot(h, "game-night-choice-host.png")
     assert b.errors == [] and h.errors == []
+
+
+def test_a_console_a_verdict_overtook_still_logs_its_card():
+    """The host taps the next card a moment after the table logged a race:
+    the console's version is one race behind, and the card is logged (not
+    refused as stale); a console behind a host event is still refused."""
+    s, clock = table()
+    flip(s, "table:red")
+    seen = s.version                          # the console loaded the table here
+    run(s, clock, 300)
+    press(s, clock, "b2")
+    run(s, clock, 60)                         # the race is logged by the table
+    assert races(s)[-1]["winner"] == "bo" and s.version != seen
+    s.log({"type": "flip", "card": "table:blue"}, expected_version=seen)
+    assert s.state["contested"] == "table:blue"
+    from companion.store import StaleVersion
+    food = next(c for c, n in s.state["deck"].items() if n and c.startswith("food:"))
+    with pytest.raises(StaleVersion):         # a host event in between: refresh first
+        s.log({"type": "flip", "card": food}, expected_version=seen)
