@@ -36,6 +36,8 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 if __package__ in (None, ""):
@@ -144,102 +146,141 @@ def _p95(values: list[float]) -> float:
     return values[min(len(values) - 1, int(round(0.95 * (len(values) - 1))))]
 
 
+@dataclass
+class _Table:
+    """One simulated table: its store, session and (once started) publisher."""
+
+    tid: str
+    store: Store
+    session: TableSession
+    pub: LeaguePublisher | None = None
+
+
 def run() -> list[tuple[str, float, str]]:
     mosquitto = _mosquitto()
     ids = [f"t{i:02d}" for i in range(1, TABLES + 1)]
-    with tempfile.TemporaryDirectory(prefix="bench-league-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-league-") as tmp, ExitStack() as stack:
+        # closed in reverse: the live reader, the tables, the league, the broker
         root = Path(tmp)
         port = _free_port()
         made = generate(root / "broker", ids, port=port, bind="127.0.0.1",
                         run_as="root" if os.geteuid() == 0 else None)
-        proc = subprocess.Popen([mosquitto, "-c", str(made["conf"])],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        league = reader = None
-        tables: list[tuple[Store, TableSession, LeaguePublisher | None]] = []
-        try:
-            end = time.monotonic() + 10
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                except OSError:
-                    if time.monotonic() > end:
-                        raise RuntimeError("mosquitto did not start") from None
-                    time.sleep(0.02)
-            url = f"mqtt://127.0.0.1:{port}"
-            league = LeagueServer(url, root / "league.db",
-                                  Credentials.from_file("league", made["secrets"]["league"]),
-                                  host="127.0.0.1", port=0).open().start()
-            reader = _LiveReader(league.port)
-            reader.start()
-            if not reader.ready.wait(10):
-                raise RuntimeError("the league page's live stream did not open")
-            end = time.monotonic() + 10
-            while not league.subscriber.connected and time.monotonic() < end:
-                time.sleep(0.01)
-
-            # -- throughput: 50 tables catch up at once ------------------------------
-            for tid in ids:
-                store = Store(root / f"{tid}.db")
-                session = TableSession(store)
-                gid = session.new_game("chope", ["ana", "bo", "cy"])
-                _backlog(store.path, gid, BACKLOG)
-                tables.append((store, session, None))
-            total = TABLES * BACKLOG
-            t0 = time.monotonic()
-            pubs = []
-            for (store, session, _), tid in zip(tables, ids):
-                pubs.append(LeaguePublisher(
-                    session, store, url, tid,
-                    Credentials.from_file(tid, made["secrets"][tid])).start())
-            tables = [(s, se, p) for (s, se, _), p in zip(tables, pubs)]
-            end = t0 + DEADLINE_S
-            while league.subscriber.events < total:
-                if time.monotonic() > end:
-                    raise RuntimeError(f"the league got {league.subscriber.events} of "
-                                       f"{total} events in {DEADLINE_S:.0f} s")
-                time.sleep(0.01)
-            have = league.store._rows("SELECT COUNT(*) FROM events")[0][0]
-            elapsed = time.monotonic() - t0
-            if have < total:
-                raise RuntimeError(f"the league store holds {have} of {total} events")
-            events_per_s = total / elapsed
-
-            # -- latency: a table's log to the league page's live update -----------------
-            for _, session, pub in tables:     # a fresh game: the backlog was filler
-                session.new_game("chope", ["ana", "bo", "cy"])
-                pub.flush(30)
-            lat_ms = []
-            for i in range(SAMPLES):
-                store, session, pub = tables[i % TABLES]
-                t1 = time.monotonic_ns()
-                eid = _log_one(session)
-                seen = reader.wait((ids[i % TABLES], eid), timeout=10)
-                if seen is None:
-                    raise RuntimeError(f"event {eid} of {ids[i % TABLES]} never reached the "
-                                       f"league page")
-                lat_ms.append((seen - t1) / 1e6)
-                time.sleep(0.01)
-            latency = _p95(lat_ms)
-        finally:
-            if reader is not None:
-                reader.close()
-            for store, session, pub in tables:
-                if pub is not None:
-                    pub.close(timeout_s=2)
-                store.close()
-            if league is not None:
-                league.close()
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
+        url = _start_broker(stack, mosquitto, made["conf"], port)
+        league = _open_league(stack, url, root, made["secrets"]["league"])
+        tables: list[_Table] = []
+        stack.callback(_close_tables, tables)
+        reader = _open_live_reader(stack, league.port)
+        _open_tables(tables, root, ids)
+        events_per_s = _catch_up_rate(league, tables, url, made["secrets"])
+        latency = _live_latency_p95(tables, reader)
     return [("league_events_per_s", events_per_s, "events/s"),
             ("league_latency_ms_p95", latency, "ms"),
             ("league_busiest_load_pct", 100.0 * TABLES * BUSIEST_EVENTS_PER_S / events_per_s,
              "%")]
+
+
+def _start_broker(stack: ExitStack, mosquitto: str, conf, port: int) -> str:
+    """Mosquitto with the generated config, listening (stopped with ``stack``);
+    its URL."""
+    proc = subprocess.Popen([mosquitto, "-c", str(conf)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    stack.callback(_stop, proc)
+    end = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            if time.monotonic() > end:
+                raise RuntimeError("mosquitto did not start") from None
+            time.sleep(0.02)
+    return f"mqtt://127.0.0.1:{port}"
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+
+
+def _open_league(stack: ExitStack, url: str, root: Path, secrets) -> LeagueServer:
+    """The league server on a free port, its subscriber connected (10 s at most)."""
+    league = LeagueServer(url, root / "league.db", Credentials.from_file("league", secrets),
+                          host="127.0.0.1", port=0).open().start()
+    stack.callback(league.close)
+    end = time.monotonic() + 10
+    while not league.subscriber.connected and time.monotonic() < end:
+        time.sleep(0.01)
+    return league
+
+
+def _open_live_reader(stack: ExitStack, port: int) -> _LiveReader:
+    reader = _LiveReader(port)
+    stack.callback(reader.close)
+    reader.start()
+    if not reader.ready.wait(10):
+        raise RuntimeError("the league page's live stream did not open")
+    return reader
+
+
+def _open_tables(tables: list[_Table], root: Path, ids: list[str]) -> None:
+    """A table for each id, a Chope! game with :data:`BACKLOG` events in its log."""
+    for tid in ids:
+        store = Store(root / f"{tid}.db")
+        table = _Table(tid, store, TableSession(store))
+        tables.append(table)
+        gid = table.session.new_game("chope", ["ana", "bo", "cy"])
+        _backlog(store.path, gid, BACKLOG)
+
+
+def _close_tables(tables: list[_Table]) -> None:
+    for t in tables:
+        if t.pub is not None:
+            t.pub.close(timeout_s=2)
+        t.store.close()
+
+
+def _catch_up_rate(league: LeagueServer, tables: list[_Table], url: str, secrets) -> float:
+    """Throughput: every table starts publishing at once; events per second
+    until the league's store holds all the backlogs."""
+    total = TABLES * BACKLOG
+    t0 = time.monotonic()
+    for t in tables:
+        t.pub = LeaguePublisher(t.session, t.store, url, t.tid,
+                                Credentials.from_file(t.tid, secrets[t.tid])).start()
+    end = t0 + DEADLINE_S
+    while league.subscriber.events < total:
+        if time.monotonic() > end:
+            raise RuntimeError(f"the league got {league.subscriber.events} of "
+                               f"{total} events in {DEADLINE_S:.0f} s")
+        time.sleep(0.01)
+    have = league.store._rows("SELECT COUNT(*) FROM events")[0][0]
+    elapsed = time.monotonic() - t0
+    if have < total:
+        raise RuntimeError(f"the league store holds {have} of {total} events")
+    return total / elapsed
+
+
+def _live_latency_p95(tables: list[_Table], reader: _LiveReader) -> float:
+    """Latency: a table's log to the league page's live update, 95th percentile
+    (in ms) of :data:`SAMPLES` events spread over the tables."""
+    for t in tables:     # a fresh game: the backlog was filler
+        t.session.new_game("chope", ["ana", "bo", "cy"])
+        t.pub.flush(30)
+    lat_ms = []
+    for i in range(SAMPLES):
+        t = tables[i % TABLES]
+        t1 = time.monotonic_ns()
+        eid = _log_one(t.session)
+        seen = reader.wait((t.tid, eid), timeout=10)
+        if seen is None:
+            raise RuntimeError(f"event {eid} of {t.tid} never reached the league page")
+        lat_ms.append((seen - t1) / 1e6)
+        time.sleep(0.01)
+    return _p95(lat_ms)
 
 
 def _log_one(session: TableSession) -> int:

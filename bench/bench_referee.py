@@ -118,7 +118,6 @@ def _session_latency_us(samples: int, through_pins: bool) -> list[float]:
 
     from companion.buzzers.mock import MockSource
     from companion.buzzers.pipeline import Pipeline
-    from companion.edges import ButtonEdge
     from companion.session import TableSession
     from companion.store import Store
 
@@ -128,47 +127,60 @@ def _session_latency_us(samples: int, through_pins: bool) -> list[float]:
         store = Store(f"{tmp}/bench.db")
         session = TableSession(store, settings={"hold_ms": hold_ms, "countdown_ms": 0})
         src = MockSource(names)          # real-time mock pins, buzzer ids = names
-        got = threading.Event()
-        latencies: list[float] = []
-        box: list[int] = []
-
-        def on(update):
-            # the first update that carries the verdict: a live race update,
-            # or the state update after the race event was logged durably
-            data = update["data"] or {}
-            race = data if update["type"] == "race" else data.get("race")
-            if not got.is_set() and isinstance(race, dict) and race.get("verdict") \
-                    and race.get("phase") == "decided":
-                latencies.append((time.monotonic_ns() - box[0]) / 1000)
-                got.set()
-
-        session.subscribe(on)
+        watch = _VerdictWatch()
+        session.subscribe(watch)
         pipe = Pipeline(src, session).start()
+        press, release = _ana_buzzer(src, pipe, through_pins)
         try:
             for _ in range(samples):
-                got.clear()
+                watch.got.clear()
                 session.new_game("chomp", [{"name": n, "buzzer": n} for n in names])
                 session.log({"type": "reveal", "cards": {"ana": "seal", "bo": "shrimp",
                                                          "cy": "shrimp"}})
                 session.start_race(countdown_ms=0)
                 time.sleep(0.002)
                 t = time.monotonic_ns()
-                box[:] = [t + hold_ms * MS]      # the press decides; then the hold
-                if through_pins:
-                    src.press("ana")
-                else:
-                    pipe.edge(ButtonEdge("ana", True, t))
-                got.wait(2)
-                if through_pins:
-                    src.release("ana")
-                else:
-                    pipe.edge(ButtonEdge("ana", False, t + 40 * MS))
+                watch.from_ns = t + hold_ms * MS      # the press decides; then the hold
+                press(t)
+                watch.got.wait(2)
+                release(t)
                 time.sleep(0.03)
         finally:
             pipe.close()
             src.close()
             store.close()
-    return latencies
+    return watch.latencies
+
+
+class _VerdictWatch:
+    """A session subscriber timing, from :attr:`from_ns`, the first update
+    that carries the verdict: a live race update, or the state update after
+    the race event was logged durably."""
+
+    def __init__(self):
+        self.got = threading.Event()
+        self.latencies: list[float] = []
+        self.from_ns = 0
+
+    def __call__(self, update) -> None:
+        data = update["data"] or {}
+        race = data if update["type"] == "race" else data.get("race")
+        if not self.got.is_set() and isinstance(race, dict) and race.get("verdict") \
+                and race.get("phase") == "decided":
+            self.latencies.append((time.monotonic_ns() - self.from_ns) / 1000)
+            self.got.set()
+
+
+def _ana_buzzer(src, pipe, through_pins: bool):
+    """``press(t)`` and ``release(t)`` of ana's buzzer: on the mock pins (at
+    the real time), or as edges handed to the pipeline (the release 40 ms
+    after ``t``)."""
+    if through_pins:
+        return (lambda t: src.press("ana")), (lambda t: src.release("ana"))
+    from companion.edges import ButtonEdge
+
+    return (lambda t: pipe.edge(ButtonEdge("ana", True, t)),
+            lambda t: pipe.edge(ButtonEdge("ana", False, t + 40 * MS)))
 
 
 def verdict_latency_us(samples: int = 200) -> list[float]:

@@ -248,45 +248,69 @@ def judge(spec: RaceSpec, edges: Iterable[Edge]) -> Verdict:
 
 def verdict_from_debounced(spec: RaceSpec, per: dict[str, list[Edge]]) -> Verdict:
     """The verdict from already-debounced edges per player (each in time order)."""
-    arm, deadline, kind = spec.arm_ns, spec.deadline_ns, spec.kind
+    timed = _release_time if spec.kind == FIRST_RELEASE else _press_time
     eligible = set(spec.eligible)
-    v = Verdict(kind)
+    v = Verdict(spec.kind)
     counted: list[tuple[int, str]] = []
     for player in spec.players:
-        edges = per.get(player, ())
-        if kind == FIRST_RELEASE:
-            if player not in eligible:
-                if any(not e.pressed and e.t_ns >= arm and (deadline is None or e.t_ns <= deadline)
-                       for e in edges):
-                    v.ineligible.append(player)
-                continue
-            t = _first_release(edges, arm, deadline)
-        else:
-            early = [e.t_ns for e in edges if e.pressed and e.t_ns < arm]
-            if early:
-                v.false_starts.append(player)
-            if player not in eligible:
-                if any(e.pressed and e.t_ns >= arm and (deadline is None or e.t_ns <= deadline)
-                       for e in edges):
-                    v.ineligible.append(player)
-                continue
-            start = arm
-            if early:
-                if spec.lockout_ns is None:
-                    v.no_edge.append(player)
-                    continue
-                start = max(arm, early[-1] + spec.lockout_ns)
-            t = next((e.t_ns for e in edges if e.pressed and e.t_ns >= start), None)
-            if t is not None and deadline is not None and t > deadline:
-                t = None
-        if t is None:
-            v.no_edge.append(player)
-        else:
+        t = timed(spec, player, per.get(player, ()), player in eligible, v)
+        if t is not None:
             counted.append((t, player))
     counted.sort()
     v.order = [(p, t) for t, p in counted]
-    w = spec.tie_window_ns
-    if kind == LAST_PRESS:
+    _decide(v, counted, spec.tie_window_ns)
+    return v
+
+
+def _release_time(spec: RaceSpec, player: str, edges, eligible: bool,
+                  v: Verdict) -> int | None:
+    """When ``player``'s release counts in a first-release race, or None
+    (then ``v`` lists them: ineligible, or no edge)."""
+    arm, deadline = spec.arm_ns, spec.deadline_ns
+    if not eligible:
+        if any(not e.pressed and e.t_ns >= arm and (deadline is None or e.t_ns <= deadline)
+               for e in edges):
+            v.ineligible.append(player)
+        return None
+    t = _first_release(edges, arm, deadline)
+    if t is None:
+        v.no_edge.append(player)
+    return t
+
+
+def _press_time(spec: RaceSpec, player: str, edges, eligible: bool,
+                v: Verdict) -> int | None:
+    """When ``player``'s press counts in a press race, or None (then ``v``
+    lists them: ineligible, or no edge). A press before the arm is a false
+    start (listed in ``v``); with a lockout the player may press again once
+    it has passed, without one they are out of this race."""
+    arm, deadline = spec.arm_ns, spec.deadline_ns
+    early = [e.t_ns for e in edges if e.pressed and e.t_ns < arm]
+    if early:
+        v.false_starts.append(player)
+    if not eligible:
+        if any(e.pressed and e.t_ns >= arm and (deadline is None or e.t_ns <= deadline)
+               for e in edges):
+            v.ineligible.append(player)
+        return None
+    start = arm
+    if early:
+        if spec.lockout_ns is None:
+            v.no_edge.append(player)
+            return None
+        start = max(arm, early[-1] + spec.lockout_ns)
+    t = next((e.t_ns for e in edges if e.pressed and e.t_ns >= start), None)
+    if t is not None and deadline is not None and t > deadline:
+        t = None
+    if t is None:
+        v.no_edge.append(player)
+    return t
+
+
+def _decide(v: Verdict, counted: list[tuple[int, str]], w: int) -> None:
+    """The winner, loser or tie of ``v`` from the counted edges (time order)
+    and the players with none: edges within ``w`` of the deciding one tie."""
+    if v.kind == LAST_PRESS:
         if len(v.no_edge) == 1:
             v.loser = v.no_edge[0]
         elif len(v.no_edge) > 1:
@@ -303,11 +327,10 @@ def verdict_from_debounced(spec: RaceSpec, per: dict[str, list[Edge]]) -> Verdic
         close = [p for t, p in counted if t - t0 <= w]
         if len(close) > 1:
             v.tied = close
-        elif kind == FIRST_PRESS:
+        elif v.kind == FIRST_PRESS:
             v.winner = close[0]
         else:
             v.loser = close[0]
-    return v
 
 
 def _first_release(edges, arm: int, deadline: int | None) -> int | None:

@@ -349,18 +349,10 @@ def run_buzz(players: list[str], source: str | None = "auto", pinmap=None, debou
     err = sys.stderr if stderr is None else stderr
     players = [p for p in players if p]
     try:
-        source = choose_source(source)
-        if source == "none":
-            raise ValueError("buzz needs buzzers: --source none has none")
-        if not players or len(set(players)) != len(players):
-            raise ValueError("give one or more distinct player names")
-        if source == "mock" and len(players) > 6:
-            raise ValueError("mock buzzers are keys 1-6: at most 6 players")
-        for name, v in (("debounce_ms", debounce_ms), ("tie_window_us", tie_window_us),
-                        ("hold_ms", hold_ms), ("stuck_ms", stuck_ms),
-                        ("countdown_ms", countdown_ms), ("deadline_ms", deadline_ms)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"{name} must be a non-negative integer")
+        source = _buzz_source(source, players)
+        _check_durations(debounce_ms=debounce_ms, tie_window_us=tie_window_us,
+                         hold_ms=hold_ms, stuck_ms=stuck_ms, countdown_ms=countdown_ms,
+                         deadline_ms=deadline_ms)
     except ValueError as exc:           # SourceError too: an unknown source
         err.write(f"companion buzz: {exc}\n")
         return 2
@@ -376,29 +368,52 @@ def run_buzz(players: list[str], source: str | None = "auto", pinmap=None, debou
         err.write(f"companion buzz: {exc}\n")
         return 2
     try:
-        how = {"gpio": "real buzzers (GPIO)", "mock": "mock buzzers"}.get(
-            source, f"{source} buzzers")
-        mode = "virtual time" if virtual else "real time"
-        s.view.write(f"companion buzz: {', '.join(s.players)} on {how}, {mode}")
-        s.view.write(help_text(len(s.players), s.keyboard is not None))
-        s.runner.start(thread=not virtual)
-        if virtual:
-            s.runner.pump()
-        try:
-            if interactive:
-                _keys(s, stdin)
-            else:
-                _lines(s, stdin)
-        except KeyboardInterrupt:
-            pass
-        s.runner.stop()
-        s.runner.pump()         # what the buzzers sent before the end
-        errors = len(s.runner.errors)
-        s.view.write(f"bye: {s.view.races} race(s), {len(s.referee.faults)} fault(s)"
-                     + (f", {errors} error(s)" if errors else ""))
+        _play(s, source, stdin, interactive, virtual)
     finally:
         s.close()
     return 0
+
+
+def _buzz_source(source: str | None, players: list[str]) -> str:
+    """The source to open for ``players``; ValueError if they cannot race on it."""
+    source = choose_source(source)
+    if source == "none":
+        raise ValueError("buzz needs buzzers: --source none has none")
+    if not players or len(set(players)) != len(players):
+        raise ValueError("give one or more distinct player names")
+    if source == "mock" and len(players) > 6:
+        raise ValueError("mock buzzers are keys 1-6: at most 6 players")
+    return source
+
+
+def _check_durations(**durations) -> None:
+    for name, v in durations.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"{name} must be a non-negative integer")
+
+
+def _play(s: _Session, source: str, stdin, interactive: bool, virtual: bool) -> None:
+    """Greet, run the buzzers on the keys or lines of ``stdin``, then sum up."""
+    how = {"gpio": "real buzzers (GPIO)", "mock": "mock buzzers"}.get(
+        source, f"{source} buzzers")
+    mode = "virtual time" if virtual else "real time"
+    s.view.write(f"companion buzz: {', '.join(s.players)} on {how}, {mode}")
+    s.view.write(help_text(len(s.players), s.keyboard is not None))
+    s.runner.start(thread=not virtual)
+    if virtual:
+        s.runner.pump()
+    try:
+        if interactive:
+            _keys(s, stdin)
+        else:
+            _lines(s, stdin)
+    except KeyboardInterrupt:
+        pass
+    s.runner.stop()
+    s.runner.pump()         # what the buzzers sent before the end
+    errors = len(s.runner.errors)
+    s.view.write(f"bye: {s.view.races} race(s), {len(s.referee.faults)} fault(s)"
+                 + (f", {errors} error(s)" if errors else ""))
 
 
 def _is_tty(f) -> bool:

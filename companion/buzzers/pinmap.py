@@ -170,6 +170,16 @@ def parse_pinmap(text: str, source: str = "<pinmap>") -> PinMap:
     def where(what):
         return f"{source}: {what}"
 
+    led_kind = _parse_top_level(data, where)
+    take = _HeaderPins(_parse_allow_reserved(data, where), where).take
+    slots = _parse_players(data.get("player", []), take, where)
+    cue_led, piezo, piezo_kind = _parse_cue(data.get("cue", {}), take, where)
+    pico = _parse_pico(data["pico"], where) if "pico" in data else None
+    return PinMap(slots, cue_led, piezo, piezo_kind, led_kind, source, pico)
+
+
+def _parse_top_level(data, where) -> str:
+    """Known keys only, schema 1; the LED kind."""
     known = {"schema", "led_kind", "allow_reserved", "player", "cue", "pico"}
     extra = sorted(set(data) - known)
     if extra:
@@ -180,6 +190,11 @@ def parse_pinmap(text: str, source: str = "<pinmap>") -> PinMap:
     led_kind = data.get("led_kind", "digital")
     if led_kind not in LED_KINDS:
         raise PinMapError(where(f"led_kind must be one of {LED_KINDS}, not {led_kind!r}"))
+    return led_kind
+
+
+def _parse_allow_reserved(data, where) -> set[int]:
+    """The reserved pins the map may use anyway."""
     allow = data.get("allow_reserved", [])
     if not isinstance(allow, list):
         raise PinMapError(where("allow_reserved must be a list of GPIO numbers"))
@@ -187,23 +202,34 @@ def parse_pinmap(text: str, source: str = "<pinmap>") -> PinMap:
     for n in allow:
         _check_number(n, where("allow_reserved"))
         allowed.add(n)
+    return allowed
 
-    used: dict[int, str] = {}
 
-    def take(value, what, optional=False):
+class _HeaderPins:
+    """Hands out header pins: each a real GPIO, used once, not reserved unless allowed."""
+
+    def __init__(self, allowed: set[int], where):
+        self.allowed, self.where = allowed, where
+        self.used: dict[int, str] = {}
+
+    def take(self, value, what, optional=False):
+        where = self.where
         if value is None and optional:
             return None
         _check_number(value, where(what))
-        if value in RESERVED and value not in allowed:
+        if value in RESERVED and value not in self.allowed:
             raise PinMapReserved(where(
                 f"{what} uses GPIO{value}, kept free for {RESERVED[value]}; choose another "
                 f"pin or list {value} in allow_reserved"))
-        if value in used:
-            raise PinMapDuplicate(where(f"GPIO{value} is used twice: {used[value]} and {what}"))
-        used[value] = what
+        if value in self.used:
+            raise PinMapDuplicate(where(f"GPIO{value} is used twice: {self.used[value]} "
+                                        f"and {what}"))
+        self.used[value] = what
         return value
 
-    players = data.get("player", [])
+
+def _parse_players(players, take, where) -> tuple[Slot, ...]:
+    """The ``[[player]]`` tables: one buzzer each, slots numbered 1, 2, 3... in order."""
     if not isinstance(players, list) or not players:
         raise PinMapError(where("no [[player]] tables: at least one buzzer is needed"))
     if len(players) > MAX_PLAYERS:
@@ -224,8 +250,11 @@ def parse_pinmap(text: str, source: str = "<pinmap>") -> PinMap:
         button = take(entry["button"], f"slot {i} button")
         led = take(entry.get("led"), f"slot {i} led", optional=True)
         slots.append(Slot(i, button, led))
+    return tuple(slots)
 
-    cue = data.get("cue", {})
+
+def _parse_cue(cue, take, where) -> tuple[int | None, int | None, str]:
+    """The ``[cue]`` table: its LED pin, piezo pin and piezo kind."""
     if not isinstance(cue, dict):
         raise PinMapError(where("[cue] must be a table"))
     extra = sorted(set(cue) - {"led", "piezo", "piezo_kind"})
@@ -237,8 +266,7 @@ def parse_pinmap(text: str, source: str = "<pinmap>") -> PinMap:
     if piezo_kind not in PIEZO_KINDS:
         raise PinMapError(where(f"[cue] piezo_kind must be one of {PIEZO_KINDS}, "
                                 f"not {piezo_kind!r}"))
-    pico = _parse_pico(data["pico"], where) if "pico" in data else None
-    return PinMap(tuple(slots), cue_led, piezo, piezo_kind, led_kind, source, pico)
+    return cue_led, piezo, piezo_kind
 
 
 def _parse_pico(table, where) -> PicoPins:

@@ -1643,17 +1643,24 @@ class HawkerWars(Game):
         Actions, Events); what the tracker (and the table) knows of each hand
         fits in it; the unseen pool fills the unknown places; a card id is
         logged in more places than it has copies only as a recorded fault."""
-        places = [s["market"], s["discard"], s["box"]]
+        self._check_card_counts(s)
+        self._check_hands(s)
+        self._check_pools(s)
+        self._check_piles_and_table(s)
+
+    @staticmethod
+    def _check_card_counts(s) -> None:
+        """Each kind's cards, wherever they are, add up to the game's total."""
         c = s["chain"]
-        limbo = {}
+        in_chain = {}
         if c:
-            limbo = _plus(c["cards"], {STOP: len(c["stops"])} if c["stops"] else {})
+            in_chain = _plus(c["cards"], {STOP: len(c["stops"])} if c["stops"] else {})
             if c.get("card"):
-                _add(limbo, c["card"])
+                _add(in_chain, c["card"])
             if c.get("take"):
-                _add(limbo, c["take"])
+                _add(in_chain, c["take"])
         by_class = {"ingredient": 0, "action": 0, "event": 0}
-        for group in places + [limbo]:
+        for group in (s["market"], s["discard"], s["box"], in_chain):
             for k, n in group.items():
                 assert n > 0, group
                 by_class[kind_of(k)] += n
@@ -1662,18 +1669,27 @@ class HawkerWars(Game):
         by_class["event"] += sum(s["apile"]["events"].values()) + sum(
             s["events_aside"].values())
         for p in s["players"]:
+            by_class["ingredient"] += s["hands"][p]["ingredient"]
+            by_class["action"] += s["hands"][p]["action"]
+        for cls in by_class:
+            want = sum(n for k, n in s["total"].items() if kind_of(k) == cls)
+            assert by_class[cls] == want, (cls, by_class[cls], want)
+
+    @staticmethod
+    def _check_hands(s) -> None:
+        """What the table saw of a hand fits in what the tracker knows of it,
+        which fits in the hand; no Event is ever held."""
+        for p in s["players"]:
             hand = s["hands"][p]
-            by_class["ingredient"] += hand["ingredient"]
-            by_class["action"] += hand["action"]
             for cls in ("ingredient", "action"):
                 known = sum(n for k, n in hand["known"].items() if kind_of(k) == cls)
                 public = sum(n for k, n in hand["public"].items() if kind_of(k) == cls)
                 assert 0 <= public <= known <= hand[cls], (p, hand)
             assert all(hand["public"][k] <= hand["known"].get(k, 0) for k in hand["public"])
             assert all(kind_of(k) != "event" for k in hand["known"])
-        for cls in by_class:
-            want = sum(n for k, n in s["total"].items() if kind_of(k) == cls)
-            assert by_class[cls] == want, (cls, by_class[cls], want)
+
+    def _check_pools(self, s) -> None:
+        """Each view's unseen pool fills exactly its unknown places."""
         # two logs may disagree (a player's draw is checked against what that player can
         # know, not against the other hands): a card id may then be logged in more places
         # than the game has, never silently: by at most what a recorded fault names
@@ -1694,6 +1710,10 @@ class HawkerWars(Game):
                     slots[cls] += self._unknown_slots(s, p, cls, view)
             for cls, n in slots.items():
                 assert sum(m for k, m in pool.items() if kind_of(k) == cls) == n, (view, cls)
+
+    def _check_piles_and_table(self, s) -> None:
+        """The draw piles' stacks, the dishes, the open dishes, the stalls and
+        the cards used this turn."""
         assert sum(s["ipile"]["known"].values()) <= s["ipile"]["size"]
         stacks = s["apile"]["stacks"]
         assert all(a > 0 and 0 <= e <= a for a, e in stacks), stacks

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from flask import Flask, jsonify, request
+from flask import Flask, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from . import auth
@@ -129,42 +129,61 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
     if session is None:
         raise TypeError("create_app() needs the table session: create_app(config, "
                         "session=TableSession(store)); companion.app assembles one")
-    buzzers = list(buzzers)
+    _settle_secrets(app, session)
+    app.extensions["companion"] = _services(app, session, pipeline, list(buzzers))
+
+    auth.install(app)                  # server-side logins, the table-wide PIN limit
+    app.after_request(_security_headers)
+    register_errors(app)
+    _register_routes(app)
+    app.jinja_env.globals["csrf_token"] = auth.csrf_token
+    return app
+
+
+def _settle_secrets(app: Flask, session) -> None:
+    """The cookie signing key (kept next to the session's store) and the host
+    PIN, from the config, else ``COMPANION_PIN``, else a new random one."""
     store = getattr(session, "store", None)
     db_path = getattr(store, "path", None)
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = secret_key_for(db_path)
-
     pin = app.config["PIN"] or os.environ.get("COMPANION_PIN") or auth.new_pin()
     app.config["PIN"] = str(pin)
-    broker = Broker(session, queue_size=app.config["SSE_QUEUE_SIZE"],
-                    max_clients=app.config["SSE_MAX_CLIENTS"],
-                    max_per_remote=app.config["SSE_MAX_PER_CLIENT"],
-                    heartbeat_s=app.config["SSE_HEARTBEAT_S"])
-    app.extensions["companion"] = Services(
-        session=session, broker=broker, pin=str(pin), demo=bool(app.config["DEMO"]),
-        login_limiter=auth.RateLimiter(app.config["LOGIN_LIMIT"], app.config["LOGIN_WINDOW_S"]),
-        press_limiter=auth.RateLimiter(app.config["PRESS_LIMIT"], app.config["PRESS_WINDOW_S"]),
-        join_urls=list(app.config["JOIN_URLS"] or ["http://127.0.0.1:8080/"]),
+
+
+def _services(app: Flask, session, pipeline, buzzers: list[str]) -> Services:
+    """The views' shared services, from the app's (settled) config."""
+    cfg = app.config
+    pin = cfg["PIN"]
+    broker = Broker(session, queue_size=cfg["SSE_QUEUE_SIZE"],
+                    max_clients=cfg["SSE_MAX_CLIENTS"],
+                    max_per_remote=cfg["SSE_MAX_PER_CLIENT"],
+                    heartbeat_s=cfg["SSE_HEARTBEAT_S"])
+    return Services(
+        session=session, broker=broker, pin=pin, demo=bool(cfg["DEMO"]),
+        login_limiter=auth.RateLimiter(cfg["LOGIN_LIMIT"], cfg["LOGIN_WINDOW_S"]),
+        press_limiter=auth.RateLimiter(cfg["PRESS_LIMIT"], cfg["PRESS_WINDOW_S"]),
+        join_urls=list(cfg["JOIN_URLS"] or ["http://127.0.0.1:8080/"]),
         pipeline=pipeline, buzzers=buzzers,
-        pin_epoch=hmac.new(_as_bytes(app.config["SECRET_KEY"]), str(pin).encode(),
+        pin_epoch=hmac.new(_as_bytes(cfg["SECRET_KEY"]), pin.encode(),
                            hashlib.sha256).hexdigest()[:16])
 
-    auth.install(app)                  # server-side logins, the table-wide PIN limit
 
-    @app.after_request
-    def security_headers(resp):
-        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
-        resp.headers.setdefault("Referrer-Policy", "no-referrer")
-        resp.headers.setdefault("X-Frame-Options", "DENY")
-        resp.headers.setdefault(
-            "Content-Security-Policy",
-            "default-src 'self'; img-src 'self' data:; style-src 'self'; "
-            "script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
-        return resp
+def _security_headers(resp):
+    """Every answer: no sniffing, no referrer, no framing, scripts and styles
+    from this origin only."""
+    resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+    resp.headers.setdefault("Referrer-Policy", "no-referrer")
+    resp.headers.setdefault("X-Frame-Options", "DENY")
+    resp.headers.setdefault(
+        "Content-Security-Policy",
+        "default-src 'self'; img-src 'self' data:; style-src 'self'; "
+        "script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
+    return resp
 
-    register_errors(app)
 
+def _register_routes(app: Flask) -> None:
+    """The pages' blueprints, then the route policy over them."""
     from . import board, host, player, policy
 
     app.register_blueprint(board.bp)
@@ -173,8 +192,6 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
     # CSRF, the reserve, who, sizes, rates and bodies, as each route declares
     # them; refuses to build an app with a route that declares nothing
     policy.install(app)
-    app.jinja_env.globals["csrf_token"] = auth.csrf_token
-    return app
 
 
 def register_errors(app: Flask) -> None:
@@ -197,55 +214,65 @@ def register_errors(app: Flask) -> None:
     from ..store import UnknownGame as UnknownGameId
     from .api import BadRequest, UnknownGame
 
-    def answer(message: str, status: int, rule: str | None = None, fieldname=None):
-        body = {"error": message, "rule": rule}
-        if fieldname:
-            body["field"] = fieldname
-        return jsonify(body), status
+    app.register_error_handler(RulesError, _rules_error)
+    app.register_error_handler(StaleVersion, _stale)
+    app.register_error_handler(UnknownGame, _unknown_game)
+    app.register_error_handler(UnknownGameId, _unknown_game_id)
+    app.register_error_handler(BadRequest, _bad_request)
+    app.register_error_handler(GameFileError, _bad_game_file)
+    app.register_error_handler(StoreError, _store_error)
+    app.register_error_handler(HTTPException, _http_error)
 
-    @app.errorhandler(RulesError)
-    def rules_error(exc: RulesError):
-        return answer(str(exc), 400, exc.rule, getattr(exc, "field", None))
 
-    @app.errorhandler(StaleVersion)
-    def stale(exc: StaleVersion):
-        return answer(f"the game moved on: {exc}; reload and try again", 409, "version")
+def _answer(message: str, status: int, rule: str | None = None, fieldname=None):
+    body = {"error": message, "rule": rule}
+    if fieldname:
+        body["field"] = fieldname
+    return jsonify(body), status
 
-    @app.errorhandler(UnknownGame)
-    def unknown_game(exc: UnknownGame):
-        return answer(str(exc), exc.status, "setup", "game")
 
-    @app.errorhandler(UnknownGameId)
-    def unknown_game_id(exc: UnknownGameId):
-        return answer(str(exc), 404, "history")
+def _rules_error(exc):
+    return _answer(str(exc), 400, exc.rule, getattr(exc, "field", None))
 
-    @app.errorhandler(BadRequest)
-    def bad_request(exc: BadRequest):
-        return answer(str(exc), exc.status, exc.rule, exc.field)
 
-    @app.errorhandler(GameFileError)
-    def bad_game_file(exc: GameFileError):
-        return answer(str(exc), 400, "game file")
+def _stale(exc):
+    return _answer(f"the game moved on: {exc}; reload and try again", 409, "version")
 
-    @app.errorhandler(StoreError)
-    def store_error(exc: StoreError):
-        from ..store import failure_cause
 
-        cause = failure_cause(exc)
-        app.logger.error("store failure: %s", exc)
-        broker = getattr(app.extensions.get("companion"), "broker", None)
-        if broker is not None and request.method not in ("GET", "HEAD", "OPTIONS"):
-            # a write failed: every page learns the table is not saving
-            broker.store_failed(f"{cause}: the last event was not saved")
-        resp, status = answer(f"{cause}: the last event was not saved ({exc})", 503, "store")
-        resp.headers["Retry-After"] = "2"
-        return resp, status
+def _unknown_game(exc):
+    return _answer(str(exc), exc.status, "setup", "game")
 
-    @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException):
-        if request.path.startswith("/api/") or request.path == "/events":
-            return answer(exc.description, exc.code)
-        return exc
+
+def _unknown_game_id(exc):
+    return _answer(str(exc), 404, "history")
+
+
+def _bad_request(exc):
+    return _answer(str(exc), exc.status, exc.rule, exc.field)
+
+
+def _bad_game_file(exc):
+    return _answer(str(exc), 400, "game file")
+
+
+def _store_error(exc):
+    from ..store import failure_cause
+
+    cause = failure_cause(exc)
+    current_app.logger.error("store failure: %s", exc)
+    broker = getattr(current_app.extensions.get("companion"), "broker", None)
+    if broker is not None and request.method not in ("GET", "HEAD", "OPTIONS"):
+        # a write failed: every page learns the table is not saving
+        broker.store_failed(f"{cause}: the last event was not saved")
+    resp, status = _answer(f"{cause}: the last event was not saved ({exc})", 503, "store")
+    resp.headers["Retry-After"] = "2"
+    return resp, status
+
+
+def _http_error(exc: HTTPException):
+    if request.path.startswith("/api/") or request.path == "/events":
+        return _answer(exc.description, exc.code)
+    return exc
 
 
 __all__ = ["create_app", "register_errors", "Services"]

@@ -216,74 +216,87 @@ class Gate:
         server.channel_class = self.channel_factory()
 
     def channel_factory(self):
-        from waitress.channel import HTTPChannel
-
-        gate = self
-
-        class GatedChannel(HTTPChannel):
-            """waitress's channel, counted per address and timed per request."""
-
-            _counted = False
-            _started: float | None = None
-
-            def __init__(self, server, sock, addr, adj, map=None, band="guest"):
-                self.band, self._peer = band, addr
-                super().__init__(server, sock, addr, adj, map=map)
-
-            def add_channel(self, map=None):
-                super().add_channel(map)
-                self._counted = True
-                gate.opened(self._peer, self.band)
-
-            def del_channel(self, map=None):
-                super().del_channel(map)
-                if self._counted:
-                    self._counted = False
-                    gate.release(self._peer, self.band)
-
-            def received(self, data):
-                if self.request is None and data:
-                    self._started = gate.clock()
-                try:
-                    return super().received(data)
-                finally:
-                    if self.request is None:
-                        self._started = None
-
-            def readable(self):
-                started = self._started
-                if started is not None and not self.will_close:
-                    req = self.request
-                    limit = (gate.limits.request_timeout_s
-                             if req is not None and req.headers_finished
-                             else gate.limits.header_timeout_s)
-                    if gate.clock() - started > limit:
-                        gate.refused["slow"] += 1
-                        self.will_close = True       # writable() -> handle_close()
-                        return False
-                return super().readable()
+        """waitress's channel factory: admits a connection here, then opens
+        a :func:`gated channel <_gated_channel_class>` counted in its band."""
+        channel_class = _gated_channel_class(self)
 
         def accept(server, sock, addr, adj, map=None):
-            band = gate.admit(addr[0])
-            if band is None:
-                _refuse(sock, "too many connections: this address has too many open, or the "
-                              "table is full; retry shortly")
-                return None
-            channel = None
-            try:
-                channel = GatedChannel(server, sock, addr, adj, map=map, band=band)
-            except BaseException:
-                if not getattr(channel, "_counted", False):
-                    gate.release(addr, band)
-                try:
-                    sock.close()
-                except OSError:
-                    pass
-                raise
-            return channel
+            return self._accept(channel_class, server, sock, addr, adj, map)
 
-        accept.channel_class = GatedChannel
+        accept.channel_class = channel_class
         return accept
+
+    def _accept(self, channel_class, server, sock, addr, adj, map=None):
+        """A new connection: refused (503 and closed) over a cap, else a channel."""
+        band = self.admit(addr[0])
+        if band is None:
+            _refuse(sock, "too many connections: this address has too many open, or the "
+                          "table is full; retry shortly")
+            return None
+        channel = None
+        try:
+            channel = channel_class(server, sock, addr, adj, map=map, band=band)
+        except BaseException:
+            if not getattr(channel, "_counted", False):
+                self.release(addr, band)
+            try:
+                sock.close()
+            except OSError:
+                pass
+            raise
+        return channel
+
+
+def _gated_channel_class(gate: Gate):
+    """waitress's :class:`~waitress.channel.HTTPChannel`, counted in ``gate``
+    per address and timed per request (imported late: waitress is needed only
+    to serve)."""
+    from waitress.channel import HTTPChannel
+
+    class GatedChannel(HTTPChannel):
+        """waitress's channel, counted per address and timed per request."""
+
+        _counted = False
+        _started: float | None = None
+
+        def __init__(self, server, sock, addr, adj, map=None, band="guest"):
+            self.band, self._peer = band, addr
+            super().__init__(server, sock, addr, adj, map=map)
+
+        def add_channel(self, map=None):
+            super().add_channel(map)
+            self._counted = True
+            gate.opened(self._peer, self.band)
+
+        def del_channel(self, map=None):
+            super().del_channel(map)
+            if self._counted:
+                self._counted = False
+                gate.release(self._peer, self.band)
+
+        def received(self, data):
+            if self.request is None and data:
+                self._started = gate.clock()
+            try:
+                return super().received(data)
+            finally:
+                if self.request is None:
+                    self._started = None
+
+        def readable(self):
+            started = self._started
+            if started is not None and not self.will_close:
+                req = self.request
+                limit = (gate.limits.request_timeout_s
+                         if req is not None and req.headers_finished
+                         else gate.limits.header_timeout_s)
+                if gate.clock() - started > limit:
+                    gate.refused["slow"] += 1
+                    self.will_close = True       # writable() -> handle_close()
+                    return False
+            return super().readable()
+
+    return GatedChannel
 
 
 def _refuse(sock: socket.socket, message: str) -> None:
