@@ -73,6 +73,9 @@ class ArmingSettings:
     #: flipped, seen and slammed): a runner-up this late may be the next card's
     min_gap_ns: int = 250 * MS
     confirm_ns: int = 2_500 * MS    # a claimed press older than this asks the host first
+    #: the host logs a card at most this long after it was flipped: a press
+    #: longer before a card's log cannot have been that card's first slam
+    log_lag_ns: int = 2_000 * MS
     flipper_arms: bool = False  # the flipper's own press marks the flip and arms the race
     @classmethod
     def from_settings(cls, settings: dict) -> "ArmingSettings":
@@ -88,6 +91,7 @@ class ArmingSettings:
                    runner_up_ns=int(settings.get("runner_up_ms", 600)) * MS,
                    min_gap_ns=int(settings.get("min_gap_ms", 250)) * MS,
                    # none: a burst's age alone never asks the host
+                   log_lag_ns=int(settings.get("log_lag_ms", 2_000)) * MS,
                    confirm_ns=int(settings.get("confirm_ms", 2_500)
                                   or settings["claim_window_ms"]) * MS,
                    flipper_arms=bool(settings.get("flipper_arms", False)))
@@ -268,15 +272,28 @@ class Prior:
         for e in sorted(edges, key=_canonical):
             if not e.pressed or e.t_ns <= anchor or e.t_ns > close or (e.player, e.t_ns) in own:
                 continue
-            if kind == "last-press" or e.player not in eligible:
-                own.add((e.player, e.t_ns))         # its window's noise, not a card's
+            if kind == "last-press":
+                own.add((e.player, e.t_ns))         # everyone's slap, up to the last
             elif e.player not in players:
-                players.add(e.player)               # a runner-up
+                # a runner-up, or its flipper's reflex: its own, unless it was
+                # the next card's first press (see _doubtful_starts)
+                players.add(e.player)
                 own.add((e.player, e.t_ns))
                 late.append(e)
-            # else: a second press by a player it counted: the next card's
+            # else: a second press by the same player: the next card's
         late.sort(key=_canonical)
         return cls(kind, anchor, close, frozenset(own), tuple(late), frozenset(players))
+
+    def may_start_next(self, e: Edge, settings: "ArmingSettings") -> bool:
+        """Whether press ``e``, not this race's own, may be the next card's
+        first press: after the race closed, yes; inside its window only
+        ``min_gap_ns`` or more after the race's press before it (a card is
+        never flipped, seen and slammed sooner: closer, it is this race's
+        noise, e.g. its flipper's reflex)."""
+        if e.t_ns > self.close_ns or self.kind != "first-press":
+            return True
+        before = [t for _, t in self.own if t < e.t_ns] + [self.anchor_ns]
+        return e.t_ns - max(before) >= settings.min_gap_ns
 
     def takes(self, e: Edge) -> bool:
         """Whether press ``e`` is this race's own (never a later card's)."""
@@ -350,7 +367,8 @@ def find_claim(edges: Iterable[Edge], log_ns: int, settings: ArmingSettings,
     after its first one: later ones are the next card's.
     """
     ordered = sorted(edges, key=_canonical)
-    cands = claimable(ordered, log_ns, settings, prior, now_ns)
+    cands = [c for c in claimable(ordered, log_ns, settings, prior, now_ns)
+             if prior is None or prior.may_start_next(c, settings)]
     pick = next((e for e in cands if log_ns - e.t_ns <= settings.confirm_ns), None)
     confirm = None
     if pick is None and cands:
@@ -358,25 +376,16 @@ def find_claim(edges: Iterable[Edge], log_ns: int, settings: ArmingSettings,
         confirm = (f"the presses began {(log_ns - pick.t_ns) / S:.1f} s before this card "
                    f"was logged")
     elig = None if eligible is None else set(eligible)
-    alts = []
-    if prior is not None and prior.kind == "first-press":
-        last = prior.anchor_ns      # the card before's latest press so far
-        for e in prior.runner_ups:
-            if (e.t_ns - last >= settings.min_gap_ns
-                    and log_ns - e.t_ns <= settings.confirm_ns
-                    and (elig is None or e.player in elig)
-                    and (pick is None or e.t_ns < pick.t_ns)):
-                alts.append(e)
-            last = e.t_ns
-    if alts and eligible is not None and kind in ("first-press", "last-press") \
-            and len({_outcome(ordered, x.t_ns, kind, elig, settings)
-                     for x in alts + ([pick] if pick else [])}) == 1:
-        alts = []       # whichever card it was for, this card's verdict is the same
-    if alts:
-        first = alts[0]
+    starts = _doubtful_starts(cands, pick, prior, log_ns, elig, settings)
+    if len(starts) > 1 and pick is not None and eligible is not None \
+            and kind in ("first-press", "last-press") \
+            and len({_outcome(ordered, x, kind, elig, settings) for x in starts}) == 1:
+        starts = []     # whichever press it starts at, this card's verdict is the same
+    if starts:
+        first = starts[0]
         confirm = (f"{first.player}'s press {(first.t_ns - prior.anchor_ns) / MS:.0f} ms after "
                    f"the last race's first press may have been for this card")
-        choices = tuple({"t_ns": e.t_ns, "player": e.player} for e in alts + ([pick] if pick else []))
+        choices = tuple({"t_ns": e.t_ns, "player": e.player} for e in starts)
         return Claim(segment(ordered, first.t_ns, kind, settings), confirm, choices)
     if pick is None:
         return Claim(())
@@ -384,13 +393,39 @@ def find_claim(edges: Iterable[Edge], log_ns: int, settings: ArmingSettings,
                  ({"t_ns": pick.t_ns, "player": pick.player},) if confirm else ())
 
 
-def _outcome(edges: Sequence[Edge], start_ns: int, kind: str, eligible: set,
+def _doubtful_starts(cands: list[Edge], pick: Edge | None, prior: Prior | None, log_ns: int,
+                     elig: set | None, settings: ArmingSettings) -> list[Edge]:
+    """The presses a card's race could start at when the log cannot tell
+    (earliest first; [] when it can): after a first-press race, its
+    runner-ups that came ``min_gap_ns`` or more after its press before them
+    (they may have been this card's first press), then ``pick``; and when
+    ``pick`` itself lies in that race's window (a press it did not count:
+    its flipper's, a second press), the next press after it too: such a
+    pick is always asked about, even alone (its card's own slam may still
+    be to come)."""
+    if prior is None or prior.kind != "first-press":
+        return []
+    alts, last = [], prior.anchor_ns      # the race before's latest press so far
+    for e in prior.runner_ups:
+        if (e.t_ns - last >= settings.min_gap_ns and log_ns - e.t_ns <= settings.log_lag_ns
+                and (elig is None or e.player in elig)
+                and (pick is None or e.t_ns < pick.t_ns)):
+            alts.append(e)
+        last = e.t_ns
+    if pick is not None and pick.t_ns <= prior.close_ns:
+        after = next((e for e in cands if e.t_ns > pick.t_ns), None)
+        return alts + [pick] + ([after] if after is not None else [])
+    return alts + [pick] if alts and pick is not None else alts
+
+
+def _outcome(edges: Sequence[Edge], start: Edge, kind: str, eligible: set,
              settings: ArmingSettings) -> tuple | None:
     """The verdict a race of ``kind`` starting at ``start_ns`` would give
     from the recorded presses: for a first-press race its winner (final
     once pressed); for a last-press race its loser once every eligible
     player pressed, else None (not known yet: a unique value, so it asks)."""
     firsts: dict[str, int] = {}
+    start_ns = start.t_ns
     for e in segment(edges, start_ns, kind, settings):
         if e.pressed and e.player in eligible and e.player not in firsts:
             firsts[e.player] = e.t_ns
@@ -404,8 +439,10 @@ def _outcome(edges: Sequence[Edge], start_ns: int, kind: str, eligible: set,
 def segment(edges: Sequence[Edge], start_ns: int, kind: str | None,
             settings: ArmingSettings) -> tuple[Edge, ...]:
     """The recorded ``edges`` (canonical order) a race starting at
-    ``start_ns`` takes: all from there on, for a first-press race only up
-    to ``runner_up_ns`` after its start (later presses are the next card's)."""
+    ``start_ns`` takes: all from there on (cards take presses in order: once
+    a card's race started, no later press is an earlier card's), for a
+    first-press race only up to ``runner_up_ns`` after its start (later
+    presses are the next card's)."""
     end = start_ns + settings.runner_up_ns if kind == "first-press" else None
     return tuple(e for e in edges if e.t_ns >= start_ns and (end is None or e.t_ns <= end))
 

@@ -84,7 +84,8 @@ class Table:
         self._heap: list = []       # (t_ns, order, kind, payload)
         self._n = 0
         self.truths: list[dict] = []        # race cards in the order flipped
-        self._answered: set = set()
+        self._answered: list = []
+        self.pressed: list = []     # every press scheduled: (t_ns, player), for reports
 
     # -- scheduling ------------------------------------------------------
 
@@ -101,6 +102,7 @@ class Table:
         return int(min(max(gap, p.min_gap_ms), p.max_gap_ms) * MS)
 
     def _press(self, player: str, t: int) -> None:
+        self.pressed.append((t, player))
         buzzer = f"b{PLAYERS.index(player) + 1}"
         self._at(t, "edge", Edge(buzzer, True, t))
         if self.rng.random() < self.pace.bounce_chance:
@@ -131,7 +133,7 @@ class Table:
                 outcome, first = self._race(req, flip_at, flipper)
                 truth = self.game.apply(truth, outcome)
                 self.truths.append({"card": card, "flip_ns": flip_at, "first_ns": first,
-                                    **outcome})
+                                    "log_ns": log_at, **outcome})
             gap = self._gap()
             truth, last_log, gap = self._choices(truth, flip_at, last_log, gap)
             if {"type": "stop"} in self.game.decisions(truth) \
@@ -146,6 +148,7 @@ class Table:
         self._run_until(None)
         self._score()
         self.truths.clear()
+        self._answered.clear()
 
     def _choices(self, truth, flip_at: int, last_log: int, gap: int):
         """A bust's keep, a siam's lose, a Mynah debt: chosen at the table
@@ -224,43 +227,34 @@ class Table:
         """Schedule the host's answer to a question the session asks; True
         if one was scheduled."""
         race = self.session.desk.race
-        if race is None or race.confirm is None or id(race) in self._answered:
+        if race is None or race.confirm is None or any(r is race for r in self._answered):
             return False
-        self._answered.add(id(race))
+        self._answered.append(race)     # by identity: a later race may reuse an id()
         self._at(self.t + self.pace.answer_ms * MS, "answer", race)
         return True
 
     def _tap(self, race) -> None:
-        """The host answers with the truth: the card's true first press."""
+        """The host answers with the truth: the card's race starts at its
+        true first press (one of the choices, or pointed at on the timeline),
+        or, with that press not recorded, the card is raced again."""
         s = self.session
         if s.desk.race is not race or race.confirm is None:
             return
         index = sum(1 for _, e in s.store.events(s.game_id) if e.get("type") == "race")
         truth = self.truths[index] if index < len(self.truths) else None
-        choices = race.armed.choices
-        pick = None
-        if truth is not None and choices:
-            true_first = self._true_first(truth)
-            pick = next((c["t_ns"] for c in choices if c["t_ns"] == true_first), None)
-        if pick is not None:
-            s.confirm_race(True, pick)
-        elif truth is not None and self._agrees(race, truth):
+        first = None if truth is None else truth["first_ns"]
+        if first is not None and race.armed.arm_ns == first:
             s.confirm_race(True)
-        elif truth is not None and truth["first_ns"] is not None:
+        elif first is not None and any(c["t_ns"] == first for c in race.armed.choices):
+            s.confirm_race(True, first)
+        elif first is not None:
             try:            # the host points at the card's slam on the timeline
-                s.use_presses(truth["first_ns"])
+                s.use_presses(first)
             except RulesError:
                 s.confirm_race(False)
         else:
             s.confirm_race(False)
         self._answer()
-
-    def _true_first(self, truth: dict) -> int | None:
-        return truth.get("first_ns")
-
-    def _agrees(self, race, truth) -> bool:
-        v = race.live.verdict
-        return v is not None and v.winner == truth["winner"] and v.loser == truth["loser"]
 
     def _score(self) -> None:
         s = self.session

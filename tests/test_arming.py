@@ -314,3 +314,34 @@ def test_the_module_reads_no_clock():
     text = inspect.getsource(arming)
     for forbidden in ("import time", "monotonic", "threading", "sqlite", "datetime"):
         assert forbidden not in text
+
+
+def test_a_press_older_than_the_log_lag_cannot_be_the_cards_first_slam():
+    # cy's runner-up came 2.3 s before this card's log: the host logs within
+    # log_lag_ms (2 s) of a flip, so it was the last Table's, no question
+    edges = tap("bo", T0) + tap("cy", T0 + 450 * MS) + tap("dee", T0 + 1_800 * MS)
+    logged = chope(T0, ("bo", T0))
+    armed = arm_unannounced(edges, [logged], T0 + 2_750 * MS, SETTINGS, kind="first-press",
+                            eligible=("cy", "dee"))
+    assert armed.confirm is None and armed.arm_ns == T0 + 1_800 * MS
+
+
+def test_a_reflex_press_by_the_last_tables_flipper_is_its_own_noise():
+    # ana flipped the last Table and slapped her own buzzer 100 ms after bo's
+    # chope: too soon to be the next card's slam; the next Table is cy's
+    edges = tap("bo", T0) + tap("ana", T0 + 100 * MS) + tap("cy", T0 + 1_500 * MS)
+    logged = chope(T0, ("bo", T0), eligible=("bo", "cy", "dee"))
+    armed = arm_unannounced(edges, [logged], T0 + 1_700 * MS, SETTINGS, kind="first-press",
+                            eligible=("bo", "cy", "dee"))
+    assert armed.arm_ns == T0 + 1_500 * MS and armed.confirm is None
+
+
+def test_a_second_press_inside_the_last_races_window_is_asked_about_even_alone():
+    # bo choped the last Table, then pressed again 400 ms later: his slam of
+    # this card (flipped right after), or a nervous second press? Nobody
+    # else has pressed yet: the card asks rather than give it to bo
+    edges = tap("bo", T0) + tap("cy", T0 + 100 * MS) + tap("bo", T0 + 500 * MS)
+    logged = chope(T0, ("bo", T0), ("cy", T0 + 100 * MS))
+    armed = arm_unannounced(edges, [logged], T0 + 700 * MS, SETTINGS, kind="first-press",
+                            eligible=("bo", "cy", "dee"))
+    assert armed.confirm and [c["player"] for c in armed.choices] == ["bo"]
