@@ -9,7 +9,13 @@
 #
 # How it works. x is a free-running counter, decremented once a tick; y holds
 # the previous sample. Every path through the loop takes CYCLES_PER_TICK
-# cycles, so the counter ticks at exactly freq / CYCLES_PER_TICK. Each tick,
+# cycles, so the counter ticks at exactly freq / CYCLES_PER_TICK. The state
+# machine runs at SM_FREQ = 25 MHz, an integer division of the system clock
+# on both chips (5 of the RP2040's 125 MHz, 6 of the RP2350's 150 MHz): the
+# clock divider is 16.8 fixed point, and a fractional divider (11 MHz from
+# 125 MHz) would make the counter run 31 ppm fast (+260 ppm at 150 MHz)
+# while the box announces 1 MHz. tick_hz() gives the rate the counter really
+# runs at for a system clock, which is what HELLO announces. Each tick,
 # ONE instruction (in pins, 10) samples all ten inputs together; if the
 # sample differs from y, one word goes to the RX FIFO:
 #
@@ -23,9 +29,22 @@
 
 IN_COUNT = 10
 COUNTER_BITS = 22
-CYCLES_PER_TICK = 11
+CYCLES_PER_TICK = 25
 TICK_HZ = 1_000_000
 SM_FREQ = TICK_HZ * CYCLES_PER_TICK
+
+
+def divider(sysclk, freq=SM_FREQ):
+    """The clock divider rp2.StateMachine sets for ``freq``, in 1/256ths
+    (rp2_pio.c: sysclk * 256 // freq, truncated)."""
+    return sysclk * 256 // freq
+
+
+def tick_hz(sysclk):
+    """The counter's true rate at system clock ``sysclk``, to the nearest
+    Hz (exactly TICK_HZ when SM_FREQ divides sysclk)."""
+    den = divider(sysclk) * CYCLES_PER_TICK
+    return (sysclk * 256 + den // 2) // den
 
 SOURCE = """
 .program buzzer_sampler
@@ -33,11 +52,11 @@ SOURCE = """
     mov y, ~null           ; no sample equals this: the first one is pushed
 .wrap_target
 tick:
-    mov isr, null
+    mov isr, null [14]     ; pads every path to 25 cycles: a 25 MHz machine, 1 MHz
     in pins, 10            ; THE sample: every input in one instruction
     mov x, isr
     jmp x!=y change
-    mov x, osr [4]         ; no change: pad to the change path's 11 cycles
+    mov x, osr [4]         ; no change: pad to the change path's cycles
 count:
     jmp x-- next           ; tick (both outcomes go on to next)
 next:
@@ -51,7 +70,7 @@ change:
     jmp count
 """
 
-WORDS = (0xA0E3, 0xA04B, 0xA0C3, 0x400A, 0xA026, 0x00A9, 0xA427, 0x0048, 0xA0E1,
+WORDS = (0xA0E3, 0xA04B, 0xAEC3, 0x400A, 0xA026, 0x00A9, 0xA427, 0x0048, 0xA0E1,
          0xA041, 0xA027, 0x4036, 0x8000, 0x0007)
 WRAP_TARGET = 2
 WRAP = 8

@@ -100,7 +100,7 @@ class Run:
 def test_every_path_through_the_loop_takes_the_same_cycles_so_the_counter_is_exact():
     r = Run([(0, 0), (200, 0b1), (460, 0b11), (800, 0b10)], 1500)
     gaps = {b - a for a, b in zip(r.samples, r.samples[1:])}
-    assert gaps == {boxpio.CYCLES_PER_TICK}           # changed or not, 11 cycles a tick
+    assert gaps == {boxpio.CYCLES_PER_TICK}           # changed or not, 25 cycles a tick
     # each word's count is the tick of its sample: cycle / 11 from the start
     first = r.samples[0]
     for cycle, sample, count in r.words[1:]:
@@ -109,11 +109,20 @@ def test_every_path_through_the_loop_takes_the_same_cycles_so_the_counter_is_exa
         assert r.pins(sample_cycle - boxpio.CYCLES_PER_TICK) != sample
 
 
-def test_the_counter_ticks_at_the_stated_rate():
-    assert boxpio.SM_FREQ == boxpio.TICK_HZ * boxpio.CYCLES_PER_TICK == 11_000_000
-    r = Run([(0, 0), (110 * 11 + 5, 1), (310 * 11 + 5, 0)], 4000)
+@pytest.mark.parametrize("sysclk", [125_000_000, 150_000_000])
+def test_the_counter_ticks_at_the_stated_rate(sysclk):
+    # the emulated program's cycles per tick, at the divider rp2.StateMachine
+    # sets (16.8 fixed point) for SM_FREQ on each chip's system clock, give
+    # exactly the rate the box announces: an integer divider, no drift
+    r = Run([(0, 0), (1000, 1), (1000 + 400 * 25, 0)], 12_000)
     counts = [c for _, _, c in r.words]
-    assert counts[2] - counts[1] == 200                # 200 ticks = 2200 cycles = 200 us
+    cycles = (r.words[2][0] - r.words[1][0])
+    ticks = counts[2] - counts[1]
+    assert ticks == 400
+    div256 = boxpio.divider(sysclk)
+    assert div256 % 256 == 0                           # no fractional part
+    per_tick_ns = ticks and (div256 // 256) * (cycles // ticks) * 10**9 // sysclk
+    assert per_tick_ns * boxpio.tick_hz(sysclk) == 10**9
 
 
 def test_edges_on_several_pins_in_one_sample_share_one_word():

@@ -458,10 +458,11 @@ class PicoSource(EdgeSource):
     def _send_sync(self) -> None:
         token = next(self._seq) & 0xFFFF_FFFF
         with self._lock:
-            msg = P.encode(P.SyncRequest(self._next_seq(), token))
-            t = self.link.write(msg)
+            msg, wire = P.encode_command(P.SyncRequest(self._next_seq(), token),
+                                         self._next_seq)
+            t = self.link.write(wire)
             if t is not None:
-                self._tokens[token] = t
+                self._tokens[msg.token] = t
                 if len(self._tokens) > 64:
                     self._tokens.pop(next(iter(self._tokens)))
 
@@ -487,8 +488,8 @@ class PicoSource(EdgeSource):
 
     def _send(self, msg) -> int | None:
         with self._lock:
-            msg = msg._replace(seq=self._next_seq())
-            t = self.link.write(P.encode(msg))
+            msg, wire = P.encode_command(msg._replace(seq=self._next_seq()), self._next_seq)
+            t = self.link.write(wire)
         return msg.seq if t is not None else None
 
     def command(self, msg, timeout_s: float = 1.0, cue: tuple | None = None) -> P.Ack | None:
@@ -496,11 +497,11 @@ class PicoSource(EdgeSource):
         ``cue``: (on, asked-for ns) of a cue command, whose stamp is also
         reported through the sink."""
         with self._lock:
-            msg = msg._replace(seq=self._next_seq())
+            msg, wire = P.encode_command(msg._replace(seq=self._next_seq()), self._next_seq)
             ev = self._acks[msg.seq] = threading.Event()
             if cue is not None:
                 self._note_cue(msg.seq, cue)
-            if self.link.write(P.encode(msg)) is None:
+            if self.link.write(wire) is None:
                 self._acks.pop(msg.seq, None)
                 self._cues.pop(msg.seq, None)
                 return None
@@ -578,9 +579,10 @@ class PicoSource(EdgeSource):
             at_tick = self._cue_tick(at_ns)
             if at_tick is None:
                 return False
-            msg = P.SetCue(self._next_seq(), 1 if on else 0, at_tick)
+            msg, wire = P.encode_command(P.SetCue(self._next_seq(), 1 if on else 0, at_tick),
+                                         self._next_seq)
             self._note_cue(msg.seq, (bool(on), at_ns))
-            if self.link.write(P.encode(msg)) is None:
+            if self.link.write(wire) is None:
                 self._cues.pop(msg.seq, None)
                 return False
             return True

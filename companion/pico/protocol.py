@@ -303,6 +303,42 @@ def encode(msg, version: int = PROTOCOL_VERSION) -> bytes:
     return wrap(frame_body(msg, version))
 
 
+#: mpremote's interrupt: the box leaves its loop for the REPL when it reads
+#: these two bytes, wherever they fall (firmware/boxcore.py), so the Pi
+#: never sends them.
+INTERRUPT = b"\r\x03"
+
+
+def _nudge(msg):
+    """The same command but for a harmless unit (a tick, a microsecond, a
+    token), when its own payload holds CR, Ctrl-C."""
+    if isinstance(msg, SyncRequest):
+        return msg._replace(token=(msg.token + 1) & 0xFFFF_FFFF)
+    if isinstance(msg, SetCue) and msg.at_tick:
+        return msg._replace(at_tick=msg.at_tick + 1)
+    if isinstance(msg, Config):
+        return msg._replace(debounce_us=msg.debounce_us + 1)
+    if isinstance(msg, Pulse):
+        return msg._replace(width_us=msg.width_us + 1)
+    return msg
+
+
+def encode_command(msg, next_seq):
+    """``(msg, wire)`` for a command to the box: a leading delimiter (so no
+    stray byte before it, a modem probe's CR, joins its first byte) and
+    never CR, Ctrl-C anywhere: another ``seq`` from ``next_seq()`` when the
+    CRC or header makes them, a nudged payload (:func:`_nudge`) when the
+    payload does. The ``msg`` returned is the one sent."""
+    for attempt in range(64):
+        wire = b"\x00" + encode(msg)
+        if INTERRUPT not in wire:
+            return msg, wire
+        msg = msg._replace(seq=next_seq())
+        if attempt % 4 == 3:
+            msg = _nudge(msg)
+    raise ValueError(f"cannot send {msg!r} without CR, Ctrl-C")
+
+
 # -- decoding ---------------------------------------------------------------------
 
 
