@@ -40,6 +40,17 @@ def chip():
     return "rp2350" if "RP2350" in getattr(sys.implementation, "_machine", "") else "rp2040"
 
 
+def _poller(stream, event):
+    """poll(0) for one event of one stream, as a function. A test's
+    stand-in answers itself (the unix port's poll waits 1 ms for objects
+    that are not files)."""
+    if hasattr(stream, "ready"):
+        return lambda: stream.ready(event)
+    p = select.poll()
+    p.register(stream, event)
+    return lambda: bool(p.poll(0))
+
+
 class Usb:
     """USB serial as MicroPython has it on the Pico: poll says POLLOUT with
     a single byte free, and a write that does not fit waits up to 500 ms and
@@ -49,17 +60,15 @@ class Usb:
     def __init__(self, stdin=sys.stdin, stdout=sys.stdout):
         self._in = stdin.buffer
         self._out = stdout.buffer
-        self._rpoll = select.poll()
-        self._rpoll.register(stdin, select.POLLIN)
-        self._wpoll = select.poll()
-        self._wpoll.register(stdout, select.POLLOUT)
+        self._readable = _poller(stdin, select.POLLIN)
+        self._writable = _poller(stdout, select.POLLOUT)
         self._one = bytearray(1)
 
     def read(self, limit=64, stop=-1):
         """Up to ``limit`` bytes the host sent, without waiting; stops just
         after a ``stop`` byte (the rest stays for whoever reads next)."""
         got = bytearray()
-        while len(got) < limit and self._rpoll.poll(0):
+        while len(got) < limit and self._readable():
             b = self._in.read(1)
             if not b:
                 break
@@ -69,13 +78,13 @@ class Usb:
         return got
 
     def writable(self):
-        return bool(self._wpoll.poll(0))
+        return self._writable()
 
     def write(self, data, start=0):
         """Bytes of ``data`` from ``start`` on taken now (0: no room)."""
         i = start
         one = self._one
-        while i < len(data) and self._wpoll.poll(0):
+        while i < len(data) and self._writable():
             one[0] = data[i]
             if not self._out.write(one):
                 break

@@ -36,8 +36,11 @@ import boxhw, boxcore, boxconfig as C, boxproto as P
 cdc = usbcdc.Cdc()
 def _sleep_ms(ms):
     board.fixed_now += 1000 * ms
-hw = boxhw.Hardware(usb=boxhw.Usb(*usbcdc.ports(cdc)), sleep_ms=_sleep_ms)
-hw.ticks_us = lambda: board.now_us() & 0x3FFFFFFF
+def new_hw(**kw):
+    h = boxhw.Hardware(usb=boxhw.Usb(*usbcdc.ports(cdc)), sleep_ms=_sleep_ms, **kw)
+    h.ticks_us = lambda: board.now_us() & 0x3FFFFFFF      # the board's clock
+    return h
+hw = new_hw()
 sent = []
 box = boxcore.Box(hw, C, 7)
 def at(us):
@@ -532,8 +535,7 @@ def test_the_dma_count_is_a_normal_mode_count_on_the_rp2350():
     out = run_mp("""
         board.chip = "rp2350"
         try:
-            boxhw.Hardware(usb=boxhw.Usb(*usbcdc.ports(cdc)), chip_name="rp2350",
-                           sleep_ms=_sleep_ms)
+            new_hw(chip_name="rp2350")
             ok = True
         except ValueError as e:
             ok = str(e)
@@ -546,7 +548,7 @@ def test_the_dma_is_rearmed_before_its_count_runs_out():
     out = run_mp("""
         boxhw.DMA_COUNT = 40                # a long night in 40 words: rearmed at 20
         board.fixed_now = 998_000
-        hw = boxhw.Hardware(usb=boxhw.Usb(*usbcdc.ports(cdc)), sleep_ms=_sleep_ms)
+        hw = new_hw()
         box = boxcore.Box(hw, C, 7)
         t = 1_100_000
         for k in range(10):
@@ -567,7 +569,7 @@ def test_the_box_announces_the_rate_its_counter_really_runs_at(sysclk):
     out = run_mp(f"""
         board.sysclk = {sysclk}
         board.fixed_now = 998_000
-        hw = boxhw.Hardware(usb=boxhw.Usb(*usbcdc.ports(cdc)), sleep_ms=_sleep_ms)
+        hw = new_hw()
         box = boxcore.Box(hw, C, 7)
         box.start()
         press(1, 11_000_000)                 # 10 s after the counter started

@@ -343,22 +343,25 @@ def test_a_silent_port_is_unavailable_with_a_clear_message(tmp_path):
 
 
 class _Port:
-    def __init__(self, device, vid):
-        self.device, self.vid = device, vid
+    def __init__(self, device, vid, pid=0x0005):
+        self.device, self.vid, self.pid = device, vid, pid
 
 
-def test_detect_finds_a_pico_by_its_usb_vendor_id(monkeypatch):
+def test_detect_finds_a_pico_running_micropython_by_its_usb_ids(monkeypatch):
     import serial.tools.list_ports as lp
     from companion.pico import transport
     monkeypatch.setattr(transport, "STABLE_NAME", "/nonexistent/buzzerbox")
-    monkeypatch.setattr(lp, "comports", lambda: [_Port("/dev/ttyUSB0", 0x0403)])
+    monkeypatch.delenv(transport.ENV_PORT, raising=False)
+    others = [_Port("/dev/ttyUSB0", 0x0403, 0x6001),
+              _Port("/dev/ttyACM0", 0x2E8A, 0x000C),        # a Raspberry Pi Debug Probe
+              _Port("/dev/ttyACM2", 0x2E8A, 0x0003)]        # a Pico in BOOTSEL mode
+    monkeypatch.setattr(lp, "comports", lambda: others)
     assert not PicoSource.detect()
     with pytest.raises(Exception, match="no Raspberry Pi Pico"):
         PicoSource(NAMES)
-    monkeypatch.setattr(lp, "comports", lambda: [_Port("/dev/ttyUSB0", 0x0403),
-                                                 _Port("/dev/ttyACM0", 0x2E8A)])
+    monkeypatch.setattr(lp, "comports", lambda: others + [_Port("/dev/ttyACM1", 0x2E8A)])
     assert PicoSource.detect()
-    assert transport.find_pico_ports() == ["/dev/ttyACM0"]
+    assert transport.find_pico_ports() == ["/dev/ttyACM1"]
 
 
 def test_pico_is_a_registered_source_opened_by_name(box):

@@ -43,7 +43,7 @@ from typing import Callable
 from ..edges import BuzzerId, ButtonEdge
 from ..pico import protocol as P
 from ..pico.clocksync import ClockSync, SlewedClock
-from ..pico.transport import SerialLink, find_pico_ports
+from ..pico.transport import SerialLink, default_port, find_pico_ports
 from .base import (CueStamp, EdgeSource, SourceError, SourceFault, SourceStatus,
                    SourceUnavailable)
 
@@ -59,6 +59,9 @@ S = 1_000_000_000
 #: How long after opening the port to wait for the box's own hello before
 #: asking for one (the box must be running its loop, Ctrl-C off, first).
 HELLO_WAIT_S = 1.5
+#: Frames of another protocol version, and nothing else, before a box is
+#: refused (one alone is damage on the line).
+VERSION_FRAMES = 3
 
 
 #: changed-mask -> bit number, for masks with one bit set
@@ -112,9 +115,10 @@ class PicoSource(EdgeSource):
                  connect_timeout_s: float = 3.0, clock: Callable[[], int] = time.monotonic_ns,
                  backoff_s: tuple[float, float] = (0.05, 2.0)):
         super().__init__(buzzers, pinmap)
-        if port is None and not find_pico_ports():
-            raise SourceUnavailable("no Raspberry Pi Pico on USB (vendor id 2e8a); plug in the "
-                                    "buzzer box, or use --source mock")
+        if port is None and not default_port():         # $COMPANION_PICO_PORT counts
+            raise SourceUnavailable("no Raspberry Pi Pico on USB (vendor id 2e8a, MicroPython "
+                                    "0005); plug in the buzzer box, name its port in "
+                                    "COMPANION_PICO_PORT, or use --source mock")
         self._setup(clock, debounce_us, stuck_ms, raw, sync_hz)
         self.link = SerialLink(port, self._bytes, self._state, clock=clock,
                                backoff_s=backoff_s)
@@ -165,6 +169,8 @@ class PicoSource(EdgeSource):
         self._prev_hello: P.Hello | None = None
         self._last_status = 0
         self._box_counters = (0, 0)
+        self._skip_stale = False
+        self._version_frames = 0
 
     @classmethod
     def offline(cls, buzzers, hello: P.Hello, *, clock: Callable[[], int] = time.monotonic_ns,
@@ -188,8 +194,9 @@ class PicoSource(EdgeSource):
 
     @classmethod
     def detect(cls) -> bool:
-        """A Pico is plugged in (USB vendor id 2e8a, or the udev link)."""
-        return bool(find_pico_ports())
+        """A Pico is plugged in (USB ids 2e8a:0005, or the udev link), or
+        ``$COMPANION_PICO_PORT`` names one."""
+        return bool(default_port())
 
     # -- the link's side (its threads) -------------------------------------------------
 
@@ -202,6 +209,14 @@ class PicoSource(EdgeSource):
             self._connected = connected
             self._connected_at = self.clock()
             self.decoder.reset()
+            # a port just opened first gives what the box's USB kept from
+            # before (up to 256 stale bytes, usually starting mid-frame):
+            # up to the first delimiter is not a fault, and nothing but a
+            # hello counts until the box has said one on this connection
+            self._skip_stale = connected
+            self._version_frames = 0
+            if connected:
+                self.refused = None         # another box, or the same one updated
             if self.hello is not None:
                 self._prev_hello = self.hello
             self.hello = None
@@ -213,9 +228,16 @@ class PicoSource(EdgeSource):
 
     def _bytes(self, data: bytes, t_ns: int) -> None:
         with self._lock:
+            if self._skip_stale:
+                i = data.find(b"\x00")
+                if i < 0:
+                    return
+                self._skip_stale = False
+                data = data[i + 1:]
             msgs = self.decoder.feed(data)
             sync, cmap = self.sync, self.map
-            fast = sync is not None and sync.synced and cmap.segments
+            fast = (sync is not None and sync.synced and cmap.segments
+                    and self.hello is not None and not self.refused)
             if fast:
                 # the hot path, inlined: one edge record of one buzzer. Same
                 # steps as _edges -> _input (extend, map, level check, emit).
@@ -262,12 +284,23 @@ class PicoSource(EdgeSource):
         kind = type(msg)
         if kind is P.LinkFault:
             if msg.kind == "version":
-                self._refuse(f"the buzzer box speaks another protocol ({msg.message}); "
-                             f"{UPDATE_HINT}")
+                # one such frame is damage; only a box that says nothing else
+                # on this connection speaks another protocol
+                self._version_frames += 1
+                if self._version_frames >= VERSION_FRAMES and self.hello is None:
+                    self._refuse(f"the buzzer box speaks another protocol ({msg.message}); "
+                                 f"{UPDATE_HINT}")
+                    return
+                self.counters["corrupt"] += msg.count
+                self._fault(SourceFault("corrupt", f"buzzer box link: {msg.message}",
+                                        t_ns=t_ns))
                 return
             self.counters[msg.kind] = self.counters.get(msg.kind, 0) + msg.count
             self._fault(SourceFault(msg.kind, f"buzzer box link: {msg.message}", t_ns=t_ns))
             return
+        if kind is not P.Hello and (self.hello is None or self.refused):
+            self.counters["stale"] = self.counters.get("stale", 0) + 1
+            return                       # not from a box this source has accepted
         self.counters["frames"] += 1
         if kind is P.Edges:
             self._edges(msg)
@@ -298,10 +331,16 @@ class PicoSource(EdgeSource):
             self._report_cue(stamp)
 
     def _refuse(self, why: str) -> None:
+        """Refuse this box until a compatible hello or another connection;
+        the link stays open (the box is not reset over and over) and nothing
+        it sends reaches the table meanwhile."""
+        first = self.refused != why
         self.refused = why
-        self._fault(SourceFault("incompatible", why))
+        self.hello = None
+        if first:
+            self._fault(SourceFault("incompatible", why))
+            self._status(force=True)
         self._hello_ev.set()
-        self.link.drop()
 
     def _hello(self, h: P.Hello) -> None:
         if h.protocol != P.PROTOCOL_VERSION or h.firmware[0] != FIRMWARE_MAJOR:
@@ -309,6 +348,8 @@ class PicoSource(EdgeSource):
                          f"(protocol {h.protocol}); this companion needs firmware "
                          f"{FIRMWARE_MAJOR}.x (protocol {P.PROTOCOL_VERSION}): {UPDATE_HINT}")
             return
+        self.refused = None
+        self._version_frames = 0
         prev = self.hello or self._prev_hello
         restarted = prev is None or h.boot_id != prev.boot_id
         self.hello = h
@@ -483,7 +524,7 @@ class PicoSource(EdgeSource):
     _tx_seq = 0
 
     def _next_seq(self) -> int:
-        self._tx_seq = (self._tx_seq + 1) & 0xFFFF
+        self._tx_seq = P.next_command_seq(self._tx_seq)
         return self._tx_seq
 
     def _send(self, msg) -> int | None:

@@ -309,17 +309,40 @@ def encode(msg, version: int = PROTOCOL_VERSION) -> bytes:
 INTERRUPT = b"\r\x03"
 
 
-def _nudge(msg):
-    """The same command but for a harmless unit (a tick, a microsecond, a
-    token), when its own payload holds CR, Ctrl-C."""
+def next_command_seq(seq: int) -> int:
+    """The sequence number after ``seq`` for a command to the box: one with
+    no CR byte (a CR in the header would be followed by the payload's first
+    byte or a COBS code, either of which can be Ctrl-C)."""
+    seq = (seq + 1) & 0xFFFF
+    while seq & 0xFF == 0x0D or seq >> 8 == 0x0D:
+        seq = (seq + 1) & 0xFFFF
+    return seq
+
+
+def _no_cr(value: int, nbytes: int) -> int:
+    """The least value >= ``value`` with no CR in its ``nbytes`` low bytes."""
+    for i in range(nbytes):
+        if (value >> 8 * i) & 0xFF == 0x0D:
+            value = ((value >> 8 * i) + 1) << 8 * i
+    return value
+
+
+def _nudge(msg, k: int):
+    """The same command but for a harmless amount (the ``k``-th time), with
+    no CR byte left in its numbers: another token; a cue at most 65 ms
+    later (the box stamps when it really sounded, and the race is armed at
+    that stamp); a little more debounce, stuck time or pulse. For a payload
+    that holds CR, Ctrl-C, or whose CRC keeps making them."""
     if isinstance(msg, SyncRequest):
-        return msg._replace(token=(msg.token + 1) & 0xFFFF_FFFF)
+        return msg._replace(token=_no_cr((msg.token + k) & 0xFFFF_FFFF, 4) & 0xFFFF_FFFF)
     if isinstance(msg, SetCue) and msg.at_tick:
-        return msg._replace(at_tick=msg.at_tick + 1)
+        return msg._replace(at_tick=_no_cr(msg.at_tick + k - 1, 3))
     if isinstance(msg, Config):
-        return msg._replace(debounce_us=msg.debounce_us + 1)
+        return msg._replace(debounce_us=_no_cr(msg.debounce_us + k - 1, 4),
+                            stuck_ms=_no_cr(msg.stuck_ms + k - 1, 4) if msg.stuck_ms else 0)
     if isinstance(msg, Pulse):
-        return msg._replace(width_us=msg.width_us + 1)
+        return msg._replace(width_us=_no_cr(msg.width_us + k - 1, 4),
+                            gap_us=_no_cr(msg.gap_us + k - 1, 4))
     return msg
 
 
@@ -329,13 +352,14 @@ def encode_command(msg, next_seq):
     never CR, Ctrl-C anywhere: another ``seq`` from ``next_seq()`` when the
     CRC or header makes them, a nudged payload (:func:`_nudge`) when the
     payload does. The ``msg`` returned is the one sent."""
+    first = msg
     for attempt in range(64):
         wire = b"\x00" + encode(msg)
         if INTERRUPT not in wire:
             return msg, wire
         msg = msg._replace(seq=next_seq())
         if attempt % 4 == 3:
-            msg = _nudge(msg)
+            msg = _nudge(first._replace(seq=msg.seq), attempt // 4 + 1)
     raise ValueError(f"cannot send {msg!r} without CR, Ctrl-C")
 
 

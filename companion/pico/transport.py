@@ -28,6 +28,10 @@ log = logging.getLogger(__name__)
 
 #: Raspberry Pi's USB vendor id: the Pico's MicroPython USB serial uses it.
 PICO_VID = 0x2E8A
+#: MicroPython's product id on a Pico or Pico 2 (its USB serial). Others of
+#: the same vendor are not the box: a Debug Probe (0x000C), a Pico in
+#: BOOTSEL mode (0x0003, 0x000F), a Pico running other firmware.
+MICROPYTHON_PID = 0x0005
 #: Where the udev rule (hardware/udev/99-buzzerbox.rules) links the box.
 STABLE_NAME = "/dev/buzzerbox"
 #: Environment variable naming the port to use instead of searching.
@@ -35,8 +39,9 @@ ENV_PORT = "COMPANION_PICO_PORT"
 
 
 def find_pico_ports() -> list[str]:
-    """Serial ports of plugged-in Picos: the udev link first, then every
-    port with the Raspberry Pi USB vendor id, by name."""
+    """Serial ports of plugged-in Picos running MicroPython: the udev link
+    first, then every port with the Raspberry Pi vendor id and MicroPython's
+    product id, by name."""
     found = []
     if os.path.exists(STABLE_NAME):
         found.append(STABLE_NAME)
@@ -44,7 +49,8 @@ def find_pico_ports() -> list[str]:
         ports = serial.tools.list_ports.comports()
     except Exception:       # no sysfs, odd platforms: nothing found, not a crash
         ports = []
-    found += sorted(p.device for p in ports if p.vid == PICO_VID)
+    found += sorted(p.device for p in ports
+                    if p.vid == PICO_VID and p.pid == MICROPYTHON_PID)
     return found
 
 

@@ -110,6 +110,9 @@ class _Port(io.IOBase):
         self.out = out
         self.buffer = self
 
+    def ready(self, event):
+        return bool(self.ioctl(3, event))
+
     def ioctl(self, req, arg):
         if req == 3:                                  # MP_STREAM_POLL
             if self.out:
@@ -141,8 +144,14 @@ class PipeCdc(Cdc):
         self._wpoll = select.poll()
         self._wpoll.register(sys.stdout, select.POLLOUT)
 
-    def pump(self):
-        while self.tx and self._wpoll.poll(0):
+    def readable(self):
+        self.pump(True)
+        return len(self.rx) > 0
+
+    def pump(self, flush=False):
+        # the host's reads come a USB frame at a time (here: once a loop of
+        # the box, when it looks for input), not one per byte written
+        while self.tx and (flush or len(self.tx) >= TX_SIZE) and self._wpoll.poll(0):
             n = self._out.write(self.tx[:512])
             if not n:
                 break
