@@ -6,6 +6,7 @@ interrupt. (Detection by USB ids: tests/test_pico_link.py.)"""
 from __future__ import annotations
 
 import os
+import select
 import threading
 import time
 import tty
@@ -39,33 +40,69 @@ def _press(seq: int, tick: int) -> bytes:
     return P.encode(P.Edges(seq, ((tick, 0b1, 0b1),)))
 
 
-def test_a_port_named_in_the_environment_is_used_when_no_pico_is_found(monkeypatch):
-    master, slave = os.openpty()
-    tty.setraw(slave)
-    stop = threading.Event()
+class FakeBox:
+    """A pty whose far end says HELLO a few times a second (``talks``) or
+    nothing at all (a Pico running some other MicroPython program)."""
 
-    def box():                       # says hello a few times a second
-        while not stop.is_set():
-            os.write(master, P.encode(_hello()))
-            time.sleep(0.1)
+    def __init__(self, talks: bool = True):
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.slave)
+        self.path = os.ttyname(self.slave)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(talks,), daemon=True)
+        self.thread.start()
 
-    t = threading.Thread(target=box, daemon=True)
-    t.start()
+    def _run(self, talks):
+        while not self.stop.wait(0.1):
+            try:
+                if talks:
+                    os.write(self.master, P.encode(_hello()))
+                if select.select([self.master], [], [], 0)[0]:
+                    os.read(self.master, 4096)          # what the Pi sent: ignored
+            except OSError:
+                return
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(1)
+        os.close(self.master)
+        os.close(self.slave)
+
+
+@pytest.fixture
+def no_picos(monkeypatch):
     monkeypatch.setattr(transport.serial.tools.list_ports, "comports", lambda: [])
     monkeypatch.setattr(transport, "STABLE_NAME", "/nonexistent/buzzerbox")
-    monkeypatch.setenv(transport.ENV_PORT, os.ttyname(slave))
+    monkeypatch.delenv(transport.ENV_PORT, raising=False)
+    return monkeypatch
+
+
+def test_a_port_named_in_the_environment_is_used_when_no_pico_is_found(no_picos):
+    box = FakeBox()
+    no_picos.setenv(transport.ENV_PORT, box.path)
     try:
         assert PicoSource.detect()
         src = PicoSource(BUZZERS, connect_timeout_s=3)
         try:
-            assert src.hello is not None and src.link.path == os.ttyname(slave)
+            assert src.hello is not None and src.link.path == box.path
         finally:
             src.close()
     finally:
-        stop.set()
-        t.join(1)
-        os.close(master)
-        os.close(slave)
+        box.close()
+
+
+def test_a_pico_that_never_says_hello_is_passed_over_for_the_next(no_picos):
+    other, box = FakeBox(talks=False), FakeBox()       # a second Pico, then the box
+    no_picos.setattr(transport, "find_pico_ports", lambda: [other.path, box.path])
+    try:
+        src = PicoSource(BUZZERS, connect_timeout_s=8)
+        try:
+            assert src.hello is not None and src.link.path == box.path
+        finally:
+            src.close()
+    finally:
+        other.close()
+        box.close()
 
 
 def test_one_frame_of_another_version_is_damage_not_a_refusal():

@@ -43,7 +43,7 @@ from typing import Callable
 from ..edges import BuzzerId, ButtonEdge
 from ..pico import protocol as P
 from ..pico.clocksync import ClockSync, SlewedClock
-from ..pico.transport import SerialLink, default_port, find_pico_ports
+from ..pico.transport import SerialLink, default_port
 from .base import (CueStamp, EdgeSource, SourceError, SourceFault, SourceStatus,
                    SourceUnavailable)
 
@@ -59,6 +59,9 @@ S = 1_000_000_000
 #: How long after opening the port to wait for the box's own hello before
 #: asking for one (the box must be running its loop, Ctrl-C off, first).
 HELLO_WAIT_S = 1.5
+#: After asking a port found by USB ids for its hello, how long to wait for
+#: it before trying the next Pico.
+NO_HELLO_S = 1.0
 #: Frames of another protocol version, and nothing else, before a box is
 #: refused (one alone is damage on the line).
 VERSION_FRAMES = 3
@@ -95,8 +98,9 @@ class PicoSource(EdgeSource):
 
     ``buzzers`` (ids) take the box's buzzer inputs in order (first id,
     buzzer 1). ``port``: a path, a callable giving the path now, or None to
-    find the box by USB vendor id. ``debounce_us`` is the box's leading-edge
-    debounce (the referee's default window: the referee does the same again,
+    find the box by USB ids (each Pico in turn until one says HELLO).
+    ``debounce_us`` is the box's leading-edge debounce (the referee's
+    default window: the referee does the same again,
     and debouncing twice equals once); ``raw=True`` reports every sampled
     change (the timing self-test's bounce measurements). ``connect_timeout_s``
     is how long the constructor waits for the box to say hello.
@@ -120,6 +124,12 @@ class PicoSource(EdgeSource):
                                     "0005); plug in the buzzer box, name its port in "
                                     "COMPANION_PICO_PORT, or use --source mock")
         self._setup(clock, debounce_us, stuck_ms, raw, sync_hz)
+        # found by USB ids: a port that never says HELLO (a second Pico
+        # running other MicroPython code) is passed over for the next one
+        self._searching = port is None
+        self._not_box: set[str] = set()
+        if port is None:
+            port = lambda: default_port(self._not_box)  # noqa: E731
         self.link = SerialLink(port, self._bytes, self._state, clock=clock,
                                backoff_s=backoff_s)
         self.link.start()
@@ -518,6 +528,14 @@ class PicoSource(EdgeSource):
                   and asked != self._connected_at):
                 asked = self._connected_at
                 self._send(P.HelloRequest(0))
+            elif (self._searching and asked == self._connected_at
+                  and self.clock() - self._connected_at > (HELLO_WAIT_S + NO_HELLO_S) * S):
+                if self.link.path:                # asked, and still nothing: not the box
+                    self._not_box.add(self.link.path)
+                if default_port(self._not_box) in self._not_box:
+                    self._not_box.clear()         # none said hello: round again
+                self._connected_at = self.clock()
+                self.link.drop()
 
     # -- commands ------------------------------------------------------------------------
 

@@ -54,13 +54,16 @@ def find_pico_ports() -> list[str]:
     return found
 
 
-def default_port() -> str | None:
-    """``$COMPANION_PICO_PORT``, else the first Pico found, else None."""
+def default_port(skip=()) -> str | None:
+    """``$COMPANION_PICO_PORT``, else the first Pico found that is not in
+    ``skip`` (ports that did not say HELLO; all skipped: the first again),
+    else None."""
     env = os.environ.get(ENV_PORT)
     if env:
         return env
     ports = find_pico_ports()
-    return ports[0] if ports else None
+    fresh = [p for p in ports if p not in skip]
+    return (fresh or ports or [None])[0]
 
 
 class _Protocol(serial.threaded.Protocol):

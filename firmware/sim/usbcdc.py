@@ -149,9 +149,10 @@ class PipeCdc(Cdc):
         return len(self.rx) > 0
 
     def pump(self, flush=False):
-        # the host's reads come a USB frame at a time (here: once a loop of
-        # the box, when it looks for input), not one per byte written
-        while self.tx and (flush or len(self.tx) >= TX_SIZE) and self._wpoll.poll(0):
+        # bytes go to the pipe a frame at a time (at its delimiter), when the
+        # FIFO is full, or once a loop of the box: not a write per byte
+        flush = flush or (self.tx and self.tx[-1] == 0) or len(self.tx) >= TX_SIZE
+        while self.tx and flush and self._wpoll.poll(0):
             n = self._out.write(self.tx[:512])
             if not n:
                 break
