@@ -22,6 +22,10 @@
   checked as tests/test_pico_soak.py does). Goal: 0; reported with
   ``pico_soak_invented_edges`` and ``pico_soak_unreported_losses`` (goal 0
   each).
+* ``pico_fair_separation_us``: the smallest separation of two presses the
+  box orders right in every one of 1000 trials (hardware/fairness.py: the
+  firmware's driver and capture PIO programs in the emulator, random
+  phases, 0.3 to 10 us). Goal: 1.
 
 Run: ``python -m bench pico``.
 """
@@ -169,6 +173,9 @@ def run() -> list[tuple[str, float, str]]:
     if lat is not None:
         out.append(("pico_edge_latency_ms_p50", round(lat[0], 2), "ms"))
         out.append(("pico_edge_latency_ms_p99", round(lat[1], 2), "ms"))
+    from hardware import fairness
+    out.append(("pico_fair_separation_us",
+                fairness.fair_separation_us(fairness.certify(trials=1000)), "us"))
     soak = soak_figures()
     if soak is not None:
         out += [("pico_soak_clock_jumps", soak["clock_jumps"], "jumps"),

@@ -93,3 +93,40 @@ def program(rp2):
 
     return rp2.asm_pio(in_shiftdir=rp2.PIO.SHIFT_LEFT, fifo_join=rp2.PIO.JOIN_RX)(
         buzzer_sampler)
+
+
+# The fairness driver: a second state machine that pulls two buzzer inputs
+# low at a known separation, so the box can certify its own ordering with no
+# jig (hardware/fairness.py runs it against SAMPLER in the PIO emulator).
+# Both pins' output latches are 0; `set pindirs` turns a pin into an output
+# (driven low, against its pull-up) or back into an input (released: the
+# pull-up raises it). It never drives a pin high. One word from the FIFO
+# gives the separation in system clock cycles: fine << 16 | coarse, where
+# the separation is 1 + 32 * (coarse + 1) + (fine + 1) cycles.
+DRIVER_SOURCE = """
+.program fair_driver
+    pull block             ; fine << 16 | coarse
+    out x, 16              ; coarse: 32-cycle steps
+    out y, 16              ; fine: 1-cycle steps
+    set pindirs, 1         ; pin A driven low
+coarse:
+    jmp x-- coarse [31]
+fine:
+    jmp y-- fine
+    set pindirs, 3         ; pin B driven low too
+    set x, 31 [31]
+hold:
+    jmp x-- hold [31]      ; both held low about 1000 cycles
+    set pindirs, 0         ; released: inputs again
+"""
+
+
+def driver_word(cycles):
+    """The FIFO word for a separation of ``cycles`` system clock cycles
+    (at least 35)."""
+    rest = cycles - 1 - 32
+    coarse = rest // 32
+    fine = rest - 32 * coarse - 1
+    if fine < 0:
+        coarse, fine = coarse - 1, fine + 32
+    return fine << 16 | coarse

@@ -294,7 +294,14 @@ def main(argv=None) -> int:
     ap.add_argument("--pi-out", type=int, default=21, help="BCM output for the gpio path (21)")
     ap.add_argument("--pi-in", type=int, default=20, help="BCM input jumpered to it (20)")
     ap.add_argument("--port", help="the Pico's serial port (default: found by USB id)")
+    ap.add_argument("--fairness", action="store_true",
+                    help="print the Pico box's fairness certificate (emulated, 1000 trials "
+                         "a separation; hardware/fairness.py)")
     args = ap.parse_args(argv)
+    if args.fairness:
+        from hardware import fairness
+        print(fairness.table(fairness.certify(trials=1000)))
+        return 0
     if not 2 <= args.pulses <= 10_000:
         ap.error("--pulses must be 2 to 10000")
     paths = {p for p in ("gpio", "pico", "both") if getattr(args, p)} or {"gpio", "pico", "both"}
