@@ -546,7 +546,7 @@ def test_the_dma_count_is_a_normal_mode_count_on_the_rp2350():
 
 def test_the_dma_is_rearmed_before_its_count_runs_out():
     out = run_mp("""
-        boxhw.DMA_COUNT = 40                # a long night in 40 words: rearmed at 20
+        boxhw.DMA_COUNT = 16                # a long night in 16 words: rearmed below 8
         board.fixed_now = 998_000
         hw = new_hw()
         box = boxcore.Box(hw, C, 7)

@@ -214,7 +214,12 @@ class PicoSource(EdgeSource):
         # Nothing is sent before the box's hello: until its main.py has
         # turned Ctrl-C off, a 0x03 in a frame would stop it. The box repeats
         # its hello while nobody talks to it; if none comes, ask for one
-        # after HELLO_WAIT_S (_sync_loop).
+        # after HELLO_WAIT_S (_sync_loop). A loss is reported before the
+        # status says so, so whoever sees the status also finds the fault.
+        if not connected:
+            self._hello_ev.clear()
+            self._fault(SourceFault("disconnected", f"buzzer box lost ({detail}); "
+                                                    f"reconnecting", t_ns=self.clock()))
         with self._lock:
             self._connected = connected
             self._connected_at = self.clock()
@@ -231,9 +236,6 @@ class PicoSource(EdgeSource):
                 self._prev_hello = self.hello
             self.hello = None
         if not connected:
-            self._hello_ev.clear()
-            self._fault(SourceFault("disconnected", f"buzzer box lost ({detail}); "
-                                                    f"reconnecting", t_ns=self.clock()))
             self._status(force=True)
 
     def _bytes(self, data: bytes, t_ns: int) -> None:
