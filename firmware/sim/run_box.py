@@ -84,7 +84,8 @@ try:
     # writing the ring from its own thread
     cdc = usbcdc.PipeCdc()
     hw = boxhw.Hardware(boxconfig, usb=boxhw.Usb(*usbcdc.ports(cdc)))
-    #board.start_dma(1000)
+    board.start_dma(200)
+
     class Errors:                 # a restart of the loop is said on stderr
         def append(self, what):
             sys.stderr.write("box loop restarted after %s\n" % what)
