@@ -39,6 +39,7 @@ CHUNK = 32                # words copied out of the ring before they are used
 SLACK = 8                 # words left between the drain and the DMA after a lap
 MAX_OUT = 32              # frames waiting for the host at most
 LISTENING_US = 2_000_000  # the host spoke this recently: it is listening
+CERT_GAP_US = 3_000       # between two trials of the fairness driver
 
 
 class Box:
@@ -87,6 +88,8 @@ class Box:
         self.pulse_gap = 0
         self.pulse_next_us = 0
         self.test_out = 0
+        self.cert = None          # [cycles, trials left, seq] of a fairness run
+        self.cert_next_us = 0
         # what goes out
         self.records = []
         self.out = []             # frames waiting for the host
@@ -363,6 +366,17 @@ class Box:
                 self.pulse_next_us = self.hw.add(now, self.pulse_gap)
             else:
                 self.pulse_next_us = self.hw.add(now, self.pulse_width)
+        cert = self.cert
+        if cert is not None and self.hw.diff(now, self.cert_next_us) >= 0:
+            # one trial of the fairness driver every CERT_GAP_US (and its
+            # separation): the pins are released and settled before the next
+            if cert[1]:
+                self.hw.drive_pair(cert[0])
+                cert[1] -= 1
+            else:
+                self.cert = None
+                self.send(self.framer.ack, cert[2], P.CERTIFY, P.ACK_OK, t)
+            self.cert_next_us = self.hw.add(now, CERT_GAP_US + cert[0] // 100)
         if (self.tx_dropped != self.tx_dropped_reported and len(self.out) < MAX_OUT
                 and self.hw.writable()):
             n = self.tx_dropped - self.tx_dropped_reported
@@ -426,6 +440,15 @@ class Box:
                 self.flags = flags
                 self.window = deb
                 self.stuck_ticks = stuck * 1000
+        elif ftype == P.CERTIFY:
+            cycles = int.from_bytes(p[0:4], "little") * self.hw.sysclk // 1_000_000_000
+            count = p[4] | p[5] << 8
+            if not (35 <= cycles <= 10_000_000 and 1 <= count <= 10_000):
+                status = P.ACK_BAD_ARGS
+            else:
+                self.cert = [cycles, count, seq]
+                self.cert_next_us = self.hw.ticks_us()
+                return                   # acked when the last trial is done
         elif ftype == P.PULSE:
             width = int.from_bytes(p[0:4], "little")
             gap = int.from_bytes(p[4:8], "little")

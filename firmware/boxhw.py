@@ -136,6 +136,7 @@ class Hardware:
         # USB serial: bytes, never text; never block
         self.usb = usb if usb is not None else Usb()
         self.wdt = None
+        self.driver = None            # the fairness driver, made when first asked for
 
     # -- clock ------------------------------------------------------------------
 
@@ -193,6 +194,16 @@ class Hardware:
 
     def set_test_out(self, v):
         self.test_pin.value(v)
+
+    def drive_pair(self, cycles):
+        """Pull buzzers 1 and 2 low ``cycles`` system clock cycles apart,
+        hold them, let go (the fairness driver on state machine 1, at the
+        system clock; the pins stay inputs with pull-ups between trials)."""
+        if self.driver is None:
+            self.driver = rp2.StateMachine(1, boxpio.driver_program(rp2), freq=self.sysclk,
+                                           set_base=machine.Pin(self.c.INPUTS[0][2]))
+            self.driver.active(1)
+        self.driver.put(boxpio.driver_word(cycles))
 
     # -- the watchdog ----------------------------------------------------------------
 

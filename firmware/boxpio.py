@@ -121,6 +121,26 @@ hold:
 """
 
 
+DRIVER_WORDS = (0x80A0, 0x6030, 0x6050, 0xE081, 0x1F44, 0x0085, 0xE083, 0xFF3F, 0x1F48,
+                0xE080)
+
+
+def driver_program(rp2):
+    """The fairness driver for rp2.StateMachine (from DRIVER_WORDS, kept
+    equal to DRIVER_SOURCE by tests/test_pio.py): both pins start as inputs
+    with their output latch low."""
+    words = DRIVER_WORDS
+
+    def fair_driver():
+        for w in words:
+            word(w)            # noqa: F821 - supplied by rp2.asm_pio
+
+    # out x, 16 takes the low half first (the emulator's default; rp2's is
+    # SHIFT_LEFT)
+    return rp2.asm_pio(set_init=(rp2.PIO.IN_LOW, rp2.PIO.IN_LOW),
+                       out_shiftdir=rp2.PIO.SHIFT_RIGHT)(fair_driver)
+
+
 def driver_word(cycles):
     """The FIFO word for a separation of ``cycles`` system clock cycles
     (at least 35)."""

@@ -1,4 +1,4 @@
-"""The Pico box's fairness certificate, emulated: who pressed first, to what separation?
+"""The Pico box's fairness certificate: who pressed first, to what separation?
 
 A second PIO state machine (``boxpio.DRIVER_SOURCE``) pulls two buzzer inputs
 low at a known separation (output enable against the pull-up, released by
@@ -16,22 +16,26 @@ ordered right every time::
     python -m hardware.fairness                  # 1000 trials from 0.3 us to 10 us
     python -m hardware.fairness --long           # and 20 us to 1 ms (slower)
 
-Running the driver on the box itself (a certificate from the real pins) is
-not built yet: the firmware has the program text, not the command.
+On a real box the same driver runs on the real pins (``certify_box``: the
+box's CERTIFY command, the stamps read back through the pico source), and
+the certificate is kept with its date (``save`` / ``last``)::
+
+    python -m hardware.selftest --real --fairness      # on the box; saved
+    python -m hardware.selftest --fairness --last      # the last one, with its date
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
+import os
 import random
 import statistics
 import sys
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-
-import adafruit_pioasm
-from pioemu import State, clock_cycles_reached, emulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "firmware"))
 import boxpio  # noqa: E402
@@ -66,6 +70,8 @@ def driver_trace(cycles: int) -> tuple[int, int, int]:
     """The driver program for a separation of ``cycles`` system cycles, run
     in the emulator: (A low, B low, both released), in system cycles from
     its start."""
+    import adafruit_pioasm              # the emulation's tools (the test extra)
+    from pioemu import State, emulate
     prog = adafruit_pioasm.Program(boxpio.DRIVER_SOURCE).assembled
     state = State(transmit_fifo=deque([boxpio.driver_word(cycles)]))
     a = b = None
@@ -85,6 +91,8 @@ def driver_trace(cycles: int) -> tuple[int, int, int]:
 def capture(trials: list[tuple[int, int, int]], total: int) -> list[tuple[int, int]]:
     """The capture program over a trace of trials (A low, B low, release, in
     system cycles): the words it pushed, as (sample, tick)."""
+    import adafruit_pioasm
+    from pioemu import clock_cycles_reached, emulate
     prog = adafruit_pioasm.Program(boxpio.SOURCE)
     k = 0
 
@@ -137,10 +145,52 @@ def certify_separation(separation_ns: int, trials: int, rng: random.Random) -> R
             a_tick = None
         prev = sample
     assert len(stamped) == trials, (separation_ns, len(stamped), trials)
-    tick_us = 1_000_000 / boxpio.tick_hz(SYSCLK)
-    us = [s * tick_us for s in stamped]
-    return Row(separation_ns, trials, min(us), statistics.fmean(us), max(us),
-               statistics.pstdev(us), sum(1 for s in stamped if s > 0) / trials)
+    return row(separation_ns, stamped, boxpio.tick_hz(SYSCLK))
+
+
+def row(separation_ns: int, stamped: list[int], tick_hz: int) -> Row:
+    """A table row from stamped separations (B - A, in ticks)."""
+    us = [s * 1_000_000 / tick_hz for s in stamped]
+    return Row(separation_ns, len(us), min(us), statistics.fmean(us), max(us),
+               statistics.pstdev(us), sum(1 for s in stamped if s > 0) / len(us))
+
+
+def certify_box(src, separations_ns=SHORT_NS, trials: int = 1000) -> list[Row]:
+    """The certificate from a real box (a pico source in raw mode)."""
+    rows = []
+    for s in separations_ns:
+        stamped = src.certify(s, trials)
+        if not stamped:
+            raise RuntimeError(f"the box did not run the fairness driver at {s} ns "
+                               f"(older firmware?)")
+        rows.append(row(s, stamped, src.hello.tick_hz))
+    return rows
+
+
+def certificate_path() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return Path(base) / "companion" / "pico-fairness.json"
+
+
+def save(rows: list[Row], where: str, path: Path | None = None) -> Path:
+    """Keep the certificate with its date (UTC) and where it came from."""
+    path = path or certificate_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "where": where, "fair_separation_us": fair_separation_us(rows),
+           "rows": [r.__dict__ for r in rows]}
+    path.write_text(json.dumps(doc, indent=1))
+    return path
+
+
+def last(path: Path | None = None) -> str | None:
+    """The last certificate kept, as text with its date (None: none yet)."""
+    path = path or certificate_path()
+    if not path.exists():
+        return None
+    doc = json.loads(path.read_text())
+    rows = [Row(**r) for r in doc["rows"]]
+    return f"certificate of {doc['date']} ({doc['where']}):\n" + table(rows)
 
 
 def certify(separations_ns=SHORT_NS, trials: int = 1000, seed: int = 1) -> list[Row]:
@@ -163,9 +213,8 @@ def table(rows: list[Row]) -> str:
     head = (" separation trials   min us   mean us   max us   sd us  ordered\n")
     body = "\n".join(r.line() for r in rows)
     fair = fair_separation_us(rows)
-    tail = (f"\nordered right every time from {fair:g} us (capture at "
-            f"{boxpio.SM_FREQ // 1_000_000} MHz, {boxpio.CYCLES_PER_TICK} cycles a tick, "
-            f"system clock {SYSCLK // 1_000_000} MHz; emulated)")
+    tail = (f"\nordered right every time from {fair:g} us" if fair is not None
+            else "\nno separation ordered right every time")
     return head + body + tail
 
 

@@ -24,3 +24,12 @@ def test_1000_trials_at_1_us_are_all_ordered_and_half_a_tick_is_a_coin_toss():
     assert F.fair_separation_us(rows) == 1.0
     text = F.table(rows)
     assert "ordered right every time from 1 us" in text and "100.0%" in text
+
+
+def test_a_certificate_is_kept_with_its_date_and_shown_again(tmp_path):
+    rows = [F.Row(1_000, 10, 1.0, 1.0, 1.0, 0.0, 1.0), F.Row(500, 10, 0.0, 0.5, 1.0, 0.5, 0.5)]
+    path = F.save(rows, "/dev/buzzerbox, firmware 1.0.0", tmp_path / "cert.json")
+    text = F.last(path)
+    assert text.startswith("certificate of 20") and "/dev/buzzerbox" in text
+    assert "ordered right every time from 1 us" in text
+    assert F.last(tmp_path / "none.json") is None

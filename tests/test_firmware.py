@@ -130,7 +130,7 @@ def test_the_firmware_codec_gives_the_known_answer_frames():
     assert len(out["frames"]) == 10
     for name, wire in out["frames"]:
         assert wire == wires[name], name
-    assert len(out["commands"]) == 7
+    assert len(out["commands"]) == 8
     for name, cmds, corrupt in out["commands"]:
         expect = P.Decoder().feed(bytes.fromhex(wires[name]))[0]
         body = P.frame_body(expect)
@@ -582,3 +582,25 @@ def test_the_box_announces_the_rate_its_counter_really_runs_at(sysclk):
     assert abs(t - hz * 10) <= 1                         # the stated rate, to a tick in 10 s
     if sysclk in (125_000_000, 150_000_000):
         assert hz == 1_000_000                           # an integer divider: exactly 1 MHz
+
+
+def test_the_fairness_driver_pulls_buzzers_1_and_2_low_at_the_asked_separation():
+    out = run_mp("""
+        command(P.CONFIG, bytes([P.CONFIG_RAW]) + bytes(8))
+        at(1_010_000)
+        command(P.CERTIFY, (3_000).to_bytes(4, "little") + (20).to_bytes(2, "little"))
+        command(P.CERTIFY, (100).to_bytes(4, "little") + (1).to_bytes(2, "little"))  # too close
+        run_to(1_200_000, step=500)
+        done(a=board.levels[2], b=board.levels[3])
+    """)
+    msgs = frames(out)
+    acks = [(m.acked_type, m.status) for m in msgs if isinstance(m, P.Ack)]
+    assert (P.CERTIFY, P.ACK_BAD_ARGS) in acks and acks[-1] == (P.CERTIFY, P.ACK_OK)
+    falls = {}
+    for t, ch, lv in records(msgs):
+        for bit in (0, 1):
+            if ch >> bit & 1 and lv >> bit & 1:
+                falls.setdefault(bit, []).append(t)
+    assert len(falls[0]) == len(falls[1]) == 20
+    assert {b - a for a, b in zip(falls[0], falls[1])} == {3}      # 3 us, to the tick
+    assert (out["a"], out["b"]) == (1, 1)                           # let go: pulled up again

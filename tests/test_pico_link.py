@@ -25,6 +25,7 @@ from companion.edges import ButtonEdge
 from companion.buzzers.runner import BuzzerRunner
 from companion.pico import protocol as P
 from companion.referee import FIRST_PRESS, MS, RaceSpec, Referee
+from hardware import fairness
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "firmware" / "sim"))
@@ -399,3 +400,17 @@ def test_an_offline_source_holds_edges_until_the_clock_is_synced_then_keeps_tick
     src.feed(b"\x01\x02\x03\x00" + P.encode(P.Edges(5, ((6_000, 0b1, 0b110),))), 2)
     assert [f.kind for f in rec.faults] == ["corrupt", "gap"]
     assert rec.edges[-1] == ButtonEdge("ana", False, src.map.to_ns(6_000))
+
+
+def test_the_fairness_driver_runs_on_the_box_and_its_presses_reach_no_table(box):
+    src = open_pico(box, raw=True)
+    rec = Recorder(src)
+    src.start(rec)
+    try:
+        stamped = src.certify(3_000, 20)
+        assert stamped == [3] * 20                      # B 3 us after A, every time
+        assert not rec.edges                            # the driver's presses are no game's
+        rows = fairness.certify_box(src, (2_000,), 10)
+        assert rows[0].ordered == 1 and rows[0].min_us == rows[0].max_us == 2.0
+    finally:
+        src.close()

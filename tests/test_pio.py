@@ -27,6 +27,32 @@ def test_the_firmware_loads_exactly_what_pioasm_assembles_from_the_one_source():
     assert PROGRAM.pio_kwargs["wrap"] == boxpio.WRAP
 
 
+def test_the_fairness_driver_loads_what_pioasm_assembles_shifting_right():
+    assert tuple(adafruit_pioasm.Program(boxpio.DRIVER_SOURCE).assembled) == boxpio.DRIVER_WORDS
+    calls = {}
+
+    class FakeRp2:
+        class PIO:
+            IN_LOW, SHIFT_LEFT, SHIFT_RIGHT = 0, 0, 1
+
+        @staticmethod
+        def asm_pio(**kw):
+            def dec(f):
+                words = []
+                f.__globals__["word"] = words.append
+                try:
+                    f()
+                finally:
+                    f.__globals__.pop("word", None)
+                calls.update(kw=kw, words=words)
+            return dec
+
+    boxpio.driver_program(FakeRp2)
+    assert tuple(calls["words"]) == boxpio.DRIVER_WORDS
+    assert calls["kw"]["out_shiftdir"] == FakeRp2.PIO.SHIFT_RIGHT     # the low half first
+    assert calls["kw"]["set_init"] == (FakeRp2.PIO.IN_LOW,) * 2        # inputs, latch low
+
+
 def test_rp2s_assembler_gets_the_same_words_and_wrap_points():
     calls = {}
 

@@ -181,6 +181,7 @@ class PicoSource(EdgeSource):
         self._box_counters = (0, 0)
         self._skip_stale = False
         self._version_frames = 0
+        self._certifying: list[tuple[int, int, bool]] | None = None
 
     @classmethod
     def offline(cls, buzzers, hello: P.Hello, *, clock: Callable[[], int] = time.monotonic_ns,
@@ -249,7 +250,8 @@ class PicoSource(EdgeSource):
             msgs = self.decoder.feed(data)
             sync, cmap = self.sync, self.map
             fast = (sync is not None and sync.synced and cmap.segments
-                    and self.hello is not None and not self.refused)
+                    and self.hello is not None and not self.refused
+                    and self._certifying is None)
             if fast:
                 # the hot path, inlined: one edge record of one buzzer. Same
                 # steps as _edges -> _input (extend, map, level check, emit).
@@ -476,6 +478,11 @@ class PicoSource(EdgeSource):
             self._edges(e)
 
     def _input(self, bit: int, level: bool, tick: int, t_ns: int) -> None:
+        if self._certifying is not None and bit in (0, 1):
+            # the fairness driver's doing, not a player's: kept, never emitted
+            self._certifying.append((tick, bit, level))
+            self.levels[bit] = level
+            return
         buzzer = self.bit_buzzer.get(bit)
         if buzzer is not None:
             levels = self.levels
@@ -647,6 +654,34 @@ class PicoSource(EdgeSource):
                 self._cues.pop(msg.seq, None)
                 return False
             return True
+
+    def certify(self, separation_ns: int, trials: int) -> list[int] | None:
+        """Run the box's fairness driver: buzzers 1 and 2 pulled low
+        ``separation_ns`` apart, ``trials`` times (the box must be in raw
+        mode: ``raw=True``). The stamped separations B - A in ticks (0: a
+        tie, negative: the wrong order), or None if the box did not do it.
+        Those presses never reach the sink."""
+        with self._lock:
+            self._certifying = []
+        try:
+            ack = self.command(P.Certify(0, separation_ns, trials),
+                               timeout_s=5 + trials * (0.004 + separation_ns / 1e9))
+            if ack is None or ack.status != P.ACK_OK:
+                return None
+            time.sleep(0.1)                  # the last trial's frames
+            with self._lock:
+                seen = sorted(self._certifying)
+        finally:
+            with self._lock:
+                self._certifying = None
+        out, a = [], None
+        for tick, bit, level in seen:
+            if level and bit == 0:
+                a = tick
+            elif level and bit == 1 and a is not None:
+                out.append(tick - a)
+                a = None
+        return out
 
     def pulse(self, width_us: int, gap_us: int, count: int) -> bool:
         """Pulse the self-test output (``hardware/selftest.py``)."""

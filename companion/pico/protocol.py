@@ -65,6 +65,7 @@ SET_LEDS = 0x43
 SET_CUE = 0x44
 CONFIG = 0x45
 PULSE = 0x46
+CERTIFY = 0x47
 
 # -- what each sampled input is (HELLO's pin list) -------------------------------
 ROLE_BUZZER = 1
@@ -214,6 +215,16 @@ class Pulse(NamedTuple):
     count: int
 
 
+class Certify(NamedTuple):
+    """Pull buzzers 1 and 2 low ``separation_ns`` apart (to the box's
+    system clock cycle), ``count`` times (the fairness driver,
+    firmware/boxpio.py); acked when done. An older box answers ACK_UNKNOWN."""
+
+    seq: int
+    separation_ns: int
+    count: int
+
+
 _HEADER = struct.Struct("<BBH")
 _EDGE1 = struct.Struct("<BBHBIHH")        # a whole one-record edges frame, CRC aside
 _HELLO_FIXED = struct.Struct("<BBBBIIQBIIB")
@@ -233,12 +244,13 @@ _FIXED: dict[int, tuple[type, struct.Struct | None]] = {
     SET_CUE: (SetCue, struct.Struct("<BQ")),
     CONFIG: (Config, struct.Struct("<BII")),
     PULSE: (Pulse, struct.Struct("<IIB")),
+    CERTIFY: (Certify, struct.Struct("<IH")),
 }
 TYPE_OF = {cls: t for t, (cls, _) in _FIXED.items()}
 TYPE_NAMES = {HELLO: "hello", EDGES: "edges", HEARTBEAT: "heartbeat", FAULT: "fault",
               SYNC_REPLY: "sync-reply", ACK: "ack", HELLO_REQUEST: "hello-request",
               SYNC_REQUEST: "sync-request", SET_LEDS: "set-leds", SET_CUE: "set-cue",
-              CONFIG: "config", PULSE: "pulse"}
+              CONFIG: "config", PULSE: "pulse", CERTIFY: "certify"}
 
 
 class ProtocolError(ValueError):
