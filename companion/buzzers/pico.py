@@ -16,7 +16,7 @@ box dropped because nobody read), ``overflow`` (the box lost changes; a
 buzzer whose change was lost gets its new level without an invented edge),
 ``stuck`` / ``cleared`` buzzers, ``disconnected``, ``incompatible``; and its
 status with the clock's error bound. After an unplug it reopens the port
-with a back-off and finds the box again by USB vendor id (or the udev name
+with a back-off and finds the box again by its USB ids (or the udev name
 ``/dev/buzzerbox``). A box whose firmware speaks another protocol is refused
 with the command that updates it.
 

@@ -1,6 +1,6 @@
 """The Pico link's transport: pyserial only, no protocol.
 
-It finds the Pico by its USB vendor id (Raspberry Pi, 0x2E8A) with
+It finds the Pico by its USB ids (Raspberry Pi, 0x2E8A; MicroPython, 0x0005) with
 ``serial.tools.list_ports``, reads it in pyserial's
 :class:`serial.threaded.ReaderThread`, hands every chunk of bytes on with the
 Pi's monotonic time it arrived (the clock sync needs it), and when the port
@@ -81,7 +81,7 @@ class SerialLink:
     """Keep a serial port open: read it on a thread, reopen it after a loss.
 
     ``port``: a path, a callable giving the path now (or None while there is
-    none), or None to find a Pico by USB vendor id. ``on_bytes(data, t_ns)``
+    none), or None to find a Pico by its USB ids. ``on_bytes(data, t_ns)``
     gets every chunk read with the Pi's monotonic time it arrived;
     ``on_state(connected, detail)`` every connection and loss. Both are
     called on the link's threads. Reopening waits ``backoff_s[0]`` at first,
