@@ -14,6 +14,18 @@
   source's sink (the referee's input), over a pty. Reported, with the
   median (``pico_edge_latency_ms_p50``): on a loaded machine the tail is the
   scheduler's (three processes and four threads share the cores).
+* ``pico_soak_clock_jumps``: clock jumps (a tick beyond the board's counter
+  when it was read, or a heartbeat older than the one before) in a soak of
+  the real firmware under the unix port: ten simulated minutes of play on
+  six buzzers with bounce storms, garbage collection pauses, a host that
+  stops reading and a cable pulled and put back (firmware/sim/soak.py,
+  checked as tests/test_pico_soak.py does). Goal: 0; reported with
+  ``pico_soak_invented_edges`` and ``pico_soak_unreported_losses`` (goal 0
+  each).
+* ``pico_fair_separation_us``: the smallest separation of two presses the
+  box orders right in every one of 1000 trials (hardware/fairness.py: the
+  firmware's driver and capture PIO programs in the emulator, random
+  phases, 0.3 to 10 us). Goal: 1.
 
 Run: ``python -m bench pico``.
 """
@@ -161,7 +173,25 @@ def run() -> list[tuple[str, float, str]]:
     if lat is not None:
         out.append(("pico_edge_latency_ms_p50", round(lat[0], 2), "ms"))
         out.append(("pico_edge_latency_ms_p99", round(lat[1], 2), "ms"))
+    from hardware import fairness
+    out.append(("pico_fair_separation_us",
+                fairness.fair_separation_us(fairness.certify(trials=1000)), "us"))
+    soak = soak_figures()
+    if soak is not None:
+        out += [("pico_soak_clock_jumps", soak["clock_jumps"], "jumps"),
+                ("pico_soak_invented_edges", soak["invented_edges"], "edges"),
+                ("pico_soak_unreported_losses", soak["unreported_losses"], "changes")]
     return out
+
+
+def soak_figures(seconds: int = 600) -> dict | None:
+    """The soak's counts (None without the MicroPython unix port)."""
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "tests"))
+    import test_pico_soak as soak
+    if not soak.MICROPYTHON.exists():
+        return None
+    return soak.check(soak.run_soak(seconds, 21, Path(tempfile.mkdtemp(prefix="bench-soak-"))))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,15 @@
 #   with an ACK; the cue's ACK carries the PIO's stamp of the cue edge;
 # * reports overflows (the ring lapped, or the PIO's RXSTALL), stuck
 #   buzzers and frames it had to drop because the host was not reading.
+#
+# The DMA writes the ring while the drain reads it (at the edge rate, however
+# slow MicroPython is per word), so the drain copies a chunk of words out,
+# then checks the DMA's count again: a chunk the DMA may have lapped while it
+# was copied is never used (an overflow, never a word of another lap read as
+# a +2**22 wrap of the clock). Frames go out as far as the host takes them:
+# a frame the USB took in part is finished before the next one starts.
+
+import array
 
 import boxconfig as C
 import boxproto as P
@@ -26,6 +35,11 @@ import boxproto as P
 MASK22 = (1 << 22) - 1
 WRAP_US = 1 << 22
 MAX_PENDING = 64          # edge records waiting for the host at most
+CHUNK = 32                # words copied out of the ring before they are used
+SLACK = 8                 # words left between the drain and the DMA after a lap
+MAX_OUT = 32              # frames waiting for the host at most
+LISTENING_US = 2_000_000  # the host spoke this recently: it is listening
+CERT_GAP_US = 3_000       # between two trials of the fairness driver
 
 
 class Box:
@@ -43,7 +57,13 @@ class Box:
         self.stuck_ticks = config.STUCK_MS * 1000
         # the counter
         self.tick = 0             # 64-bit tick of the newest word
-        self.read = 0             # words taken from the ring (mod 2**16)
+        # words taken from the ring (mod 2**16): all but the newest, whose
+        # sample gives the levels (the first word at power-up; the latest
+        # after a restart of the loop)
+        w = hw.written()
+        self.read = (w - 1) & 0xFFFF if w else 0
+        self.chunk = array.array("H", bytes(4 * CHUNK))   # words copied out of the ring
+        self.ring_mv = memoryview(hw.ring)
         self.last_drain_us = hw.ticks_us()
         self.tick_us = self.last_drain_us     # when the newest word was read
         self.started = False
@@ -68,9 +88,15 @@ class Box:
         self.pulse_gap = 0
         self.pulse_next_us = 0
         self.test_out = 0
+        self.cert = None          # [cycles, trials left, seq] of a fairness run
+        self.cert_next_us = 0
         # what goes out
         self.records = []
         self.out = []             # frames waiting for the host
+        self.tx = None            # the frame going out now, and how much of it went
+        self.tx_off = 0
+        self.listening = False    # the status LED: the host spoke lately
+        self.rx_prev = 0          # the last byte the host sent (mpremote's CR, Ctrl-C)
         self.overflows = 0
         self.tx_dropped = 0
         self.tx_dropped_reported = 0
@@ -90,7 +116,7 @@ class Box:
     def start(self):
         """Say hello (after a lone delimiter that ends any partial frame the
         host holds)."""
-        self.hw.write(b"\x00")
+        self.queue(b"\x00")
         self.send(self.hello)
 
     # -- the main loop's step ------------------------------------------------------
@@ -98,15 +124,27 @@ class Box:
     def poll(self):
         now = self.hw.ticks_us()
         self.drain(now)
-        data = self.hw.read()
-        if data:
-            if not self.unframer.buf and data[:2] == b"\r\x03":
-                # mpremote's interrupt; a companion frame never starts so
+        for _ in range(4):              # a read stops after each 0x03
+            data = self.hw.read()
+            if not data:
+                break
+            prev = data[-2] if len(data) > 1 else self.rx_prev
+            self.rx_prev = data[-1]
+            if data[-1] == 3 and prev == 13:
+                # mpremote's interrupt (CR, Ctrl-C), wherever it falls: the
+                # Pi never sends those two bytes together. The read stopped
+                # there, so mpremote's next bytes (CR, Ctrl-A) reach the REPL.
                 self.escape = True
                 return
             for cmd in self.unframer.feed(data):
                 self.last_host_us = now
                 self.command(cmd)
+            if data[-1] != 3:
+                break
+        listening = self.hw.diff(now, self.last_host_us) < LISTENING_US
+        if listening != self.listening:
+            self.listening = listening
+            self.hw.set_status(1 if listening else 0)
         if (self.hw.diff(now, self.last_host_us) > 2_000_000
                 and self.hw.diff(now, self.last_hello_us) >= 1_000_000):
             # nobody is talking to the box: keep introducing it, so a host
@@ -118,12 +156,8 @@ class Box:
 
     def drain(self, now):
         hw = self.hw
-        stalled = hw.rx_stalled()
-        written = hw.written()
-        avail = (written - self.read) & 0xFFFF
-        ring = hw.ring
-        base = hw.ring_base
-        size = hw.ring_words
+        if hw.rx_stalled():
+            self.overflow(0)
         gap = hw.diff(now, self.last_drain_us)
         if gap >= WRAP_US:
             # a stall of a whole counter wrap: place the next word by the
@@ -131,20 +165,42 @@ class Box:
             self.fault(P.F_TIMEBASE, P.NO_INPUT, self.tick, gap // 1000)
             self.tick += gap - (gap & MASK22)
         self.last_drain_us = now
-        if avail > size or stalled:
-            lost = avail - size if avail > size else 0
+        size = hw.ring_words
+        ring = self.ring_mv
+        base = hw.ring_base
+        buf = self.chunk
+        rounds = 2 * size // CHUNK          # bounded: the loop goes on regardless
+        while rounds:
+            rounds -= 1
+            written = hw.written()
+            avail = (written - self.read) & 0xFFFF
             if avail > size:
-                self.read = (written - size + 4) & 0xFFFF    # the oldest still whole
-                avail = size - 4
-            self.overflow(lost)
-        if avail:
+                self.lapped(written, avail - size)
+                continue
+            if not avail:
+                break
+            n = avail if avail < CHUNK else CHUNK
+            # copy the words out first: the DMA goes on writing meanwhile
+            i = self.read % size
+            first = n if i + n <= size else size - i
+            a = base + 2 * i
+            buf[0:2 * first] = ring[a:a + 2 * first]
+            if first < n:
+                buf[2 * first:2 * n] = ring[base:base + 2 * (n - first)]
+            over = ((hw.written() - self.read) & 0xFFFF) - size
+            if over > 0:
+                # lapped while copying: the oldest words may be of the next lap
+                self.lapped((self.read + size + over) & 0xFFFF, over)
+                continue
             self.tick_us = now
-        i = self.read
-        for _ in range(avail):
-            k = base + (i % size) * 2
-            self.word(ring[k + 1], ring[k])
-            i += 1
-        self.read = i & 0xFFFF
+            for j in range(0, 2 * n, 2):
+                self.word(buf[j + 1], buf[j])
+            self.read = (self.read + n) & 0xFFFF
+
+    def lapped(self, written, lost):
+        """The DMA overtook the drain: skip to a few words behind it."""
+        self.read = (written - self.hw.ring_words + SLACK) & 0xFFFF
+        self.overflow(lost + SLACK)
 
     def overflow(self, lost):
         """Words were lost: the changes between the last word seen and the
@@ -297,6 +353,7 @@ class Box:
             self.last_heartbeat_us = now
             self.heartbeat_due = True
             self.toggle_mark()
+            self.hw.rearm()
         if self.cue_at is not None and t >= self.cue_at[0]:
             _, on, seq = self.cue_at
             self.cue_at = None
@@ -309,7 +366,19 @@ class Box:
                 self.pulse_next_us = self.hw.add(now, self.pulse_gap)
             else:
                 self.pulse_next_us = self.hw.add(now, self.pulse_width)
-        if self.tx_dropped != self.tx_dropped_reported and self.hw.writable():
+        cert = self.cert
+        if cert is not None and self.hw.diff(now, self.cert_next_us) >= 0:
+            # one trial of the fairness driver every CERT_GAP_US (and its
+            # separation): the pins are released and settled before the next
+            if cert[1]:
+                self.hw.drive_pair(cert[0])
+                cert[1] -= 1
+            else:
+                self.cert = None
+                self.send(self.framer.ack, cert[2], P.CERTIFY, P.ACK_OK, t)
+            self.cert_next_us = self.hw.add(now, CERT_GAP_US + cert[0] // 100)
+        if (self.tx_dropped != self.tx_dropped_reported and len(self.out) < MAX_OUT
+                and self.hw.writable()):
             n = self.tx_dropped - self.tx_dropped_reported
             self.tx_dropped_reported = self.tx_dropped
             self.fault(P.F_TX_DROPPED, P.NO_INPUT, t, n)
@@ -371,6 +440,15 @@ class Box:
                 self.flags = flags
                 self.window = deb
                 self.stuck_ticks = stuck * 1000
+        elif ftype == P.CERTIFY:
+            cycles = int.from_bytes(p[0:4], "little") * self.hw.sysclk // 1_000_000_000
+            count = p[4] | p[5] << 8
+            if not (35 <= cycles <= 10_000_000 and 1 <= count <= 10_000):
+                status = P.ACK_BAD_ARGS
+            else:
+                self.cert = [cycles, count, seq]
+                self.cert_next_us = self.hw.ticks_us()
+                return                   # acked when the last trial is done
         elif ftype == P.PULSE:
             width = int.from_bytes(p[0:4], "little")
             gap = int.from_bytes(p[4:8], "little")
@@ -410,7 +488,7 @@ class Box:
         self.queue(build(*args))
 
     def queue(self, frame):
-        if len(self.out) < 32:
+        if len(self.out) < MAX_OUT:
             self.out.append(frame)
         else:
             self.tx_dropped += 1
@@ -424,12 +502,18 @@ class Box:
             self.queue(self.framer.edges(chunk))
 
     def flush(self):
+        """Send what the host takes now, never waiting: a frame it took in
+        part is finished first on a later call (a cut frame would be a
+        corrupt one); frames beyond MAX_OUT are dropped and counted."""
         self.pack_records()
         out = self.out
-        while out:
-            if not self.hw.write(out[0]):
-                # the host is not reading: drop rather than block the loop
-                self.tx_dropped += len(out)
-                self.out = []
-                return
-            out.pop(0)
+        while True:
+            if self.tx is None:
+                if not out:
+                    return
+                self.tx = out.pop(0)
+                self.tx_off = 0
+            self.tx_off += self.hw.write(self.tx, self.tx_off)
+            if self.tx_off < len(self.tx):
+                return                  # the host is not reading: go on, try later
+            self.tx = None

@@ -2,7 +2,8 @@
 #
 # Everything boxcore.Box touches goes through this one object. Under the
 # MicroPython unix port, firmware/sim/ supplies stand-ins for `machine` and
-# `rp2` (and simulated pins), so this file runs in the tests too.
+# `rp2` (and simulated pins, and a USB serial with the Pico's behaviour), so
+# this file runs in the tests too.
 
 import array
 import select
@@ -18,17 +19,85 @@ import boxpio
 
 RING_BITS = 10                 # a 1 KiB ring: 256 words of 4 bytes
 RING_BYTES = 1 << RING_BITS
-DMA_COUNT = 0x3FFFFFFF         # transfers before re-arming (small-int sized)
+# Transfers before the channel stops. Bits 31:28 of TRANS_COUNT are the
+# RP2350's MODE field (0: normal; 0x3FFFFFFF would select a reserved mode),
+# so the count keeps to 28 bits on both chips, and rearm() restarts it long
+# before it runs out (268 million words: weeks of play).
+DMA_COUNT = 0x0FFFFFFF
 PIO0_BASE = 0x50200000
 FDEBUG = PIO0_BASE + 0x008     # RXSTALL of SM n is bit n
 SM = 0
 DREQ_PIO0_RX0 = 4
+# the watchdog's CTRL register (ENABLE is bit 30): machine.WDT cannot be
+# stopped, but the box must stop it when it leaves for the REPL (an update)
+WATCHDOG_CTRL = {"rp2040": 0x40058000, "rp2350": 0x400D8000}
+WATCHDOG_ENABLE = 1 << 30
+PULL_SETTLE_MS = 2             # pull-ups raising the buzzer cables before sampling
+WATCHDOG_MS = 8000             # the longest the RP2040's watchdog allows (8.3 s)
+
+
+def chip():
+    return "rp2350" if "RP2350" in getattr(sys.implementation, "_machine", "") else "rp2040"
+
+
+def _poller(stream, event):
+    """poll(0) for one event of one stream, as a function. A test's
+    stand-in answers itself (the unix port's poll waits 1 ms for objects
+    that are not files)."""
+    if hasattr(stream, "ready"):
+        return lambda: stream.ready(event)
+    p = select.poll()
+    p.register(stream, event)
+    return lambda: bool(p.poll(0))
+
+
+class Usb:
+    """USB serial as MicroPython has it on the Pico: poll says POLLOUT with
+    a single byte free, and a write that does not fit waits up to 500 ms and
+    then returns a short count. So the box writes one byte per byte of room
+    it was promised: write() never waits and says how much it took."""
+
+    def __init__(self, stdin=sys.stdin, stdout=sys.stdout):
+        self._in = stdin.buffer
+        self._out = stdout.buffer
+        self._readable = _poller(stdin, select.POLLIN)
+        self._writable = _poller(stdout, select.POLLOUT)
+        self._one = bytearray(1)
+
+    def read(self, limit=64, stop=-1):
+        """Up to ``limit`` bytes the host sent, without waiting; stops just
+        after a ``stop`` byte (the rest stays for whoever reads next)."""
+        got = bytearray()
+        while len(got) < limit and self._readable():
+            b = self._in.read(1)
+            if not b:
+                break
+            got.append(b[0])
+            if b[0] == stop:
+                break
+        return got
+
+    def writable(self):
+        return self._writable()
+
+    def write(self, data, start=0):
+        """Bytes of ``data`` from ``start`` on taken now (0: no room)."""
+        i = start
+        one = self._one
+        while i < len(data) and self._writable():
+            one[0] = data[i]
+            if not self._out.write(one):
+                break
+            i += 1
+        return i - start
 
 
 class Hardware:
-    def __init__(self, config=C):
+    def __init__(self, config=C, usb=None, chip_name=None, sleep_ms=time.sleep_ms):
         self.c = config
-        self.tick_hz = boxpio.TICK_HZ
+        self.chip = chip_name or chip()
+        self.sysclk = machine.freq()
+        self.tick_hz = boxpio.tick_hz(self.sysclk)
         # the sampled inputs: buttons with pull-ups, outputs as outputs
         self.pins = []
         for role, number, gpio in config.INPUTS:
@@ -41,6 +110,10 @@ class Hardware:
         self.test_pin = self.pins[config.BIT_TEST_OUT]
         self.leds = [machine.Pin(g, machine.Pin.OUT, value=0) for _, g in config.LEDS]
         self.piezo = machine.Pin(config.PIEZO, machine.Pin.OUT, value=0)
+        # pins leave reset pulled down: the first sample must not see every
+        # buzzer pressed while the pull-ups are still raising the lines
+        sleep_ms(PULL_SETTLE_MS)
+        self.status_led = machine.Pin(config.STATUS_LED, machine.Pin.OUT, value=0)
         # the ring the DMA fills, aligned on its size as the DMA's ring needs;
         # read as 16-bit halves so that reading a word never allocates
         self.ring = array.array("H", bytes(2 * RING_BYTES))
@@ -51,21 +124,19 @@ class Hardware:
         self.sm = rp2.StateMachine(SM, boxpio.program(rp2), freq=boxpio.SM_FREQ,
                                    in_base=machine.Pin(config.IN_BASE))
         self.dma = rp2.DMA()
-        ctrl = self.dma.pack_ctrl(size=2, inc_read=False, inc_write=True,
-                                  ring_size=RING_BITS, ring_sel=True,
-                                  treq_sel=DREQ_PIO0_RX0 + SM)
-        self.dma.config(read=self.sm, write=self.ring_buf, count=DMA_COUNT, ctrl=ctrl,
+        self.ctrl = self.dma.pack_ctrl(size=2, inc_read=False, inc_write=True,
+                                       ring_size=RING_BITS, ring_sel=True,
+                                       treq_sel=DREQ_PIO0_RX0 + SM)
+        self.done = 0                  # words written before the last (re)arm, mod 2**16
+        self.dma.config(read=self.sm, write=self.ring_buf, count=DMA_COUNT, ctrl=self.ctrl,
                         trigger=True)
         self.machine = machine
         machine.mem32[FDEBUG] = 1 << SM      # clear a stale RXSTALL
         self.sm.active(1)
         # USB serial: bytes, never text; never block
-        self._in = sys.stdin.buffer
-        self._out = sys.stdout.buffer
-        self._rpoll = select.poll()
-        self._rpoll.register(sys.stdin, select.POLLIN)
-        self._wpoll = select.poll()
-        self._wpoll.register(sys.stdout, select.POLLOUT)
+        self.usb = usb if usb is not None else Usb()
+        self.wdt = None
+        self.driver = None            # the fairness driver, made when first asked for
 
     # -- clock ------------------------------------------------------------------
 
@@ -82,7 +153,7 @@ class Hardware:
 
     def written(self):
         """Words the DMA has written, mod 2**16."""
-        return (DMA_COUNT - self.dma.count) & 0xFFFF
+        return (self.done + DMA_COUNT - self.dma.count) & 0xFFFF
 
     def rx_stalled(self):
         """True once after the PIO dropped a word on a full FIFO."""
@@ -92,9 +163,19 @@ class Hardware:
         return False
 
     def rearm(self):
-        """Start the DMA's count afresh (call when idle, long before it ends)."""
-        if self.dma.count < DMA_COUNT // 2:
-            self.dma.count = DMA_COUNT
+        """Give the DMA a full count again once half of it is spent. Writing
+        TRANS_COUNT only sets the count of the next trigger, so the channel
+        is paused, its place in the ring kept, and triggered afresh; words
+        that arrive meanwhile wait in the PIO's 8-word FIFO."""
+        dma = self.dma
+        if dma.count >= DMA_COUNT // 2:
+            return False
+        dma.active(0)
+        left = dma.count
+        at = dma.write
+        self.done = (self.done + DMA_COUNT - left) & 0xFFFF
+        dma.config(read=self.sm, write=at, count=DMA_COUNT, ctrl=self.ctrl, trigger=True)
+        return True
 
     # -- outputs ------------------------------------------------------------------
 
@@ -108,30 +189,48 @@ class Hardware:
     def set_led(self, i, v):
         self.leds[i].value(v)
 
+    def set_status(self, v):
+        self.status_led.value(v)
+
     def set_test_out(self, v):
         self.test_pin.value(v)
+
+    def drive_pair(self, cycles):
+        """Pull buzzers 1 and 2 low ``cycles`` system clock cycles apart,
+        hold them, let go (the fairness driver on state machine 1, at the
+        system clock; the pins stay inputs with pull-ups between trials)."""
+        if self.driver is None:
+            self.driver = rp2.StateMachine(1, boxpio.driver_program(rp2), freq=self.sysclk,
+                                           set_base=machine.Pin(self.c.INPUTS[0][2]))
+            self.driver.active(1)
+        self.driver.put(boxpio.driver_word(cycles))
+
+    # -- the watchdog ----------------------------------------------------------------
+
+    def watchdog_start(self, ms=WATCHDOG_MS):
+        self.wdt = machine.WDT(timeout=ms)
+
+    def watchdog_feed(self):
+        if self.wdt is not None:
+            self.wdt.feed()
+
+    def watchdog_stop(self):
+        """Leaving for the REPL: an update must not be cut by a reset."""
+        if self.wdt is not None:
+            reg = WATCHDOG_CTRL[self.chip]
+            machine.mem32[reg] = machine.mem32[reg] & ~WATCHDOG_ENABLE
+            self.wdt = None
 
     # -- the host -------------------------------------------------------------------
 
     def read(self):
-        """What the host sent, without waiting (up to 64 bytes a call)."""
-        got = b""
-        n = 0
-        while n < 64 and self._rpoll.poll(0):
-            b = self._in.read(1)
-            if not b:
-                break
-            got += b
-            n += 1
-        return got
+        """What the host sent, without waiting (up to 64 bytes a call; it
+        stops after a 0x03, so the bytes after an interrupt stay unread)."""
+        return self.usb.read(64, 3)
 
     def writable(self):
-        return bool(self._wpoll.poll(0))
+        return self.usb.writable()
 
-    def write(self, data):
-        """Send a frame if the host can take it now; False (dropped) if not."""
-        if not self._wpoll.poll(0):
-            return False
-        self._out.write(data)
-        return True
-
+    def write(self, data, start=0):
+        """Bytes of ``data`` from ``start`` on the host took now (never waits)."""
+        return self.usb.write(data, start)

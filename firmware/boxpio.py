@@ -9,7 +9,13 @@
 #
 # How it works. x is a free-running counter, decremented once a tick; y holds
 # the previous sample. Every path through the loop takes CYCLES_PER_TICK
-# cycles, so the counter ticks at exactly freq / CYCLES_PER_TICK. Each tick,
+# cycles, so the counter ticks at exactly freq / CYCLES_PER_TICK. The state
+# machine runs at SM_FREQ = 25 MHz, an integer division of the system clock
+# on both chips (5 of the RP2040's 125 MHz, 6 of the RP2350's 150 MHz): the
+# clock divider is 16.8 fixed point, and a fractional divider (11 MHz from
+# 125 MHz) would make the counter run 31 ppm fast (+260 ppm at 150 MHz)
+# while the box announces 1 MHz. tick_hz() gives the rate the counter really
+# runs at for a system clock, which is what HELLO announces. Each tick,
 # ONE instruction (in pins, 10) samples all ten inputs together; if the
 # sample differs from y, one word goes to the RX FIFO:
 #
@@ -23,9 +29,22 @@
 
 IN_COUNT = 10
 COUNTER_BITS = 22
-CYCLES_PER_TICK = 11
+CYCLES_PER_TICK = 25
 TICK_HZ = 1_000_000
 SM_FREQ = TICK_HZ * CYCLES_PER_TICK
+
+
+def divider(sysclk, freq=SM_FREQ):
+    """The clock divider rp2.StateMachine sets for ``freq``, in 1/256ths
+    (rp2_pio.c: sysclk * 256 // freq, truncated)."""
+    return sysclk * 256 // freq
+
+
+def tick_hz(sysclk):
+    """The counter's true rate at system clock ``sysclk``, to the nearest
+    Hz (exactly TICK_HZ when SM_FREQ divides sysclk)."""
+    den = divider(sysclk) * CYCLES_PER_TICK
+    return (sysclk * 256 + den // 2) // den
 
 SOURCE = """
 .program buzzer_sampler
@@ -33,11 +52,11 @@ SOURCE = """
     mov y, ~null           ; no sample equals this: the first one is pushed
 .wrap_target
 tick:
-    mov isr, null
+    mov isr, null [14]     ; pads every path to 25 cycles: a 25 MHz machine, 1 MHz
     in pins, 10            ; THE sample: every input in one instruction
     mov x, isr
     jmp x!=y change
-    mov x, osr [4]         ; no change: pad to the change path's 11 cycles
+    mov x, osr [4]         ; no change: pad to the change path's cycles
 count:
     jmp x-- next           ; tick (both outcomes go on to next)
 next:
@@ -51,7 +70,7 @@ change:
     jmp count
 """
 
-WORDS = (0xA0E3, 0xA04B, 0xA0C3, 0x400A, 0xA026, 0x00A9, 0xA427, 0x0048, 0xA0E1,
+WORDS = (0xA0E3, 0xA04B, 0xAEC3, 0x400A, 0xA026, 0x00A9, 0xA427, 0x0048, 0xA0E1,
          0xA041, 0xA027, 0x4036, 0x8000, 0x0007)
 WRAP_TARGET = 2
 WRAP = 8
@@ -74,3 +93,60 @@ def program(rp2):
 
     return rp2.asm_pio(in_shiftdir=rp2.PIO.SHIFT_LEFT, fifo_join=rp2.PIO.JOIN_RX)(
         buzzer_sampler)
+
+
+# The fairness driver: a second state machine that pulls two buzzer inputs
+# low at a known separation, so the box can certify its own ordering with no
+# jig (hardware/fairness.py runs it against SAMPLER in the PIO emulator).
+# Both pins' output latches are 0; `set pindirs` turns a pin into an output
+# (driven low, against its pull-up) or back into an input (released: the
+# pull-up raises it). It never drives a pin high. One word from the FIFO
+# gives the separation in system clock cycles: fine << 16 | coarse, where
+# the separation is 1 + 32 * (coarse + 1) + (fine + 1) cycles.
+DRIVER_SOURCE = """
+.program fair_driver
+    pull block             ; fine << 16 | coarse
+    out x, 16              ; coarse: 32-cycle steps
+    out y, 16              ; fine: 1-cycle steps
+    set pindirs, 1         ; pin A driven low
+coarse:
+    jmp x-- coarse [31]
+fine:
+    jmp y-- fine
+    set pindirs, 3         ; pin B driven low too
+    set x, 31 [31]
+hold:
+    jmp x-- hold [31]      ; both held low about 1000 cycles
+    set pindirs, 0         ; released: inputs again
+"""
+
+
+DRIVER_WORDS = (0x80A0, 0x6030, 0x6050, 0xE081, 0x1F44, 0x0085, 0xE083, 0xFF3F, 0x1F48,
+                0xE080)
+
+
+def driver_program(rp2):
+    """The fairness driver for rp2.StateMachine (from DRIVER_WORDS, kept
+    equal to DRIVER_SOURCE by tests/test_pio.py): both pins start as inputs
+    with their output latch low."""
+    words = DRIVER_WORDS
+
+    def fair_driver():
+        for w in words:
+            word(w)            # noqa: F821 - supplied by rp2.asm_pio
+
+    # out x, 16 takes the low half first (the emulator's default; rp2's is
+    # SHIFT_LEFT)
+    return rp2.asm_pio(set_init=(rp2.PIO.IN_LOW, rp2.PIO.IN_LOW),
+                       out_shiftdir=rp2.PIO.SHIFT_RIGHT)(fair_driver)
+
+
+def driver_word(cycles):
+    """The FIFO word for a separation of ``cycles`` system clock cycles
+    (at least 35)."""
+    rest = cycles - 1 - 32
+    coarse = rest // 32
+    fine = rest - 32 * coarse - 1
+    if fine < 0:
+        coarse, fine = coarse - 1, fine + 32
+    return fine << 16 | coarse

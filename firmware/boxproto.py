@@ -27,6 +27,7 @@ SET_LEDS = 0x43
 SET_CUE = 0x44
 CONFIG = 0x45
 PULSE = 0x46
+CERTIFY = 0x47
 
 ROLE_BUZZER = 1
 ROLE_SELFTEST_IN = 2
@@ -52,7 +53,7 @@ MAX_RECORDS = 16
 
 # payload sizes of the host's commands (the only frames the box decodes)
 COMMAND_SIZES = {HELLO_REQUEST: 0, SYNC_REQUEST: 4, SET_LEDS: 2, SET_CUE: 9, CONFIG: 9,
-                 PULSE: 9}
+                 PULSE: 9, CERTIFY: 6}
 
 
 def _crc_table():

@@ -282,6 +282,29 @@ def _settle(src, timeout_s: float = 10.0) -> None:
         time.sleep(0.05)
 
 
+def _fairness(args) -> int:
+    from hardware import fairness
+    if args.last:
+        text = fairness.last()
+        print(text or "no fairness certificate kept yet: python -m hardware.selftest --real "
+                      "--fairness")
+        return 0 if text else 1
+    if not args.real:
+        print("emulated (the firmware's PIO programs in rp2040-pio-emulator, 125 MHz):")
+        print(fairness.table(fairness.certify(trials=1000)))
+        return 0
+    from companion.buzzers.pico import PicoSource
+    src = PicoSource(["1", "2", "3", "4", "5", "6"], port=args.port, raw=True)
+    try:
+        rows = fairness.certify_box(src)
+        where = f"{src.link.path}, firmware {'.'.join(map(str, src.hello.firmware))}"
+    finally:
+        src.close()
+    print(fairness.table(rows))
+    print(f"kept in {fairness.save(rows, where)}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m hardware.selftest",
                                  description="Measure each buzzer path's timing and suggest a "
@@ -294,7 +317,14 @@ def main(argv=None) -> int:
     ap.add_argument("--pi-out", type=int, default=21, help="BCM output for the gpio path (21)")
     ap.add_argument("--pi-in", type=int, default=20, help="BCM input jumpered to it (20)")
     ap.add_argument("--port", help="the Pico's serial port (default: found by USB id)")
+    ap.add_argument("--fairness", action="store_true",
+                    help="the Pico box's fairness certificate, 1000 trials a separation "
+                         "(hardware/fairness.py): on the box with --real (and kept), else "
+                         "emulated")
+    ap.add_argument("--last", action="store_true", help="with --fairness: the last one kept")
     args = ap.parse_args(argv)
+    if args.fairness:
+        return _fairness(args)
     if not 2 <= args.pulses <= 10_000:
         ap.error("--pulses must be 2 to 10000")
     paths = {p for p in ("gpio", "pico", "both") if getattr(args, p)} or {"gpio", "pico", "both"}

@@ -150,12 +150,29 @@ def test_corrections_never_reorder_two_ticks_of_one_box():
     assert m.steps == 0
 
 
-def test_equal_ticks_get_equal_stamps():
+def test_equal_ticks_get_equal_stamps_through_every_correction():
+    # two presses in one sample, stamped in two frames with clock
+    # corrections between them (the fit moves, the map slews): one stamp,
+    # for as long as the map keeps its segments (16 corrections, 2 s)
+    box, rng = Box(90), random.Random(5)
     c = ClockSync(HZ)
-    c.add_exchange(S, 1_000, S + 400_000)
     m = SlewedClock(c)
-    m.update(1_000)
-    assert m.to_ns(5_000) == m.to_ns(5_000)
+    t = box.t0
+    stamps: dict[int, int] = {}
+    for i in range(200):
+        t += S // 8
+        sent, tick, got = exchange(box, t, rng)
+        if i % 7 == 3:
+            got += 3_000_000                       # a slow reply: the fit moves
+        c.add_exchange(sent, tick, got)
+        m.update(tick)
+        if c.synced:
+            press = box.tick(t + S // 16)
+            for earlier, stamp in stamps.items():   # stamped again after corrections
+                if earlier >= m.segments[0][0]:
+                    assert m.to_ns(earlier) == stamp, (i, earlier)
+            stamps[press] = m.to_ns(press)
+    assert len(stamps) > 150 and len(m.segments) == 16 and m.steps == 0
 
 
 def test_the_slewed_map_converges_on_the_fit_and_reports_its_lag():

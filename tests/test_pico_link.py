@@ -25,6 +25,7 @@ from companion.edges import ButtonEdge
 from companion.buzzers.runner import BuzzerRunner
 from companion.pico import protocol as P
 from companion.referee import FIRST_PRESS, MS, RaceSpec, Referee
+from hardware import fairness
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "firmware" / "sim"))
@@ -343,22 +344,25 @@ def test_a_silent_port_is_unavailable_with_a_clear_message(tmp_path):
 
 
 class _Port:
-    def __init__(self, device, vid):
-        self.device, self.vid = device, vid
+    def __init__(self, device, vid, pid=0x0005):
+        self.device, self.vid, self.pid = device, vid, pid
 
 
-def test_detect_finds_a_pico_by_its_usb_vendor_id(monkeypatch):
+def test_detect_finds_a_pico_running_micropython_by_its_usb_ids(monkeypatch):
     import serial.tools.list_ports as lp
     from companion.pico import transport
     monkeypatch.setattr(transport, "STABLE_NAME", "/nonexistent/buzzerbox")
-    monkeypatch.setattr(lp, "comports", lambda: [_Port("/dev/ttyUSB0", 0x0403)])
+    monkeypatch.delenv(transport.ENV_PORT, raising=False)
+    others = [_Port("/dev/ttyUSB0", 0x0403, 0x6001),
+              _Port("/dev/ttyACM0", 0x2E8A, 0x000C),        # a Raspberry Pi Debug Probe
+              _Port("/dev/ttyACM2", 0x2E8A, 0x0003)]        # a Pico in BOOTSEL mode
+    monkeypatch.setattr(lp, "comports", lambda: others)
     assert not PicoSource.detect()
     with pytest.raises(Exception, match="no Raspberry Pi Pico"):
         PicoSource(NAMES)
-    monkeypatch.setattr(lp, "comports", lambda: [_Port("/dev/ttyUSB0", 0x0403),
-                                                 _Port("/dev/ttyACM0", 0x2E8A)])
+    monkeypatch.setattr(lp, "comports", lambda: others + [_Port("/dev/ttyACM1", 0x2E8A)])
     assert PicoSource.detect()
-    assert transport.find_pico_ports() == ["/dev/ttyACM0"]
+    assert transport.find_pico_ports() == ["/dev/ttyACM1"]
 
 
 def test_pico_is_a_registered_source_opened_by_name(box):
@@ -396,3 +400,17 @@ def test_an_offline_source_holds_edges_until_the_clock_is_synced_then_keeps_tick
     src.feed(b"\x01\x02\x03\x00" + P.encode(P.Edges(5, ((6_000, 0b1, 0b110),))), 2)
     assert [f.kind for f in rec.faults] == ["corrupt", "gap"]
     assert rec.edges[-1] == ButtonEdge("ana", False, src.map.to_ns(6_000))
+
+
+def test_the_fairness_driver_runs_on_the_box_and_its_presses_reach_no_table(box):
+    src = open_pico(box, raw=True)
+    rec = Recorder(src)
+    src.start(rec)
+    try:
+        stamped = src.certify(3_000, 20)
+        assert stamped == [3] * 20                      # B 3 us after A, every time
+        assert not rec.edges                            # the driver's presses are no game's
+        rows = fairness.certify_box(src, (2_000,), 10)
+        assert rows[0].ordered == 1 and rows[0].min_us == rows[0].max_us == 2.0
+    finally:
+        src.close()

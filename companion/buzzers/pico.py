@@ -16,7 +16,7 @@ box dropped because nobody read), ``overflow`` (the box lost changes; a
 buzzer whose change was lost gets its new level without an invented edge),
 ``stuck`` / ``cleared`` buzzers, ``disconnected``, ``incompatible``; and its
 status with the clock's error bound. After an unplug it reopens the port
-with a back-off and finds the box again by USB vendor id (or the udev name
+with a back-off and finds the box again by its USB ids (or the udev name
 ``/dev/buzzerbox``). A box whose firmware speaks another protocol is refused
 with the command that updates it.
 
@@ -43,7 +43,7 @@ from typing import Callable
 from ..edges import BuzzerId, ButtonEdge
 from ..pico import protocol as P
 from ..pico.clocksync import ClockSync, SlewedClock
-from ..pico.transport import SerialLink, find_pico_ports
+from ..pico.transport import SerialLink, default_port
 from .base import (CueStamp, EdgeSource, SourceError, SourceFault, SourceStatus,
                    SourceUnavailable)
 
@@ -59,6 +59,12 @@ S = 1_000_000_000
 #: How long after opening the port to wait for the box's own hello before
 #: asking for one (the box must be running its loop, Ctrl-C off, first).
 HELLO_WAIT_S = 1.5
+#: After asking a port found by USB ids for its hello, how long to wait for
+#: it before trying the next Pico.
+NO_HELLO_S = 1.0
+#: Frames of another protocol version, and nothing else, before a box is
+#: refused (one alone is damage on the line).
+VERSION_FRAMES = 3
 
 
 #: changed-mask -> bit number, for masks with one bit set
@@ -92,8 +98,9 @@ class PicoSource(EdgeSource):
 
     ``buzzers`` (ids) take the box's buzzer inputs in order (first id,
     buzzer 1). ``port``: a path, a callable giving the path now, or None to
-    find the box by USB vendor id. ``debounce_us`` is the box's leading-edge
-    debounce (the referee's default window: the referee does the same again,
+    find the box by USB ids (each Pico in turn until one says HELLO).
+    ``debounce_us`` is the box's leading-edge debounce (the referee's
+    default window: the referee does the same again,
     and debouncing twice equals once); ``raw=True`` reports every sampled
     change (the timing self-test's bounce measurements). ``connect_timeout_s``
     is how long the constructor waits for the box to say hello.
@@ -112,10 +119,17 @@ class PicoSource(EdgeSource):
                  connect_timeout_s: float = 3.0, clock: Callable[[], int] = time.monotonic_ns,
                  backoff_s: tuple[float, float] = (0.05, 2.0)):
         super().__init__(buzzers, pinmap)
-        if port is None and not find_pico_ports():
-            raise SourceUnavailable("no Raspberry Pi Pico on USB (vendor id 2e8a); plug in the "
-                                    "buzzer box, or use --source mock")
+        if port is None and not default_port():         # $COMPANION_PICO_PORT counts
+            raise SourceUnavailable("no Raspberry Pi Pico on USB (vendor id 2e8a, MicroPython "
+                                    "0005); plug in the buzzer box, name its port in "
+                                    "COMPANION_PICO_PORT, or use --source mock")
         self._setup(clock, debounce_us, stuck_ms, raw, sync_hz)
+        # found by USB ids: a port that never says HELLO (a second Pico
+        # running other MicroPython code) is passed over for the next one
+        self._searching = port is None
+        self._not_box: set[str] = set()
+        if port is None:
+            port = lambda: default_port(self._not_box)  # noqa: E731
         self.link = SerialLink(port, self._bytes, self._state, clock=clock,
                                backoff_s=backoff_s)
         self.link.start()
@@ -165,6 +179,9 @@ class PicoSource(EdgeSource):
         self._prev_hello: P.Hello | None = None
         self._last_status = 0
         self._box_counters = (0, 0)
+        self._skip_stale = False
+        self._version_frames = 0
+        self._certifying: list[tuple[int, int, bool]] | None = None
 
     @classmethod
     def offline(cls, buzzers, hello: P.Hello, *, clock: Callable[[], int] = time.monotonic_ns,
@@ -188,8 +205,9 @@ class PicoSource(EdgeSource):
 
     @classmethod
     def detect(cls) -> bool:
-        """A Pico is plugged in (USB vendor id 2e8a, or the udev link)."""
-        return bool(find_pico_ports())
+        """A Pico is plugged in (USB ids 2e8a:0005, or the udev link), or
+        ``$COMPANION_PICO_PORT`` names one."""
+        return bool(default_port())
 
     # -- the link's side (its threads) -------------------------------------------------
 
@@ -197,25 +215,43 @@ class PicoSource(EdgeSource):
         # Nothing is sent before the box's hello: until its main.py has
         # turned Ctrl-C off, a 0x03 in a frame would stop it. The box repeats
         # its hello while nobody talks to it; if none comes, ask for one
-        # after HELLO_WAIT_S (_sync_loop).
-        with self._lock:
-            self._connected = connected
-            self._connected_at = self.clock()
-            self.decoder.reset()
-            if self.hello is not None:
-                self._prev_hello = self.hello
-            self.hello = None
+        # after HELLO_WAIT_S (_sync_loop). A loss is reported before the
+        # status says so, so whoever sees the status also finds the fault.
         if not connected:
             self._hello_ev.clear()
             self._fault(SourceFault("disconnected", f"buzzer box lost ({detail}); "
                                                     f"reconnecting", t_ns=self.clock()))
+        with self._lock:
+            self._connected = connected
+            self._connected_at = self.clock()
+            self.decoder.reset()
+            # a port just opened first gives what the box's USB kept from
+            # before (up to 256 stale bytes, usually starting mid-frame):
+            # up to the first delimiter is not a fault, and nothing but a
+            # hello counts until the box has said one on this connection
+            self._skip_stale = connected
+            self._version_frames = 0
+            if connected:
+                self.refused = None         # another box, or the same one updated
+            if self.hello is not None:
+                self._prev_hello = self.hello
+            self.hello = None
+        if not connected:
             self._status(force=True)
 
     def _bytes(self, data: bytes, t_ns: int) -> None:
         with self._lock:
+            if self._skip_stale:
+                i = data.find(b"\x00")
+                if i < 0:
+                    return
+                self._skip_stale = False
+                data = data[i + 1:]
             msgs = self.decoder.feed(data)
             sync, cmap = self.sync, self.map
-            fast = sync is not None and sync.synced and cmap.segments
+            fast = (sync is not None and sync.synced and cmap.segments
+                    and self.hello is not None and not self.refused
+                    and self._certifying is None)
             if fast:
                 # the hot path, inlined: one edge record of one buzzer. Same
                 # steps as _edges -> _input (extend, map, level check, emit).
@@ -262,12 +298,23 @@ class PicoSource(EdgeSource):
         kind = type(msg)
         if kind is P.LinkFault:
             if msg.kind == "version":
-                self._refuse(f"the buzzer box speaks another protocol ({msg.message}); "
-                             f"{UPDATE_HINT}")
+                # one such frame is damage; only a box that says nothing else
+                # on this connection speaks another protocol
+                self._version_frames += 1
+                if self._version_frames >= VERSION_FRAMES and self.hello is None:
+                    self._refuse(f"the buzzer box speaks another protocol ({msg.message}); "
+                                 f"{UPDATE_HINT}")
+                    return
+                self.counters["corrupt"] += msg.count
+                self._fault(SourceFault("corrupt", f"buzzer box link: {msg.message}",
+                                        t_ns=t_ns))
                 return
             self.counters[msg.kind] = self.counters.get(msg.kind, 0) + msg.count
             self._fault(SourceFault(msg.kind, f"buzzer box link: {msg.message}", t_ns=t_ns))
             return
+        if kind is not P.Hello and (self.hello is None or self.refused):
+            self.counters["stale"] = self.counters.get("stale", 0) + 1
+            return                       # not from a box this source has accepted
         self.counters["frames"] += 1
         if kind is P.Edges:
             self._edges(msg)
@@ -298,10 +345,16 @@ class PicoSource(EdgeSource):
             self._report_cue(stamp)
 
     def _refuse(self, why: str) -> None:
+        """Refuse this box until a compatible hello or another connection;
+        the link stays open (the box is not reset over and over) and nothing
+        it sends reaches the table meanwhile."""
+        first = self.refused != why
         self.refused = why
-        self._fault(SourceFault("incompatible", why))
+        self.hello = None
+        if first:
+            self._fault(SourceFault("incompatible", why))
+            self._status(force=True)
         self._hello_ev.set()
-        self.link.drop()
 
     def _hello(self, h: P.Hello) -> None:
         if h.protocol != P.PROTOCOL_VERSION or h.firmware[0] != FIRMWARE_MAJOR:
@@ -309,6 +362,8 @@ class PicoSource(EdgeSource):
                          f"(protocol {h.protocol}); this companion needs firmware "
                          f"{FIRMWARE_MAJOR}.x (protocol {P.PROTOCOL_VERSION}): {UPDATE_HINT}")
             return
+        self.refused = None
+        self._version_frames = 0
         prev = self.hello or self._prev_hello
         restarted = prev is None or h.boot_id != prev.boot_id
         self.hello = h
@@ -423,6 +478,11 @@ class PicoSource(EdgeSource):
             self._edges(e)
 
     def _input(self, bit: int, level: bool, tick: int, t_ns: int) -> None:
+        if self._certifying is not None and bit in (0, 1):
+            # the fairness driver's doing, not a player's: kept, never emitted
+            self._certifying.append((tick, bit, level))
+            self.levels[bit] = level
+            return
         buzzer = self.bit_buzzer.get(bit)
         if buzzer is not None:
             levels = self.levels
@@ -458,10 +518,11 @@ class PicoSource(EdgeSource):
     def _send_sync(self) -> None:
         token = next(self._seq) & 0xFFFF_FFFF
         with self._lock:
-            msg = P.encode(P.SyncRequest(self._next_seq(), token))
-            t = self.link.write(msg)
+            msg, wire = P.encode_command(P.SyncRequest(self._next_seq(), token),
+                                         self._next_seq)
+            t = self.link.write(wire)
             if t is not None:
-                self._tokens[token] = t
+                self._tokens[msg.token] = t
                 if len(self._tokens) > 64:
                     self._tokens.pop(next(iter(self._tokens)))
 
@@ -476,19 +537,27 @@ class PicoSource(EdgeSource):
                   and asked != self._connected_at):
                 asked = self._connected_at
                 self._send(P.HelloRequest(0))
+            elif (self._searching and asked == self._connected_at
+                  and self.clock() - self._connected_at > (HELLO_WAIT_S + NO_HELLO_S) * S):
+                if self.link.path:                # asked, and still nothing: not the box
+                    self._not_box.add(self.link.path)
+                if default_port(self._not_box) in self._not_box:
+                    self._not_box.clear()         # none said hello: round again
+                self._connected_at = self.clock()
+                self.link.drop()
 
     # -- commands ------------------------------------------------------------------------
 
     _tx_seq = 0
 
     def _next_seq(self) -> int:
-        self._tx_seq = (self._tx_seq + 1) & 0xFFFF
+        self._tx_seq = P.next_command_seq(self._tx_seq)
         return self._tx_seq
 
     def _send(self, msg) -> int | None:
         with self._lock:
-            msg = msg._replace(seq=self._next_seq())
-            t = self.link.write(P.encode(msg))
+            msg, wire = P.encode_command(msg._replace(seq=self._next_seq()), self._next_seq)
+            t = self.link.write(wire)
         return msg.seq if t is not None else None
 
     def command(self, msg, timeout_s: float = 1.0, cue: tuple | None = None) -> P.Ack | None:
@@ -496,11 +565,11 @@ class PicoSource(EdgeSource):
         ``cue``: (on, asked-for ns) of a cue command, whose stamp is also
         reported through the sink."""
         with self._lock:
-            msg = msg._replace(seq=self._next_seq())
+            msg, wire = P.encode_command(msg._replace(seq=self._next_seq()), self._next_seq)
             ev = self._acks[msg.seq] = threading.Event()
             if cue is not None:
                 self._note_cue(msg.seq, cue)
-            if self.link.write(P.encode(msg)) is None:
+            if self.link.write(wire) is None:
                 self._acks.pop(msg.seq, None)
                 self._cues.pop(msg.seq, None)
                 return None
@@ -578,12 +647,41 @@ class PicoSource(EdgeSource):
             at_tick = self._cue_tick(at_ns)
             if at_tick is None:
                 return False
-            msg = P.SetCue(self._next_seq(), 1 if on else 0, at_tick)
+            msg, wire = P.encode_command(P.SetCue(self._next_seq(), 1 if on else 0, at_tick),
+                                         self._next_seq)
             self._note_cue(msg.seq, (bool(on), at_ns))
-            if self.link.write(P.encode(msg)) is None:
+            if self.link.write(wire) is None:
                 self._cues.pop(msg.seq, None)
                 return False
             return True
+
+    def certify(self, separation_ns: int, trials: int) -> list[int] | None:
+        """Run the box's fairness driver: buzzers 1 and 2 pulled low
+        ``separation_ns`` apart, ``trials`` times (the box must be in raw
+        mode: ``raw=True``). The stamped separations B - A in ticks (0: a
+        tie, negative: the wrong order), or None if the box did not do it.
+        Those presses never reach the sink."""
+        with self._lock:
+            self._certifying = []
+        try:
+            ack = self.command(P.Certify(0, separation_ns, trials),
+                               timeout_s=5 + trials * (0.004 + separation_ns / 1e9))
+            if ack is None or ack.status != P.ACK_OK:
+                return None
+            time.sleep(0.1)                  # the last trial's frames
+            with self._lock:
+                seen = sorted(self._certifying)
+        finally:
+            with self._lock:
+                self._certifying = None
+        out, a = [], None
+        for tick, bit, level in seen:
+            if level and bit == 0:
+                a = tick
+            elif level and bit == 1 and a is not None:
+                out.append(tick - a)
+                a = None
+        return out
 
     def pulse(self, width_us: int, gap_us: int, count: int) -> bool:
         """Pulse the self-test output (``hardware/selftest.py``)."""

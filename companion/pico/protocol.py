@@ -65,6 +65,7 @@ SET_LEDS = 0x43
 SET_CUE = 0x44
 CONFIG = 0x45
 PULSE = 0x46
+CERTIFY = 0x47
 
 # -- what each sampled input is (HELLO's pin list) -------------------------------
 ROLE_BUZZER = 1
@@ -214,6 +215,16 @@ class Pulse(NamedTuple):
     count: int
 
 
+class Certify(NamedTuple):
+    """Pull buzzers 1 and 2 low ``separation_ns`` apart (to the box's
+    system clock cycle), ``count`` times (the fairness driver,
+    firmware/boxpio.py); acked when done. An older box answers ACK_UNKNOWN."""
+
+    seq: int
+    separation_ns: int
+    count: int
+
+
 _HEADER = struct.Struct("<BBH")
 _EDGE1 = struct.Struct("<BBHBIHH")        # a whole one-record edges frame, CRC aside
 _HELLO_FIXED = struct.Struct("<BBBBIIQBIIB")
@@ -233,12 +244,13 @@ _FIXED: dict[int, tuple[type, struct.Struct | None]] = {
     SET_CUE: (SetCue, struct.Struct("<BQ")),
     CONFIG: (Config, struct.Struct("<BII")),
     PULSE: (Pulse, struct.Struct("<IIB")),
+    CERTIFY: (Certify, struct.Struct("<IH")),
 }
 TYPE_OF = {cls: t for t, (cls, _) in _FIXED.items()}
 TYPE_NAMES = {HELLO: "hello", EDGES: "edges", HEARTBEAT: "heartbeat", FAULT: "fault",
               SYNC_REPLY: "sync-reply", ACK: "ack", HELLO_REQUEST: "hello-request",
               SYNC_REQUEST: "sync-request", SET_LEDS: "set-leds", SET_CUE: "set-cue",
-              CONFIG: "config", PULSE: "pulse"}
+              CONFIG: "config", PULSE: "pulse", CERTIFY: "certify"}
 
 
 class ProtocolError(ValueError):
@@ -301,6 +313,66 @@ def wrap(body: bytes) -> bytes:
 def encode(msg, version: int = PROTOCOL_VERSION) -> bytes:
     """The bytes that carry ``msg`` on the wire."""
     return wrap(frame_body(msg, version))
+
+
+#: mpremote's interrupt: the box leaves its loop for the REPL when it reads
+#: these two bytes, wherever they fall (firmware/boxcore.py), so the Pi
+#: never sends them.
+INTERRUPT = b"\r\x03"
+
+
+def next_command_seq(seq: int) -> int:
+    """The sequence number after ``seq`` for a command to the box: one with
+    no CR byte (a CR in the header would be followed by the payload's first
+    byte or a COBS code, either of which can be Ctrl-C)."""
+    seq = (seq + 1) & 0xFFFF
+    while seq & 0xFF == 0x0D or seq >> 8 == 0x0D:
+        seq = (seq + 1) & 0xFFFF
+    return seq
+
+
+def _no_cr(value: int, nbytes: int) -> int:
+    """The least value >= ``value`` with no CR in its ``nbytes`` low bytes."""
+    for i in range(nbytes):
+        if (value >> 8 * i) & 0xFF == 0x0D:
+            value = ((value >> 8 * i) + 1) << 8 * i
+    return value
+
+
+def _nudge(msg, k: int):
+    """The same command but for a harmless amount (the ``k``-th time), with
+    no CR byte left in its numbers: another token; a cue at most 65 ms
+    later (the box stamps when it really sounded, and the race is armed at
+    that stamp); a little more debounce, stuck time or pulse. For a payload
+    that holds CR, Ctrl-C, or whose CRC keeps making them."""
+    if isinstance(msg, SyncRequest):
+        return msg._replace(token=_no_cr((msg.token + k) & 0xFFFF_FFFF, 4) & 0xFFFF_FFFF)
+    if isinstance(msg, SetCue) and msg.at_tick:
+        return msg._replace(at_tick=_no_cr(msg.at_tick + k - 1, 3))
+    if isinstance(msg, Config):
+        return msg._replace(debounce_us=_no_cr(msg.debounce_us + k - 1, 4),
+                            stuck_ms=_no_cr(msg.stuck_ms + k - 1, 4) if msg.stuck_ms else 0)
+    if isinstance(msg, Pulse):
+        return msg._replace(width_us=_no_cr(msg.width_us + k - 1, 4),
+                            gap_us=_no_cr(msg.gap_us + k - 1, 4))
+    return msg
+
+
+def encode_command(msg, next_seq):
+    """``(msg, wire)`` for a command to the box: a leading delimiter (so no
+    stray byte before it, a modem probe's CR, joins its first byte) and
+    never CR, Ctrl-C anywhere: another ``seq`` from ``next_seq()`` when the
+    CRC or header makes them, a nudged payload (:func:`_nudge`) when the
+    payload does. The ``msg`` returned is the one sent."""
+    first = msg
+    for attempt in range(64):
+        wire = b"\x00" + encode(msg)
+        if INTERRUPT not in wire:
+            return msg, wire
+        msg = msg._replace(seq=next_seq())
+        if attempt % 4 == 3:
+            msg = _nudge(first._replace(seq=msg.seq), attempt // 4 + 1)
+    raise ValueError(f"cannot send {msg!r} without CR, Ctrl-C")
 
 
 # -- decoding ---------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The Pico link's transport: pyserial only, no protocol.
 
-It finds the Pico by its USB vendor id (Raspberry Pi, 0x2E8A) with
+It finds the Pico by its USB ids (Raspberry Pi, 0x2E8A; MicroPython, 0x0005) with
 ``serial.tools.list_ports``, reads it in pyserial's
 :class:`serial.threaded.ReaderThread`, hands every chunk of bytes on with the
 Pi's monotonic time it arrived (the clock sync needs it), and when the port
@@ -28,6 +28,10 @@ log = logging.getLogger(__name__)
 
 #: Raspberry Pi's USB vendor id: the Pico's MicroPython USB serial uses it.
 PICO_VID = 0x2E8A
+#: MicroPython's product id on a Pico or Pico 2 (its USB serial). Others of
+#: the same vendor are not the box: a Debug Probe (0x000C), a Pico in
+#: BOOTSEL mode (0x0003, 0x000F), a Pico running other firmware.
+MICROPYTHON_PID = 0x0005
 #: Where the udev rule (hardware/udev/99-buzzerbox.rules) links the box.
 STABLE_NAME = "/dev/buzzerbox"
 #: Environment variable naming the port to use instead of searching.
@@ -35,8 +39,9 @@ ENV_PORT = "COMPANION_PICO_PORT"
 
 
 def find_pico_ports() -> list[str]:
-    """Serial ports of plugged-in Picos: the udev link first, then every
-    port with the Raspberry Pi USB vendor id, by name."""
+    """Serial ports of plugged-in Picos running MicroPython: the udev link
+    first, then every port with the Raspberry Pi vendor id and MicroPython's
+    product id, by name."""
     found = []
     if os.path.exists(STABLE_NAME):
         found.append(STABLE_NAME)
@@ -44,17 +49,21 @@ def find_pico_ports() -> list[str]:
         ports = serial.tools.list_ports.comports()
     except Exception:       # no sysfs, odd platforms: nothing found, not a crash
         ports = []
-    found += sorted(p.device for p in ports if p.vid == PICO_VID)
+    found += sorted(p.device for p in ports
+                    if p.vid == PICO_VID and p.pid == MICROPYTHON_PID)
     return found
 
 
-def default_port() -> str | None:
-    """``$COMPANION_PICO_PORT``, else the first Pico found, else None."""
+def default_port(skip=()) -> str | None:
+    """``$COMPANION_PICO_PORT``, else the first Pico found that is not in
+    ``skip`` (ports that did not say HELLO; all skipped: the first again),
+    else None."""
     env = os.environ.get(ENV_PORT)
     if env:
         return env
     ports = find_pico_ports()
-    return ports[0] if ports else None
+    fresh = [p for p in ports if p not in skip]
+    return (fresh or ports or [None])[0]
 
 
 class _Protocol(serial.threaded.Protocol):
@@ -72,7 +81,7 @@ class SerialLink:
     """Keep a serial port open: read it on a thread, reopen it after a loss.
 
     ``port``: a path, a callable giving the path now (or None while there is
-    none), or None to find a Pico by USB vendor id. ``on_bytes(data, t_ns)``
+    none), or None to find a Pico by its USB ids. ``on_bytes(data, t_ns)``
     gets every chunk read with the Pi's monotonic time it arrived;
     ``on_state(connected, detail)`` every connection and loss. Both are
     called on the link's threads. Reopening waits ``backoff_s[0]`` at first,

@@ -1,5 +1,6 @@
-# Stand-in for MicroPython's `machine` on the unix port (tests only): pins
-# and registers of the simulated board in simboard.py.
+# Stand-in for MicroPython's `machine` on the unix port (tests only): pins,
+# registers, the system clock and the watchdog of the simulated board in
+# simboard.py. Pins leave reset as the RP2040's do: inputs pulled down.
 
 from simboard import board
 
@@ -13,9 +14,7 @@ class Pin:
     def __init__(self, id, mode=-1, pull=-1, value=None):
         self.id = id
         if pull == Pin.PULL_UP:
-            board.pull_up[id] = True
-            if id not in board.external:    # a held button wins over the pull-up
-                board.levels[id] = 1
+            board.pull_up(id)
         if mode == Pin.OUT and value is not None:
             board.drive(id, 1 if value else 0)
 
@@ -28,8 +27,11 @@ class Pin:
         return self.value(v)
 
 
+WATCHDOG_CTRL = {"rp2040": 0x40058000, "rp2350": 0x400D8000}
+
+
 class _Mem:
-    """machine.mem32: only the PIO's FDEBUG register is simulated."""
+    """machine.mem32: the PIO's FDEBUG register and the watchdog's CTRL."""
 
     FDEBUG = 0x50200008
 
@@ -37,15 +39,33 @@ class _Mem:
         if addr == self.FDEBUG:
             board.advance()
             return 1 if board.stall_flag else 0
+        if addr == WATCHDOG_CTRL[board.chip]:
+            return (1 << 30) if board.wdt_enabled else 0
         return 0
 
     def __setitem__(self, addr, value):
         if addr == self.FDEBUG and value & 1:
             board.stall_flag = False
+        elif addr == WATCHDOG_CTRL[board.chip]:
+            board.wdt_enabled = bool(value & (1 << 30))
 
 
 mem32 = _Mem()
 
 
 def freq(hz=None):
-    return 125_000_000
+    return board.sysclk
+
+
+class WDT:
+    """Cannot be stopped once started (only through its CTRL register)."""
+
+    def __init__(self, id=0, timeout=5000):
+        if not 1 <= timeout <= 8388:
+            raise ValueError("timeout out of range")
+        board.wdt_timeout_ms = timeout
+        board.wdt_enabled = True
+        board.wdt_fed_us = board.now_us()
+
+    def feed(self):
+        board.wdt_fed_us = board.now_us()

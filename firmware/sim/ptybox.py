@@ -55,6 +55,7 @@ class SimBox:
         self.to_pi = 0
         self.to_box = 0
         self._master = self._slave = None
+        self._stale = b""
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self.proc = subprocess.Popen([micropython(), str(RUN_BOX), str(self.fifo), str(ppm)],
@@ -85,6 +86,9 @@ class SimBox:
         os.replace(tmp, self.port)
         with self._lock:
             self._master, self._slave = master, slave
+            stale, self._stale = self._stale, b""
+            if stale:
+                os.write(master, stale)
 
     def unplug(self) -> None:
         with self._lock:
@@ -120,7 +124,10 @@ class SimBox:
             with self._lock:
                 m = self._master
                 if m is None:
-                    continue            # unplugged: the bytes go nowhere
+                    # unplugged: MicroPython's USB FIFO keeps the newest 256
+                    # bytes and gives them to the next host that opens it
+                    self._stale = (self._stale + data)[-256:]
+                    continue
                 try:
                     os.write(m, data)
                     self.to_pi += len(data)

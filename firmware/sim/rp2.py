@@ -45,29 +45,83 @@ def asm_pio(**kw):
 
 class StateMachine:
     def __init__(self, id, program, freq=None, in_base=None, **kw):
+        import boxpio
         self.id = id
         self.program = program
         self.freq = freq
         self.in_base = in_base.id if in_base is not None else 0
+        # rp2_pio.c's divider: sysclk * 256 // freq, 16.8 fixed point
+        self.div256 = board.sysclk * 256 // freq if freq else 256
+        self.set_base = kw["set_base"].id if kw.get("set_base") is not None else None
+        if self.set_base is None:               # the sampler: its divider sets the counter
+            board.set_divider(self.div256, boxpio.CYCLES_PER_TICK)
 
     def active(self, v=None):
-        if v:
+        if v and self.set_base is None:
             board.start(self.in_base)
         return board.t0 is not None
 
+    def put(self, word):
+        """The fairness driver (boxpio.DRIVER_SOURCE) as the emulator runs
+        it, to the board's microsecond: pin A low now, pin B low the word's
+        separation later, both let go about 8 us after that."""
+        fine, coarse = word >> 16, word & 0xFFFF
+        cycles = 1 + 32 * (coarse + 1) + fine + 1
+        sep = (cycles * 1_000_000 + board.sysclk // 2) // board.sysclk
+        a, b = self.set_base, self.set_base + 1
+        now = board.now_us() + 1
+        board.schedule_many([(now, a, 0), (now + sep, b, 0), (now + sep + 9, a, 1),
+                             (now + sep + 9, b, 1)])
+
 
 class DMA:
+    """One channel as the hardware has it: `count` reads the transfers
+    left; writing it sets only the count of the next trigger; `write` reads
+    where the next word goes (an index into the ring here); the channel
+    stops when its count runs out. On the RP2350 bits 31:28 of the count
+    are a mode, and only mode 0 (normal) is what this firmware means."""
+
     def __init__(self):
         self.channel = 0
 
     def pack_ctrl(self, **kw):
         return kw
 
+    def _check(self, count):
+        if count >> 32:
+            raise ValueError("TRANS_COUNT is 32 bits")
+        if board.chip == "rp2350" and count >> 28:
+            raise ValueError("TRANS_COUNT mode %d is not normal (RP2350)" % (count >> 28))
+
     def config(self, read=None, write=None, count=None, ctrl=None, trigger=False):
-        # `write` is the firmware's ring: 16-bit halves, two a word
-        self.ctrl = ctrl
-        board.ring = (write, 0, len(write) // 2)
-        board.dma_count = count
+        # `write` is the firmware's ring (16-bit halves, two a word), or an
+        # address this channel's `write` gave (an index into that ring)
+        with board.lock:
+            self.ctrl = ctrl
+            if count is not None:
+                self._check(count)
+                board.dma_reload = count
+            if isinstance(write, int):
+                board.written = write
+            elif write is not None:
+                board.ring = (write, 0, len(write) // 2)
+                board.written = 0
+            if trigger:
+                board.dma_count = board.dma_reload
+                board.dma_active = True
+                board._dma()
+
+    def active(self, v=None):
+        with board.lock:
+            if v is not None:
+                board.dma_active = bool(v)
+                board._dma()
+            return board.dma_active and board.dma_count > 0
+
+    @property
+    def write(self):
+        board.advance()
+        return board.written % board.ring[2]
 
     @property
     def count(self):
@@ -76,4 +130,5 @@ class DMA:
 
     @count.setter
     def count(self, v):
-        board.dma_count = v
+        self._check(v)
+        board.dma_reload = v            # TRANS_COUNT: the next trigger's count

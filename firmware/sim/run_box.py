@@ -28,7 +28,9 @@ from simboard import board  # noqa: E402
 board.ppm = int(sys.argv[2]) if len(sys.argv) > 2 else 0
 
 import boxconfig  # noqa: E402
+import boxhw  # noqa: E402
 import main  # noqa: E402
+import usbcdc  # noqa: E402
 
 BUZZER_GPIO = {n: g for role, n, g in boxconfig.INPUTS if role == 1}
 control = open(sys.argv[1], "rb")
@@ -78,7 +80,18 @@ def keep_going():
 
 
 try:
-    main.run(keep_going=keep_going)
+    # MicroPython's USB serial between the box and the pipes; the DMA
+    # writing the ring from its own thread
+    cdc = usbcdc.PipeCdc()
+    hw = boxhw.Hardware(boxconfig, usb=boxhw.Usb(*usbcdc.ports(cdc)))
+    board.start_dma(200)
+
+    class Errors:                 # a restart of the loop is said on stderr
+        def append(self, what):
+            sys.stderr.write("box loop restarted after %s\n" % what)
+
+    main.run(hw=hw, keep_going=keep_going, errors=Errors())
+    board.stop_dma()
 except Exception as exc:          # the test reads it in SimBox.log
     sys.print_exception(exc, sys.stderr)
     raise

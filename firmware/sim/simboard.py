@@ -7,6 +7,15 @@
 # them into the firmware's ring and counts down like the real channel.
 # Nothing here runs on a Pico.
 #
+# As unkind as the hardware: pins leave reset pulled down and a pull-up takes
+# PULL_RISE_US to raise a line; the counter runs at the rate the state
+# machine's clock divider really gives (sysclk * 256 // freq, 16.8 fixed
+# point) for the chip's system clock; the DMA stops when its count runs out,
+# takes a count with mode bits only where the chip has them (RP2350: bits
+# 31:28, 0 normal), and writing its count sets only the next trigger's; and
+# with start_dma() the DMA writes the ring from its own thread, on the real
+# clock, whatever the reader is doing.
+#
 # Time is the unix port's monotonic clock (time.ticks_us, the same
 # CLOCK_MONOTONIC the Pi side reads, mod 2**30), unwrapped. The simulated
 # crystal runs `ppm` fast or slow: the counter is the true time scaled by
@@ -15,14 +24,18 @@
 
 import time
 
+import _thread
+
 MASK22 = (1 << 22) - 1
 NPINS = 30
+PULL_RISE_US = 50         # a pull-up charging a buzzer cable: not at once
+FIFO_WORDS = 8            # the PIO's RX FIFO (joined)
 
 
 class Board:
     def __init__(self):
         self.levels = [0] * NPINS
-        self.pull_up = [False] * NPINS
+        self.pull_up_on = [False] * NPINS
         self.ppm = 0
         self._last_raw = time.ticks_us()
         self._us = self._last_raw       # unwrapped from here on
@@ -38,6 +51,19 @@ class Board:
         self.stall_flag = False
         self.words = 0
         self.fixed_now = None           # tests may freeze the clock
+        self.chip = "rp2040"
+        self.sysclk = 125_000_000
+        self.rate = (1, 1)              # counter ticks per us (the divider's truth)
+        self.fifo = []                  # words the DMA has not taken (8 at most)
+        self.rises = set()              # (t_us, gpio) of pull-ups still rising
+        self.dma_active = False
+        self.dma_reload = 0
+        self.lock = _thread.allocate_lock()
+        self._clock_lock = _thread.allocate_lock()
+        self.dma_thread = False
+        self.wdt_timeout_ms = None      # machine.WDT stand-in
+        self.wdt_fed_us = None
+        self.wdt_enabled = False
         self.jumpers = {}               # gpio -> gpio wired to it (the self-test jumper)
         self.watched = set()            # gpios whose changes are printed on stderr
         self.external = set()           # gpios something outside drives (a button)
@@ -47,10 +73,11 @@ class Board:
     def now_us(self):
         if self.fixed_now is not None:
             return self.fixed_now
-        raw = time.ticks_us()
-        self._us += time.ticks_diff(raw, self._last_raw)
-        self._last_raw = raw
-        return self._us
+        with self._clock_lock:          # the DMA thread reads the clock too
+            raw = time.ticks_us()
+            self._us += time.ticks_diff(raw, self._last_raw)
+            self._last_raw = raw
+            return self._us
 
     def unwrap(self, t_mod):
         """A ticks_us value (mod 2**30) as the nearest unwrapped time."""
@@ -61,26 +88,78 @@ class Board:
         return now + d
 
     def counter(self, t_us):
-        return (t_us - self.t0) * (1_000_000 + self.ppm) // 1_000_000
+        num, den = self.rate
+        return (t_us - self.t0) * (1_000_000 + self.ppm) * num // (1_000_000 * den)
+
+    def set_divider(self, div256, cycles):
+        """The state machine's clock divider (1/256ths) and the program's
+        cycles per tick: the counter's true rate is sysclk * 256 / div256 /
+        cycles, whatever the firmware announces."""
+        self.rate = (self.sysclk * 256, div256 * cycles * 1_000_000)
+
+    def pull_up(self, gpio):
+        """A pull-up switched on: the line rises PULL_RISE_US later unless
+        something outside holds it."""
+        if not self.pull_up_on[gpio]:
+            self.pull_up_on[gpio] = True
+            if gpio not in self.external:
+                with self.lock:
+                    t = self.now_us() + PULL_RISE_US
+                    self.rises.add((t, gpio))
+                    self._insert((t, gpio, 1))
 
     # -- pins --------------------------------------------------------------------
 
+    def _insert(self, item):
+        """Into the time-ordered pending changes, after its equals."""
+        p = self.pending
+        lo, hi = 0, len(p)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if p[mid] <= item:
+                lo = mid + 1
+            else:
+                hi = mid
+        p.insert(lo, item)
+
     def schedule(self, t_us, gpio, level):
         """An outside change (a button) at an exact time."""
-        self.external.add(gpio)
-        self.pending.append((t_us, gpio, level))
-        self.pending.sort()
+        with self.lock:
+            self.external.add(gpio)
+            # a button held wins over a pull-up still rising
+            self.pending = [p for p in self.pending if (p[0], p[1]) not in self.rises
+                            or p[1] != gpio]
+            self._insert((t_us, gpio, level))
+
+    def schedule_many(self, changes):
+        """Many outside changes (t_us, gpio, level) at once."""
+        with self.lock:
+            new = list(changes)
+            for i in range(1, len(new)):
+                if new[i] < new[i - 1]:
+                    new.sort()
+                    break
+            for _, gpio, _ in new:
+                self.external.add(gpio)
+            old, merged, i = self.pending, [], 0
+            for c in new:                   # a merge: MicroPython's sort is
+                while i < len(old) and old[i] <= c:   # quadratic on sorted lists
+                    merged.append(old[i])
+                    i += 1
+                merged.append(c)
+            merged.extend(old[i:])
+            self.pending = merged
 
     def drive(self, gpio, level):
         """A change the firmware makes (an output), now; a jumper carries it
         to the input wired to it in the same instant."""
-        self.advance()
-        now = self.now_us()
-        self.pending.append((now, gpio, level))
-        if gpio in self.jumpers:
-            self.pending.append((now, self.jumpers[gpio], level))
-        self.pending.sort()
-        self.advance()
+        with self.lock:
+            self._advance()
+            now = self.now_us()
+            self._insert((now, gpio, level))
+            if gpio in self.jumpers:
+                self._insert((now, self.jumpers[gpio], level))
+            self._advance()
         if gpio in self.watched:
             import sys
             sys.stderr.write("edge %d %d %d\n" % (gpio, level, time.ticks_us()))
@@ -88,6 +167,14 @@ class Board:
     def level(self, gpio):
         self.advance()
         return self.levels[gpio]
+
+    # -- the watchdog -------------------------------------------------------------
+
+    def wdt_check(self):
+        """True if the watchdog would have reset the box by now."""
+        if not self.wdt_enabled or self.wdt_fed_us is None:
+            return False
+        return self.now_us() - self.wdt_fed_us > self.wdt_timeout_ms * 1000
 
     def sample(self):
         v = 0
@@ -98,12 +185,35 @@ class Board:
     # -- the PIO and the DMA ---------------------------------------------------------
 
     def start(self, in_base):
-        self.in_base = in_base
-        self.t0 = self.now_us()
-        self.prev_sample = None
-        self._push(0)
+        with self.lock:
+            self._advance()
+            self.in_base = in_base
+            self.t0 = self.now_us()
+            self.prev_sample = None
+            self._push(0)
+
+    def start_dma(self, period_us=20):
+        """Let the DMA write the ring from its own thread, every
+        ``period_us`` of real time, independent of the firmware's reads."""
+        if self.dma_thread:
+            return
+        self.dma_thread = True
+
+        def run():
+            while self.dma_thread:
+                self.advance()
+                time.sleep_us(period_us)
+
+        _thread.start_new_thread(run, ())
+
+    def stop_dma(self):
+        self.dma_thread = False
 
     def advance(self):
+        with self.lock:
+            self._advance()
+
+    def _advance(self):
         """Apply every change due by now; push a word per changed tick."""
         now = self.now_us()
         p = self.pending
@@ -123,15 +233,22 @@ class Board:
         self.prev_sample = s
         word = (s << 22) | ((-tick) & MASK22)
         self.words += 1
-        if self.ring is None or self.dma_count <= 0:
+        self.fifo.append(word)
+        self._dma()
+        if len(self.fifo) > FIFO_WORDS:
+            self.fifo.pop()               # push noblock on a full FIFO: dropped
             self.stall_flag = True
-            return
-        arr, base, n = self.ring
-        k = base + (self.written % n) * 2
-        arr[k] = word & 0xFFFF
-        arr[k + 1] = word >> 16
-        self.written += 1
-        self.dma_count -= 1
+
+    def _dma(self):
+        """The DMA takes what waits in the FIFO while it runs and counts."""
+        while self.fifo and self.ring is not None and self.dma_active and self.dma_count > 0:
+            word = self.fifo.pop(0)
+            arr, base, n = self.ring
+            k = base + (self.written % n) * 2
+            arr[k] = word & 0xFFFF
+            arr[k + 1] = word >> 16
+            self.written += 1
+            self.dma_count -= 1
 
 
 board = Board()
