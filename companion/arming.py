@@ -73,9 +73,9 @@ class ArmingSettings:
     #: flipped, seen and slammed): a runner-up this late may be the next card's
     min_gap_ns: int = 250 * MS
     confirm_ns: int = 2_500 * MS    # a claimed press older than this asks the host first
-    #: the host logs a card at most this long after it was flipped: a press
+    #: the host logs a card at most this long after its first slam: a press
     #: longer before a card's log cannot have been that card's first slam
-    log_lag_ns: int = 2_000 * MS
+    log_lag_ns: int = 1_850 * MS
     flipper_arms: bool = False  # the flipper's own press marks the flip and arms the race
     @classmethod
     def from_settings(cls, settings: dict) -> "ArmingSettings":
@@ -91,7 +91,7 @@ class ArmingSettings:
                    runner_up_ns=int(settings.get("runner_up_ms", 600)) * MS,
                    min_gap_ns=int(settings.get("min_gap_ms", 250)) * MS,
                    # none: a burst's age alone never asks the host
-                   log_lag_ns=int(settings.get("log_lag_ms", 2_000)) * MS,
+                   log_lag_ns=int(settings.get("log_lag_ms", 1_850)) * MS,
                    confirm_ns=int(settings.get("confirm_ms", 2_500)
                                   or settings["claim_window_ms"]) * MS,
                    flipper_arms=bool(settings.get("flipper_arms", False)))
@@ -354,9 +354,10 @@ def find_claim(edges: Iterable[Edge], log_ns: int, settings: ArmingSettings,
     """Which recorded edges a card logged at ``log_ns`` claims: those from
     the first press it may start at (:func:`claimable`) on.
 
-    * A press more than ``confirm_ns`` before the log needs the host's tap,
-      unless a later claimable press is fresher: that one is taken and the
-      older ones are left (strays).
+    * A press more than ``confirm_ns`` before the log needs the host's tap;
+      with a fresher claimable press there too, the host chooses between
+      the two when they would give different verdicts (a slow host's slam,
+      or a stray), else the fresher one is taken and the older left (strays).
     * After a first-press race, a runner-up of it that came ``min_gap_ns``
       or more after that race's press before it (its first press or an
       earlier runner-up), by a player who may win this card, could have
@@ -377,14 +378,23 @@ def find_claim(edges: Iterable[Edge], log_ns: int, settings: ArmingSettings,
                    f"was logged")
     elig = None if eligible is None else set(eligible)
     starts = _doubtful_starts(cands, pick, prior, log_ns, elig, settings)
+    older = [c for c in cands if pick is not None and c.t_ns < pick.t_ns]
+    if not starts and older and confirm is None:
+        # an older press, left for a fresher one: this card's slam if the
+        # host was slow to log it; asked about unless the verdict is the same
+        starts = [older[-1], pick]
     if len(starts) > 1 and pick is not None and eligible is not None \
             and kind in ("first-press", "last-press") \
             and len({_outcome(ordered, x, kind, elig, settings) for x in starts}) == 1:
         starts = []     # whichever press it starts at, this card's verdict is the same
     if starts:
         first = starts[0]
-        confirm = (f"{first.player}'s press {(first.t_ns - prior.anchor_ns) / MS:.0f} ms after "
-                   f"the last race's first press may have been for this card")
+        if prior is not None and prior.anchor_ns < first.t_ns <= prior.close_ns + settings.runner_up_ns:
+            confirm = (f"{first.player}'s press {(first.t_ns - prior.anchor_ns) / MS:.0f} ms "
+                       f"after the last race's first press may have been for this card")
+        else:
+            confirm = (f"{first.player}'s press {(log_ns - first.t_ns) / S:.1f} s before this "
+                       f"card was logged may have been its first")
         choices = tuple({"t_ns": e.t_ns, "player": e.player} for e in starts)
         return Claim(segment(ordered, first.t_ns, kind, settings), confirm, choices)
     if pick is None:

@@ -41,7 +41,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "runner_up_ms": 600,        # a first-press race keeps presses this soon after its first
     "min_gap_ms": 250,          # two cards' first presses are never closer than this
     "confirm_ms": 2_500,        # a claimed press older than this needs the host's tap
-    "log_lag_ms": 2_000,        # the host logs a card at most this long after its flip
+    "log_lag_ms": 1_850,        # the host logs a card at most this long after its first slam
     "flipper_arms": False,      # the flipper's press marks the flip and arms the race
     "countdown_ms": 3_000,      # announced race: countdown before GO
     "announced_wait_ms": 5_000,  # announced race: deadline after GO

@@ -42,6 +42,12 @@ LISTENING_US = 2_000_000  # the host spoke this recently: it is listening
 CERT_GAP_US = 3_000       # between two trials of the fairness driver
 
 
+#: the host's commands, each a Box method taking (payload, seq) and giving
+#: the ack's status (None: acked later)
+COMMANDS = {P.SET_LEDS: "cmd_leds", P.SET_CUE: "cmd_cue", P.CONFIG: "cmd_config",
+            P.CERTIFY: "cmd_certify", P.PULSE: "cmd_pulse"}
+
+
 class Box:
     def __init__(self, hw, config=C, boot_id=0):
         self.hw = hw
@@ -83,10 +89,7 @@ class Box:
         self.last_heartbeat_us = self.last_drain_us
         self.cue_ack = None       # (seq, on) waiting for the cue's own edge
         self.cue_at = None        # (tick, on, seq) a cue scheduled on the box clock
-        self.pulses = 0
-        self.pulse_width = 0
-        self.pulse_gap = 0
-        self.pulse_next_us = 0
+        self.pulses = self.pulse_width = self.pulse_gap = self.pulse_next_us = 0
         self.test_out = 0
         self.cert = None          # [cycles, trials left, seq] of a fairness run
         self.cert_next_us = 0
@@ -410,60 +413,64 @@ class Box:
         if ftype == P.HELLO_REQUEST:
             self.send(self.hello)
             return
-        status = P.ACK_OK
-        if ftype == P.SET_LEDS:
-            mask, on = p[0], p[1]
-            if mask >> len(self.c.LEDS):
-                status = P.ACK_BAD_ARGS
-            else:
-                for i in range(len(self.c.LEDS)):
-                    if mask & (1 << i):
-                        self.hw.set_led(i, (on >> i) & 1)
-        elif ftype == P.SET_CUE:
-            on = p[0]
-            at = int.from_bytes(p[1:9], "little")
-            if on > 1:
-                status = P.ACK_BAD_ARGS
-            elif at and at > self.now_tick(self.hw.ticks_us()):
-                self.cue_at = (at, on, seq)
-                return                   # acked when it fires, with its stamp
-            else:
-                self.set_cue(on, seq)
-                return
-        elif ftype == P.CONFIG:
-            flags = p[0]
-            deb = int.from_bytes(p[1:5], "little")
-            stuck = int.from_bytes(p[5:9], "little")
-            if flags & ~P.CONFIG_RAW or deb > 1_000_000:
-                status = P.ACK_BAD_ARGS
-            else:
-                self.flags = flags
-                self.window = deb
-                self.stuck_ticks = stuck * 1000
-        elif ftype == P.CERTIFY:
-            cycles = int.from_bytes(p[0:4], "little") * self.hw.sysclk // 1_000_000_000
-            count = p[4] | p[5] << 8
-            if not (35 <= cycles <= 10_000_000 and 1 <= count <= 10_000):
-                status = P.ACK_BAD_ARGS
-            else:
-                self.cert = [cycles, count, seq]
-                self.cert_next_us = self.hw.ticks_us()
-                return                   # acked when the last trial is done
-        elif ftype == P.PULSE:
-            width = int.from_bytes(p[0:4], "little")
-            gap = int.from_bytes(p[4:8], "little")
-            if not (10 <= width <= 1_000_000 and 10 <= gap <= 10_000_000):
-                status = P.ACK_BAD_ARGS
-            else:
-                self.pulse_width = width
-                self.pulse_gap = gap
-                self.pulses = p[8]
-                self.pulse_next_us = self.hw.ticks_us()
-        else:
-            status = P.ACK_UNKNOWN
+        name = COMMANDS.get(ftype)
+        status = P.ACK_UNKNOWN if name is None else getattr(self, name)(p, seq)
+        if status is None:
+            return                       # acked later (a cue when it fires, a certificate when done)
         if status != P.ACK_OK:
             self.fault(P.F_BAD_COMMAND, P.NO_INPUT, self.tick, ftype)
         self.send(self.framer.ack, seq, ftype, status, 0)
+
+    def cmd_leds(self, p, seq):
+        mask, on = p[0], p[1]
+        if mask >> len(self.c.LEDS):
+            return P.ACK_BAD_ARGS
+        for i in range(len(self.c.LEDS)):
+            if mask & (1 << i):
+                self.hw.set_led(i, (on >> i) & 1)
+        return P.ACK_OK
+
+    def cmd_cue(self, p, seq):
+        on = p[0]
+        at = int.from_bytes(p[1:9], "little")
+        if on > 1:
+            return P.ACK_BAD_ARGS
+        if at and at > self.now_tick(self.hw.ticks_us()):
+            self.cue_at = (at, on, seq)  # acked when it fires, with its stamp
+        else:
+            self.set_cue(on, seq)
+        return None
+
+    def cmd_config(self, p, seq):
+        flags = p[0]
+        deb = int.from_bytes(p[1:5], "little")
+        stuck = int.from_bytes(p[5:9], "little")
+        if flags & ~P.CONFIG_RAW or deb > 1_000_000:
+            return P.ACK_BAD_ARGS
+        self.flags = flags
+        self.window = deb
+        self.stuck_ticks = stuck * 1000
+        return P.ACK_OK
+
+    def cmd_certify(self, p, seq):
+        cycles = int.from_bytes(p[0:4], "little") * self.hw.sysclk // 1_000_000_000
+        count = p[4] | p[5] << 8
+        if not (35 <= cycles <= 10_000_000 and 1 <= count <= 10_000):
+            return P.ACK_BAD_ARGS
+        self.cert = [cycles, count, seq]
+        self.cert_next_us = self.hw.ticks_us()
+        return None                      # acked when the last trial is done
+
+    def cmd_pulse(self, p, seq):
+        width = int.from_bytes(p[0:4], "little")
+        gap = int.from_bytes(p[4:8], "little")
+        if not (10 <= width <= 1_000_000 and 10 <= gap <= 10_000_000):
+            return P.ACK_BAD_ARGS
+        self.pulse_width = width
+        self.pulse_gap = gap
+        self.pulses = p[8]
+        self.pulse_next_us = self.hw.ticks_us()
+        return P.ACK_OK
 
     def set_cue(self, on, seq):
         """Cue LED and piezo together; the ACK waits for the PIO to stamp the

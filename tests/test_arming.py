@@ -210,12 +210,19 @@ def test_a_late_runner_up_that_could_be_the_next_cards_slam_asks_the_host():
     assert armed.confirm is None and armed.arm_ns == T0 + 1_000 * MS
 
 
-def test_a_doubtful_old_press_asks_the_host_and_a_fresher_one_is_preferred():
+def test_a_doubtful_old_press_asks_the_host_even_beside_a_fresher_one():
     old = tap("bo", T0)
     got = arming.find_claim(old, T0 + 7 * S, SETTINGS)         # long before its own log
     assert got.start_ns == T0 and "7.0 s before" in got.confirm
     both = old + tap("cy", T0 + 5 * S)
-    got = arming.find_claim(both, T0 + 7 * S, SETTINGS)         # the fresh one, no question
+    # bo's slam, logged by a slow host, or a stray with cy's the real one?
+    got = arming.find_claim(both, T0 + 7 * S, SETTINGS, eligible=("bo", "cy"),
+                            kind="first-press")
+    assert got.confirm and [c["player"] for c in got.choices] == ["bo", "cy"]
+    # the same winner either way: the fresh one, no question
+    same = old + tap("bo", T0 + 5 * S)
+    got = arming.find_claim(same, T0 + 7 * S, SETTINGS, eligible=("bo", "cy"),
+                            kind="first-press")
     assert got.start_ns == T0 + 5 * S and got.confirm is None
     armed = arm_unannounced(old, [], T0 + 7 * S, SETTINGS)
     assert armed.confirm and armed.arm_ns == T0

@@ -143,16 +143,26 @@
     ask();
   };
 
-  /* POST JSON with the session's CSRF token. */
-  TC.post = async function (url, body) {
-    const token = document.querySelector('meta[name="csrf-token"]').content;
+  /* POST JSON with the session's CSRF token. A token that went stale (the
+     host logged in on another tab of this browser, which gives the session
+     a fresh one) is fetched again once and the request retried, so a tap is
+     never lost to it. */
+  TC.post = async function (url, body, retried) {
+    const meta = document.querySelector('meta[name="csrf-token"]');
     const res = await fetch(url, {
       method: 'POST', credentials: 'same-origin',
-      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': token },
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': meta.content },
       body: JSON.stringify(body || {}),
     });
     let data = null;
     try { data = await res.json(); } catch (e) { data = { error: res.statusText }; }
+    if (res.status === 403 && data && data.rule === 'csrf' && !retried) {
+      try {
+        const fresh = await fetch('/api/csrf', { credentials: 'same-origin' });
+        meta.content = (await fresh.json()).csrf;
+        return TC.post(url, body, true);
+      } catch (e) { /* keep the refusal */ }
+    }
     return { ok: res.ok, status: res.status, data };
   };
 }());

@@ -894,14 +894,15 @@
     return (players || []).map((p) => {
       const b = TC.paint(el('button', { class: 'buzzer', type: 'button', 'data-player': p.name, text: p.name }), colours[p.name]);
       let down = false;
-      let seq = Date.now() * 1000;   /* one by one per change, increasing across reloads */
+      let seq = 0;   /* per change: the time in µs, so that it also increases across reloads and
+                     across pages pressing the same buzzer (the console's and the board's) */
       const send = (pressed) => {
         if (down === pressed) return;
         down = pressed;
         b.classList.toggle('down', pressed);
         /* numbered, so the server puts a press and its release back in
            order if the two requests overtake each other */
-        TC.post(url, { player: p.name, pressed, seq: ++seq });
+        TC.post(url, { player: p.name, pressed, seq: (seq = Math.max(seq + 1, Date.now() * 1000)) });
       };
       b.addEventListener('pointerdown', (e) => {
         e.preventDefault();
