@@ -21,6 +21,23 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
+def pytest_addoption(parser):
+    from conformance import LONG_GAMES, QUICK_GAMES
+
+    group = parser.getgroup("random play", "the conformance test's random games")
+    group.addoption("--random-games", type=int, default=QUICK_GAMES, metavar="N",
+                    help=f"random games of each kind (default {QUICK_GAMES}; "
+                         f"'tasks.py test --long' plays {LONG_GAMES})")
+    group.addoption("--random-seed", type=int, default=8, metavar="SEED",
+                    help="seed of the first random game (a failure names its game's seed)")
+
+
+@pytest.fixture
+def random_play(request) -> tuple[int, int]:
+    """(games, seed) of random play, from --random-games and --random-seed."""
+    return request.config.getoption("random_games"), request.config.getoption("random_seed")
+
+
 @pytest.fixture
 def store(tmp_path):
     from companion.store import Store
