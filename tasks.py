@@ -3,6 +3,8 @@
 
     python3 tasks.py run      # the companion: mock buzzers and SQLite when no Pi
     python3 tasks.py test     # every test (installs chromium for the browser tests)
+    python3 tasks.py test --fast   # no browser, no slow tests: the edit-test loop
+    python3 tasks.py test --long   # every test, 300 random games of each kind
     python3 tasks.py bench    # the benchmark figures, one "name value unit" a line
 
 Each command first makes the virtual environment ``.venv`` and installs the
@@ -96,11 +98,22 @@ def ensure_mosquitto() -> None:
     ensure_debian_packages(MOSQUITTO, ["mosquitto"], "league tests")
 
 
+#: ``test --fast``: the tests marked neither slow nor browser
+FAST = ["-m", "not slow and not browser"]
+
+
+def pytest_args(args: list[str]) -> list[str]:
+    """``test``'s arguments for pytest: ``--fast`` becomes :data:`FAST`;
+    ``--long`` (the random games' long count) is tests/conftest.py's own."""
+    return [a for arg in args for a in (FAST if arg == "--fast" else [arg])]
+
+
 def cmd_test(args: list[str]) -> int:
     ensure_venv("test")
-    ensure_chromium()
+    if "--fast" not in args:
+        ensure_chromium()
     ensure_mosquitto()
-    return subprocess.call([str(PY), "-m", "pytest", *args], cwd=ROOT)
+    return subprocess.call([str(PY), "-m", "pytest", *pytest_args(args)], cwd=ROOT)
 
 
 def cmd_run(args: list[str]) -> int:

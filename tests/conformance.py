@@ -144,7 +144,7 @@ def random_settings(game: Game, rng: random.Random, players: list[str]) -> dict:
     return opts
 
 
-#: games of each kind played by default (``pytest --random-games N`` sets it;
+#: random games of each kind played by default (``--random-games N`` sets it;
 #: ``python3 tasks.py test --long`` plays :data:`LONG_GAMES`)
 QUICK_GAMES = 10
 LONG_GAMES = 300
