@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PIN, HostClient, make_app
+from helpers import wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 GUEST = "127.0.0.77"
@@ -29,15 +30,6 @@ GUEST = "127.0.0.77"
 def chope(session, names=("ana", "bo", "cy")):
     session.new_game("chope", [{"name": n} for n in names])
     return session
-
-
-def wait_for(cond, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
 
 
 def timed_get(port, path, source="127.0.0.1", headers=None, timeout=5.0):

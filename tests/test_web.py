@@ -19,6 +19,7 @@ from companion.web import auth
 from companion.web.sse import Broker
 
 from conftest import PIN, HostClient, make_app
+from helpers import wait_for
 
 EVIL = '<img src=x onerror="alert(1)">'
 
@@ -372,8 +373,11 @@ def test_an_announced_race_is_started_and_decided(host, session):
     assert r.json["race"]["phase"] == "live"
     eligible = r.json["race"]["eligible"]
     assert host.post("/api/host/press", {"player": eligible[0], "pressed": True}).status_code == 200
-    time.sleep(0.08)
-    session.tick()
+
+    def decided():                         # the press is judged once its hold has passed
+        session.tick()
+        return host.get("/api/host/state").json["race"]["phase"] == "decided"
+    assert wait_for(decided, 5)
     race = host.get("/api/host/state").json["race"]
     assert race["phase"] == "decided" and race["verdict"]["winner"] == eligible[0]
     assert race["virtual"] is True
