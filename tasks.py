@@ -100,12 +100,21 @@ def ensure_mosquitto() -> None:
 
 #: ``test --fast``: the tests marked neither slow nor browser
 FAST = ["-m", "not slow and not browser"]
+#: the tests on every core (pytest-xdist), a test module per worker at a
+#: time (its chromium and servers stay in one process): faster on two cores
+PARALLEL = ["-n", "auto", "--dist", "loadfile"]
 
 
 def pytest_args(args: list[str]) -> list[str]:
     """``test``'s arguments for pytest: ``--fast`` becomes :data:`FAST`;
-    ``--long`` (the random games' long count) is tests/conftest.py's own."""
-    return [a for arg in args for a in (FAST if arg == "--fast" else [arg])]
+    ``--long`` (the random games' long count) is tests/conftest.py's own;
+    :data:`PARALLEL` unless the caller chose (``-n 0``: one process) or
+    debugs (``--pdb``)."""
+    out = [a for arg in args for a in (FAST if arg == "--fast" else [arg])]
+    chosen = any(a in ("-n", "--numprocesses", "--pdb", "no:xdist")
+                 or (a.startswith("-n") and a[2:].isdigit())
+                 or a.startswith("--numprocesses=") for a in out)
+    return out if chosen else PARALLEL + out
 
 
 def cmd_test(args: list[str]) -> int:

@@ -31,9 +31,12 @@ def test_fast_and_long_are_handed_to_pytest_as_its_own_options():
         import tasks
     finally:
         sys.path.remove(str(ROOT))
-    assert tasks.pytest_args(["--fast", "-k", "chope"]) == [
+    par = ["-n", "auto", "--dist", "loadfile"]          # on every core, a module a worker
+    assert tasks.pytest_args(["--fast", "-k", "chope"]) == par + [
         "-m", "not slow and not browser", "-k", "chope"]
-    assert tasks.pytest_args(["--long", "-q"]) == ["--long", "-q"]   # tests/conftest.py's
+    assert tasks.pytest_args(["--long", "-q"]) == par + ["--long", "-q"]   # conftest's own
+    for own in (["-n", "0"], ["-n0"], ["--pdb"], ["-p", "no:xdist"], ["--numprocesses=3"]):
+        assert tasks.pytest_args(own) == own             # the caller's choice stands
 
 
 def test_long_plays_the_long_count_of_random_games_and_a_count_given_wins():
