@@ -1,4 +1,5 @@
-"""Chopote tracker: one test per rule of the rulebook, quoting it, then random play.
+"""Chopote tracker: one test per rule of the rulebook, quoting it; its random play is the
+conformance test's (tests/test_conformance.py), with the boards and the checks below.
 
 Written from the rulebook (rules/001_675cbcd5cb420753.txt, in French); the
 readings where it is silent are in docs/rules-notes.md (Chopote). Positions
@@ -10,13 +11,12 @@ corridor after square 27).
 from __future__ import annotations
 
 import json
-import random
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
-from companion.gamefile import Replay, header, replay_lines
+from companion.gamefile import replay_lines
 from companion.games import RulesError, get_game
 from companion.games.chopote import DATA
 from conformance import random_settings
