@@ -115,7 +115,7 @@ def test_a_page_away_while_the_table_saved_again_drops_the_banner_when_it_return
     # a new stream hides the banner after its first second unless its own
     # `saving` event says otherwise: wait for that event, not for a second
     board.evaluate("delete document.documentElement.dataset.saving; TC.conn.reconnect()")
-    board.wait_for_function("document.documentElement.dataset.saving === 'no'")
+    expect(board.locator("html")).to_have_attribute("data-saving", "no")
     expect(board.locator("#saving")).to_be_visible()
     expect(board.locator("#saving")).to_have_text(f"Not saving: {CAUSE}")
     assert board.errors == [] and host.errors == []
