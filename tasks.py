@@ -3,6 +3,8 @@
 
     python3 tasks.py run      # the companion: mock buzzers and SQLite when no Pi
     python3 tasks.py test     # every test (installs chromium for the browser tests)
+    python3 tasks.py test --fast   # no browser, no slow tests: the edit-test loop
+    python3 tasks.py test --long   # every test, 300 random games of each kind
     python3 tasks.py bench    # the benchmark figures, one "name value unit" a line
 
 Each command first makes the virtual environment ``.venv`` and installs the
@@ -96,11 +98,31 @@ def ensure_mosquitto() -> None:
     ensure_debian_packages(MOSQUITTO, ["mosquitto"], "league tests")
 
 
+#: ``test --fast``: the tests marked neither slow nor browser
+FAST = ["-m", "not slow and not browser"]
+#: the tests on every core (pytest-xdist), a test module per worker at a
+#: time (its chromium and servers stay in one process): faster on two cores
+PARALLEL = ["-n", "auto", "--dist", "loadfile"]
+
+
+def pytest_args(args: list[str]) -> list[str]:
+    """``test``'s arguments for pytest: ``--fast`` becomes :data:`FAST`;
+    ``--long`` (the random games' long count) is tests/conftest.py's own;
+    :data:`PARALLEL` unless the caller chose (``-n 0``: one process) or
+    debugs (``--pdb``)."""
+    out = [a for arg in args for a in (FAST if arg == "--fast" else [arg])]
+    chosen = any(a in ("-n", "--numprocesses", "--pdb", "no:xdist")
+                 or (a.startswith("-n") and a[2:].isdigit())
+                 or a.startswith("--numprocesses=") for a in out)
+    return out if chosen else PARALLEL + out
+
+
 def cmd_test(args: list[str]) -> int:
     ensure_venv("test")
-    ensure_chromium()
+    if "--fast" not in args:
+        ensure_chromium()
     ensure_mosquitto()
-    return subprocess.call([str(PY), "-m", "pytest", *args], cwd=ROOT)
+    return subprocess.call([str(PY), "-m", "pytest", *pytest_args(args)], cwd=ROOT)
 
 
 def cmd_run(args: list[str]) -> int:

@@ -8,18 +8,27 @@ from any thread, and run from a terminal until SIGINT or SIGTERM.
 :class:`Served` is that shared part; :func:`serve_until_signalled` is the
 command-line loop around it.
 
-Stopping goes through waitress's public trigger: :meth:`Served.stop` asks
-the serving thread to close every dispatcher of the map (the listener, the
-trigger, each connection), and ``server.run()`` returns once the map is
-empty. Live pages are ended first (:meth:`Served._end_streams`), else a
-worker thread would sit in a stream until its heartbeat.
+Stopping goes through waitress's public trigger, in this order (see
+:meth:`Served.stop`): the live pages are ended (:meth:`Served._end_streams`,
+else a worker thread would sit in a stream until its heartbeat); the
+listener is closed; the requests still running finish; then every
+connection is closed and the trigger taken out of the map, so
+``server.run()`` returns. The trigger itself is closed only after the worker
+threads are shut down: a worker ends each request by pulling the trigger,
+and a pull on a closed trigger is the "Bad file descriptor" traceback a
+stop with pages open used to print (or, worse, a write to whatever file
+took the descriptor's number).
 """
 
 from __future__ import annotations
 
 import signal
 import threading
+import time
 from typing import Callable
+
+from waitress import wasyncore
+from waitress.channel import HTTPChannel
 
 
 class Served:
@@ -29,11 +38,13 @@ class Served:
     A subclass calls :meth:`_init_serving` in ``__init__`` and may override
     the hooks: :meth:`_run_starts` / :meth:`_run_ends` (around serving: the
     table's buzzer pipeline), :meth:`_end_streams` (on stop: close the live
-    streams), and :meth:`_close_dispatchers` (extend it to drain the worker
-    threads first)."""
+    streams), and :meth:`_close_dispatchers` (on stop, in the serving thread,
+    once the running requests have finished)."""
 
     #: the background thread's name (:meth:`start`)
     thread_name = "waitress"
+    #: on stop, how long the requests still running may take to finish
+    drain_s = 3.0
 
     host: str
     port: int
@@ -64,6 +75,7 @@ class Served:
         finally:
             self._run_ends()
             self.server.task_dispatcher.shutdown(timeout=3)
+            self._close_trigger()
 
     def start(self):
         """Serve in a background thread (tests); returns once listening."""
@@ -74,28 +86,83 @@ class Served:
     def stop(self) -> None:
         """Ask :meth:`run` to return; safe from any thread (not from a signal
         handler: :func:`serve_until_signalled`'s handler calls it from a new
-        thread)."""
+        thread). Ends the live streams, stops accepting, lets the running
+        requests finish (at most :attr:`drain_s`), then closes the
+        connections."""
         if self._stopping.is_set():
             return
         self._stopping.set()
         self._end_streams()
         server = self.server
-        if server is not None:
-            try:
-                server.trigger.pull_trigger(self._close_dispatchers)
-            except OSError:                      # already closed
-                pass
+        if server is None:
+            return
+        if not self._pull(self._close_listeners):
+            return
+        self._wait_until_idle(server.task_dispatcher, self.drain_s)
+        self._pull(self._close_dispatchers)
+
+    def _pull(self, thunk: Callable[[], None]) -> bool:
+        """Run ``thunk`` in the serving thread; False if the trigger is closed."""
+        try:
+            self.server.trigger.pull_trigger(thunk)
+        except (OSError, AttributeError):       # closed, or the server already released
+            return False
+        return True
+
+    @staticmethod
+    def _wait_until_idle(dispatcher, timeout_s: float) -> None:
+        """Wait until no worker thread runs a request and none is queued."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with dispatcher.lock:
+                if dispatcher.active_count <= 0 and not dispatcher.queue:
+                    return
+            time.sleep(0.01)
+
+    def _close_listeners(self) -> None:
+        """Close the listening sockets: no new connections (serving thread)."""
+        trigger = getattr(self.server, "trigger", None)
+        for dispatcher in list(self._socket_map.values()):
+            if dispatcher is not trigger and not isinstance(dispatcher, HTTPChannel):
+                self._close_listener(dispatcher)
+
+    @staticmethod
+    def _close_listener(listener) -> None:
+        """Close a listening socket but not the trigger (waitress's own
+        ``close`` of its server closes the trigger with it)."""
+        try:
+            if isinstance(listener, wasyncore.dispatcher):
+                wasyncore.dispatcher.close(listener)
+            else:
+                listener.close()
+        except OSError:
+            pass
 
     def _close_dispatchers(self) -> None:
-        """Close the listener, the trigger and every connection (run in the
-        serving thread, or when nothing serves): ``server.run()`` returns
-        when its map is empty."""
+        """Close the listener and every connection, and take the trigger out
+        of the map without closing it (run in the serving thread, or when
+        nothing serves): ``server.run()`` returns when its map is empty, and
+        :meth:`run` closes the trigger once the workers are gone."""
+        trigger = getattr(self.server, "trigger", None)
         for dispatcher in list(self._socket_map.values()):
+            if dispatcher is trigger:
+                continue
+            if not isinstance(dispatcher, HTTPChannel):
+                self._close_listener(dispatcher)
+                continue
             try:
-                dispatcher.close()
+                dispatcher.handle_close()        # also wakes a worker waiting to write
             except OSError:
                 pass
         self._socket_map.clear()
+
+    def _close_trigger(self) -> None:
+        """Close the trigger once no worker thread is left to pull it (one
+        still stuck in a request keeps it open: a pull must never hit a
+        closed, perhaps reused, descriptor)."""
+        server = self.server
+        if server is not None and not server.task_dispatcher.threads:
+            server.trigger.close()
 
     def _release_server(self) -> None:
         """Stop, wait for the serving thread, and release a socket that was
@@ -107,6 +174,7 @@ class Served:
         if self.server is not None and self._socket_map:   # opened but never run
             self._close_dispatchers()
             self.server.task_dispatcher.shutdown(timeout=1)
+            self._close_trigger()
 
     @property
     def url(self) -> str:

@@ -213,6 +213,9 @@ class Store:
         self._closed = self._stopping = False
         self._wake = threading.Event()
         self._writer: threading.Thread | None = None
+        # set by the writer (under _pending_lock) when it ends: it cannot
+        # tell the store itself once its weak reference is dead
+        self._writer_gone = threading.Event()
         self.migrated_from: int | None = None
         self.backup_path: Path | None = None
         if not self.memory:
@@ -575,9 +578,11 @@ class Store:
                 raise StoreError("the store is closed")
             self._pending[game_id] = item
             if self._writer is None or not self._writer.is_alive():
-                self._writer = threading.Thread(target=_live_race_writer,
-                                                args=(weakref.ref(self), self._wake),
-                                                name="store-live-race", daemon=True)
+                self._writer_gone = threading.Event()
+                self._writer = threading.Thread(
+                    target=_live_race_writer,
+                    args=(weakref.ref(self), self._wake, self._idle, self._writer_gone),
+                    name="store-live-race", daemon=True)
                 self._writer.start()
         self._wake.set()
 
@@ -590,8 +595,12 @@ class Store:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     return False
-                if self._writer is None or not self._writer.is_alive():
-                    self._drain()       # no writer (closing, or it died): write here
+                writer = self._writer
+                if (writer is None or not writer.is_alive() or self._writer_gone.is_set()
+                        or writer is threading.current_thread()):
+                    # no writer (closing, it died, or it ended because the store is
+                    # being collected), or this is the writer itself: write here
+                    self._drain()
                     continue
                 self._idle.wait(left)
         return True
@@ -720,26 +729,34 @@ class Store:
             " AND revoked IS NULL", (now, key, player)).rowcount)
 
 
-def _live_race_writer(ref: "weakref.ref[Store]", wake: threading.Event) -> None:
+def _live_race_writer(ref: "weakref.ref[Store]", wake: threading.Event,
+                      idle: threading.Condition, gone: threading.Event) -> None:
     """The store's background writer: wait for pending live-race rows and
     write them. Holds the store only while writing, so an unreferenced store
-    is still collected (and closed)."""
-    while True:
-        wake.wait()
-        wake.clear()
-        store = ref()
-        if store is None:
-            return
-        try:
-            with store._pending_lock:
-                if store._stopping and not store._pending:
+    is still collected (and closed). When it ends it sets ``gone`` and wakes
+    :meth:`Store.flush` through ``idle``: a store being collected has its weak
+    reference cleared before its ``__del__`` flushes, and that flush must then
+    write the rows itself rather than wait for a writer that is no more."""
+    try:
+        while True:
+            wake.wait()
+            wake.clear()
+            store = ref()
+            if store is None:
+                return
+            try:
+                with store._pending_lock:
+                    if store._stopping and not store._pending:
+                        return
+                    store._drain()
+            except Exception:  # noqa: BLE001 - a closed connection: the pending rows stay
+                with store._pending_lock:
                     store._idle.notify_all()
-                    return
-                store._drain()
-        except Exception:  # noqa: BLE001 - a closed connection: the pending rows stay
-            with store._pending_lock:
-                store._idle.notify_all()
-        del store
+            del store
+    finally:
+        with idle:
+            gone.set()
+            idle.notify_all()
 
 
 def failure_cause(exc: BaseException) -> str:

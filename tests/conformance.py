@@ -1,8 +1,9 @@
 """Random legal play to the end, checking invariants (OpenSpiel's random_sim_test).
 
-The machinery every registered game goes through (tests/test_conformance.py)
-and that each game's own test module also uses with its own direct rulebook
-scoring function, written from the rulebook and not from the tracker.
+The machinery every registered game goes through (tests/test_conformance.py,
+the one random-play loop of the suite): a game's own test module lends it
+its house rules and a direct rulebook scoring, written from the rulebook and
+not from the tracker (``conformance_options`` and ``conformance_check``).
 
 A step of random play is what a real table could do next:
 
@@ -143,41 +144,41 @@ def random_settings(game: Game, rng: random.Random, players: list[str]) -> dict:
     return opts
 
 
+#: random games of each kind played by default (``--random-games N`` sets it;
+#: ``python3 tasks.py test --long`` plays :data:`LONG_GAMES`)
+QUICK_GAMES = 10
+LONG_GAMES = 300
+
+
 def conformance(game_name: str, n: int, seed: int = 1, options_for=None,
-                undo_every: int = 3) -> dict:
+                check_game=None, undo_every: int = 3) -> dict:
     """Play ``n`` random games of ``game_name`` with random player counts and
-    random declared settings; every step checked, every game replayed.
-    Returns figures: games, events, longest game."""
+    random declared settings (or ``options_for(rng, players)``); every step
+    checked, every game replayed and given to ``check_game(rep)`` (a game's
+    own rulebook). Game ``i`` is played from seed ``seed + i`` alone, so a
+    failure names the one seed that replays it. Returns figures: games,
+    events, longest game."""
     game = get_game(game_name)
-    rng = random.Random(seed)
     events = longest = 0
-    for _ in range(n):
-        players = [f"p{j}" for j in range(rng.randint(game.min_players, game.max_players))]
-        options = (options_for or (lambda r, ps: random_settings(game, r, ps)))(rng, players)
-        rep = play_random(game_name, players, options, rng, undo_every=undo_every)
-        assert game.finished(rep.state)
-        check_replay(rep)
-        json.dumps(game.host_view(rep.state))
+    for i in range(n):
+        game_seed = seed + i
+        rng = random.Random(game_seed)
+        try:
+            players = [f"p{j}" for j in range(rng.randint(game.min_players,
+                                                          game.max_players))]
+            options = (options_for or (lambda r, ps: random_settings(game, r, ps)))(rng, players)
+            rep = play_random(game_name, players, options, rng, undo_every=undo_every)
+            assert game.finished(rep.state)
+            check_replay(rep)
+            json.dumps(game.host_view(rep.state))
+            if check_game is not None:
+                check_game(rep)
+        except Exception as exc:
+            raise AssertionError(
+                f"{game_name}: random game {i + 1} of {n} failed, seed {game_seed}; play it "
+                f"alone with: python3 tasks.py test tests/test_conformance.py -k {game_name} "
+                f"--random-seed {game_seed} --random-games 1\n{type(exc).__name__}: {exc}"
+            ) from exc
         events += len(rep.events)
         longest = max(longest, len(rep.events))
     return {"games": n, "events": events, "longest": longest}
-
-
-def random_games(game_name: str, n: int, player_counts, options_for, rulebook_scores,
-                 seed: int = 1) -> int:
-    """Play ``n`` random games; check replay and scoring; return events played."""
-    rng = random.Random(seed)
-    total = 0
-    for i in range(n):
-        count = rng.choice(list(player_counts))
-        players = [f"p{j}" for j in range(count)]
-        options = options_for(rng, players)
-        rep = play_random(game_name, players, options, rng, undo_every=7 if i % 10 == 0 else 0)
-        game = rep.game
-        assert game.finished(rep.state)
-        check_replay(rep)
-        # the final scores equal a direct computation from the rulebook
-        assert game.scores(rep.state) == rulebook_scores(rep, players), (
-            game.scores(rep.state), rulebook_scores(rep, players))
-        total += len(rep.events)
-    return total

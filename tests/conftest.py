@@ -21,6 +21,35 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
+def pytest_addoption(parser):
+    from conformance import LONG_GAMES, QUICK_GAMES
+
+    group = parser.getgroup("random play", "the conformance test's random games")
+    group.addoption("--random-games", type=int, default=None, metavar="N",
+                    help=f"random games of each kind (default {QUICK_GAMES}, "
+                         f"{LONG_GAMES} with --long)")
+    group.addoption("--long", action="store_true",
+                    help=f"the long run: {LONG_GAMES} random games of each kind")
+    group.addoption("--random-seed", type=int, default=8, metavar="SEED",
+                    help="seed of the first random game (a failure names its game's seed)")
+
+
+def random_play_of(config) -> tuple[int, int]:
+    """(games, seed) of random play, from --random-games (or --long) and --random-seed."""
+    from conformance import LONG_GAMES, QUICK_GAMES
+
+    games = config.getoption("random_games")
+    if games is None:
+        games = LONG_GAMES if config.getoption("long") else QUICK_GAMES
+    return games, config.getoption("random_seed")
+
+
+@pytest.fixture
+def random_play(request) -> tuple[int, int]:
+    """(games, seed) of the random play tests (:func:`random_play_of`)."""
+    return random_play_of(request.config)
+
+
 @pytest.fixture
 def store(tmp_path):
     from companion.store import Store

@@ -69,6 +69,7 @@ class Counting:
         self.inner = inner
         self.clock = inner.clock
         self.ticks = 0
+        self.idle = threading.Event()      # the pipeline asked and nothing is due: it sleeps
 
     def feed_edge(self, edge):
         self.inner.feed_edge(edge)
@@ -78,7 +79,10 @@ class Counting:
         self.inner.tick(*now)
 
     def next_deadline(self):
-        return self.inner.next_deadline()
+        deadline = self.inner.next_deadline()
+        if deadline is None:
+            self.idle.set()
+        return deadline
 
     def subscribe(self, fn):
         sub = getattr(self.inner, "subscribe", None)
@@ -156,7 +160,7 @@ def test_the_box_lights_the_winner_under_either_consumer(pins, store):
 
 
 def _ticks_over(pipe, consumer, seconds=1.0) -> int:
-    time.sleep(0.1)                    # let start-up settle
+    assert consumer.idle.wait(5)       # started up and gone to sleep
     before = consumer.ticks
     time.sleep(seconds)
     return consumer.ticks - before
@@ -179,7 +183,7 @@ def test_a_race_started_from_another_thread_wakes_the_sleeping_pipeline(pins, ch
     no deadline, must still decide it on time."""
     consumer = Counting(chope)
     with piped(consumer, pins) as (src, pipe):
-        time.sleep(0.2)
+        assert consumer.idle.wait(5)   # asleep with no deadline
         t = threading.Thread(target=chope.log, args=({"type": "flip", "card": "table:red"},))
         t.start()
         t.join()

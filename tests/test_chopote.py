@@ -1,4 +1,5 @@
-"""Chopote tracker: one test per rule of the rulebook, quoting it, then random play.
+"""Chopote tracker: one test per rule of the rulebook, quoting it; its random play is the
+conformance test's (tests/test_conformance.py), with the boards and the checks below.
 
 Written from the rulebook (rules/001_675cbcd5cb420753.txt, in French); the
 readings where it is silent are in docs/rules-notes.md (Chopote). Positions
@@ -10,15 +11,15 @@ corridor after square 27).
 from __future__ import annotations
 
 import json
-import random
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
-from companion.gamefile import Replay, header, replay_lines
+from companion.gamefile import replay_lines
 from companion.games import RulesError, get_game
 from companion.games.chopote import DATA
+from conformance import random_settings
 
 G = get_game("chopote")
 ROOT = Path(__file__).resolve().parent.parent
@@ -661,77 +662,19 @@ BOARDS = [None, SHORT, {"track_length": 16, "corridor_length": 2,
                                     {"name": "green", "start": 12}]}]
 
 
-def random_game(rng: random.Random, players, options, undo_every=0, max_events=20000):
-    """One game to the end: chance from chance_outcomes (weighted), decisions uniform;
-    4 bottles each at every step; undo then the same event is the identity."""
-    rep = Replay.start("chopote", players, options)
-    G.check_invariants(rep.state)
-    for step in range(max_events):
-        s = rep.state
-        if G.finished(s):
-            return rep
-        chance = G.chance_outcomes(s)
-        decisions = G.decisions(s)
-        assert bool(chance) != bool(decisions), "a roll and a decision are never due together"
-        if chance:
-            events, weights = zip(*chance)
-            assert sum(weights) == 1
-            event = rng.choices(events, weights=weights)[0]
-        else:
-            assert [d for d in decisions if d["type"] == "pass"] in ([], decisions)
-            event = rng.choice(decisions)
-        rep.apply(event)
-        G.check_invariants(rep.state)
-        if step % 25 == 0:
-            view = G.public_view(rep.state)
-            assert all(sum(p["counts"].values()) == 4 for p in view["players"])
-        if undo_every and step % undo_every == 0:
-            after = G.host_view(rep.state)
-            rep.apply({"type": "undo"})
-            assert rep.state is s
-            rep.apply(event)
-            assert G.host_view(rep.state) == after
-    raise AssertionError(f"not finished after {max_events} events")
+# the conformance test's random games (tests/test_conformance.py) use these
+def conformance_options(rng, players):
+    """Declared house rules, on the full board or a smaller one."""
+    options = random_settings(G, rng, players)
+    board = rng.choice(BOARDS)
+    return {**options, "board": board} if board else options
 
 
-def check_games(n, seed):
-    rng = random.Random(seed)
-    lengths, seen = [], set()
-    for i in range(n):
-        players = [f"p{j}" for j in range(2 + i % 3)]
-        options = {"board": BOARDS[i % len(BOARDS)]} if BOARDS[i % len(BOARDS)] else {}
-        if i % 4 == 1:
-            options |= {"entry_count": "after_start", "entry_roll": "any_bottle",
-                        "opening_tie": "seat_order", "extra_roll_when_blocked": False}
-        rep = random_game(rng, players, options, undo_every=5 if i % 10 == 0 else 0)
-        s = rep.state
-        assert G.finished(s)
-        winner = G.public_view(s)["winner"]
-        assert G.scores(s)[winner] == 4 and G.ranking(s)[0] == [winner]
-        assert sum(v == 4 for v in G.scores(s).values()) == 1
-        lines = [json.dumps(header("chopote", rep.players, rep.options))]
-        lines += [json.dumps(e) for e in rep.events]
-        again = replay_lines(lines)
-        assert G.host_view(again.state) == G.host_view(s)
-        lengths.append(len(rep.events))
-        for e in rep.events:
-            if e["type"] == "move":
-                last = e
-                seen.add("capture" if e["captures"] else "move")
-            seen.add(e["type"])
-        seen |= {"bounce-out"} if any(
-            e["type"] == "move" and e["from"].startswith("corridor") and
-            e["to"].startswith("track") for e in rep.events) else set()
-        assert last["to"] == "home"
-    assert {"roll", "move", "pass", "capture", "bounce-out"} <= seen
-    return lengths
-
-
-def test_random_games_to_the_end_quick():
-    check_games(15, seed=7)
-
-
-@pytest.mark.slow
-def test_three_hundred_random_games_to_the_end():
-    lengths = check_games(300, seed=2024)
-    assert len(lengths) == 300 and max(lengths) < 20000
+def conformance_check(rep) -> None:
+    """One winner, home with all four bottles: 4 points, ranked first."""
+    s = rep.state
+    winner = G.public_view(s)["winner"]
+    assert G.scores(s)[winner] == 4 and G.ranking(s)[0] == [winner]
+    assert sum(v == 4 for v in G.scores(s).values()) == 1
+    last = [e for e in rep.events if e["type"] == "move"][-1]
+    assert last["to"] == "home" and last["player"] == winner

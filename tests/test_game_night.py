@@ -25,7 +25,7 @@ from companion.gamefile import check_race
 from companion.session import TableSession
 from companion.store import Store
 
-from helpers import MS, Clock, press, run
+from helpers import MS, Clock, press, run, wait_for
 PLAYERS = [{"name": "ana", "buzzer": "b1"}, {"name": "bo", "buzzer": "b2"},
            {"name": "cy", "buzzer": "b3"}]
 
@@ -381,10 +381,11 @@ def test_a_live_race_window_drains_on_every_phone_and_the_console(live_server, p
     t.session.log({"type": "flip", "card": "table:red"})
     for page in (b, h):
         see(page, "#race .race-window", r"race window · \d\.\d s left")
-    first = b.locator("#race .drain > span").first.evaluate("n => parseFloat(n.style.width)")
-    b.wait_for_timeout(600)
-    later = b.locator("#race .drain > span").first.evaluate("n => parseFloat(n.style.width)")
-    assert 0 < later < first <= 100                    # it drains
+    width = "parseFloat(document.querySelector('#race .drain > span').style.width)"
+    first = b.evaluate(width)
+    b.wait_for_function(f"first => {width} < first", arg=first)    # it drains
+    later = b.evaluate(width)
+    assert 0 < later < first <= 100
     assert in_view(h, "#race .race-window")           # the console shows the race first
     shot(b, "game-night-race-window.png")
     shot(h, "game-night-race-window-host.png")
@@ -424,10 +425,7 @@ def test_after_a_verdict_the_next_thing_to_log_is_on_screen(live_server, phone):
     t.session.log({"type": "flip", "card": "table:red"})
     see(h, "#verdict", "Cy chopes it!")
     from playwright.sync_api import expect
-    for _ in range(100):                              # the verdict is logged after the hold
-        if races(t.session):
-            break
-        time.sleep(0.05)
+    assert wait_for(lambda: races(t.session), 5)      # the verdict is logged after the hold
     expect(h.locator("body")).to_have_attribute("data-version", str(t.session.version))
     h.wait_for_selector("#legal button.event")
     assert in_view(h, "#legal button.event")

@@ -30,10 +30,11 @@ def toy():
 
 
 # -- the toy game through the conformance machinery ---------------------------
-def test_a_registered_toy_game_is_known_by_name_and_plays_to_the_end(toy):
+def test_a_registered_toy_game_is_known_by_name_and_plays_to_the_end(toy, random_play):
+    games, seed = random_play
     assert "coinrace" in game_names() and "coinrace" in available_games()
-    figures = conformance("coinrace", 300, seed=5)
-    assert figures["events"] > 300 * 4
+    figures = conformance("coinrace", games, seed=seed)
+    assert figures["games"] == games and figures["events"] > games * 4
     assert "coinrace" in game_names()
 
 

@@ -23,6 +23,7 @@ import random
 import pytest
 
 from browserkit import BROWSER, SHOTS, expect_text, shot  # noqa: F401  (shared)
+from helpers import wait_for
 
 
 # The rulebook's words (rules/001_675cbcd5cb420753.txt) a refusal must quote.
@@ -63,6 +64,16 @@ def open_host(ctx, table):
 def wait_version(page, version: int):
     """Wait until the page shows the table at ``version``."""
     page.wait_for_function("(v) => document.body.dataset.version === String(v)", arg=version)
+
+
+def logged(t, tap) -> int:
+    """``tap()`` (a tap that logs an event), then wait until the table has
+    logged it: its new version. (Reading the version right after the tap
+    raced the request: a loaded machine logged it a moment later.)"""
+    before = t.session.version
+    tap()
+    assert wait_for(lambda: t.session.version > before, 10)
+    return t.session.version
 
 
 def board_bottles(page) -> dict[str, list[str]]:
@@ -163,14 +174,13 @@ def test_chopote_played_by_tapping_the_board(live_server, phone):
     assert board_bottles(board) == {"Ana": ["start"]}
 
     # she rolls again at once: the companion rolls for the table
-    host.locator("#draw-for-us").tap()
-    wait_version(host, t.session.version)
+    wait_version(host, logged(t, host.locator("#draw-for-us").tap))
     drawn = t.session.replay.events[-1]
     assert drawn["type"] == "roll" and drawn["player"] == "Ana" and 1 <= drawn["value"] <= 6
     expect_text(host, "#log li:first-child", "drawn by the companion")
     expect_text(board, "#panel .roll-line", f"Ana rolled {drawn['value']}")
-    host.locator("#panel svg g[data-where=start][data-player=Ana]").tap()   # onto the track
-    wait_version(board, t.session.version)
+    onto_the_track = host.locator("#panel svg g[data-where=start][data-player=Ana]").tap
+    wait_version(board, logged(t, onto_the_track))
     moved = t.session.replay.events[-1]
     assert moved["type"] == "move" and moved["from"] == "start"
     assert moved["to"].startswith("track:")
@@ -186,8 +196,7 @@ def test_chopote_played_by_tapping_the_board(live_server, phone):
     expect_text(board, "#panel .roll-line", f"{turn} to roll")
 
     # a 3: no bottle leaves the casier; the tap says why, in the rule's words
-    roll_button(host, turn, 3).tap()
-    wait_version(host, t.session.version)
+    wait_version(host, logged(t, roll_button(host, turn, 3).tap))
     version = t.session.version
     host.locator(f"#panel svg g[data-where=casier][data-player={turn}]").tap()
     expect(note).to_contain_text(R_LEAVE)
@@ -207,11 +216,11 @@ def test_chopote_played_by_tapping_the_board(live_server, phone):
 
     # finish that roll: Bo is blocked (passes), Ana moves her bottle 3 on
     if turn == "Bo":
-        host.locator("#legal button.event[data-event*='\"pass\"']").tap()
+        finish = host.locator("#legal button.event[data-event*='\"pass\"']").tap
     else:
         before = server_bottles(t)["Ana"][0]
-        host.locator(f"#panel svg g[data-where='{before}'][data-player=Ana]").tap()
-    wait_version(board, t.session.version)
+        finish = host.locator(f"#panel svg g[data-where='{before}'][data-player=Ana]").tap
+    wait_version(board, logged(t, finish))
     assert board_bottles(board) == server_bottles(t)
     now = t.session.snapshot()["current_player"]
     expect_text(board, "#banner", f"{now}’s turn")

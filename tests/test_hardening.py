@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PIN, HostClient, make_app
+from helpers import wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 GUEST = "127.0.0.77"
@@ -29,15 +30,6 @@ GUEST = "127.0.0.77"
 def chope(session, names=("ana", "bo", "cy")):
     session.new_game("chope", [{"name": n} for n in names])
     return session
-
-
-def wait_for(cond, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
 
 
 def timed_get(port, path, source="127.0.0.1", headers=None, timeout=5.0):
@@ -549,6 +541,23 @@ def _nobody():
         return None
 
 
+def _skip_unless_nobody_can_run_the_project(drop) -> None:
+    """Skip when 'nobody' cannot run this interpreter and import the project:
+    a clone (and its .venv) under a private folder (``mktemp -d`` makes it
+    0700) is out of that user's reach, which says nothing about the store."""
+    try:
+        probe = subprocess.run([sys.executable, "-c", "import companion.app"],
+                               capture_output=True, text=True, timeout=60, cwd=ROOT,
+                               preexec_fn=drop)
+    except PermissionError as exc:
+        pytest.skip(f"the user 'nobody' cannot run {sys.executable} ({exc.strerror}): "
+                    f"the clone lives in a folder private to its owner")
+    if probe.returncode != 0:
+        last = (probe.stderr.strip().splitlines() or ["no output"])[-1]
+        pytest.skip(f"the user 'nobody' cannot run the project from {ROOT} with "
+                    f"{sys.executable} ({last}): the clone lives in a folder private to its owner")
+
+
 def test_start_up_refuses_a_store_it_cannot_write(tmp_path):
     """A database file the server's user may read but not write (before,
     the table served it without a word and answered every write with 500)."""
@@ -581,6 +590,7 @@ def _refused_read_only(tmp_path):
         if uid is None:
             pytest.skip("running as root with no 'nobody' user to drop to")
         kw["preexec_fn"] = lambda: (os.setgid(uid), os.setuid(uid))
+        _skip_unless_nobody_can_run_the_project(kw["preexec_fn"])
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=30, cwd=ROOT, env=dict(os.environ, HOME=str(tmp_path)), **kw)
     assert p.returncode == 2, p.stdout + p.stderr

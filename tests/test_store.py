@@ -262,7 +262,6 @@ def make_v1(path):
 
 
 def test_a_version_1_store_migrates_forward_with_its_data_and_a_backup(tmp_path):
-    assert SCHEMA_VERSION >= 2
     path = tmp_path / "t.db"
     make_v1(path)
     with Store(path) as s:
@@ -389,6 +388,46 @@ def test_an_unreferenced_store_with_a_writer_is_still_collected(tmp_path):
     assert not writer.is_alive()
     with Store(tmp_path / "t.db") as again:
         assert again.load_live_race(g) == (1, {"edges": []})
+
+
+def test_a_store_collected_with_a_row_still_pending_writes_it_without_stalling(tmp_path):
+    """The garbage collector clears the writer's weak reference before the
+    store's ``__del__`` flushes: the writer then ends, and the flush must
+    write the row itself at once (it used to wait out its whole 10 s)."""
+    import gc
+    import time
+    import weakref
+    s = Store(tmp_path / "t.db")
+    g = s.create_game("chope", PLAYERS, {})
+    alive = weakref.ref(s)
+    flushing = threading.Event()
+
+    class NotingCondition(threading.Condition):
+        def wait(self, timeout=None):
+            flushing.set()
+            return super().wait(timeout)
+
+    class HeldUntilFlushing(threading.Event):
+        """The writer's wake-up, held back until the collector's flush waits."""
+        def wait(self, timeout=None):
+            woke = super().wait(timeout)
+            assert flushing.wait(5)
+            return woke
+
+    s._idle = NotingCondition(s._pending_lock)
+    s._wake = HeldUntilFlushing()
+    s.save_live_race_soon(g, 1, {"edges": ["press"]})
+    writer = s._writer
+    s.cycle = s                           # collected by the cycle collector, not refcounts
+    del s
+    started = time.monotonic()
+    gc.collect()
+    assert time.monotonic() - started < 3
+    assert alive() is None
+    writer.join(5)
+    assert not writer.is_alive()
+    with Store(tmp_path / "t.db") as again:
+        assert again.load_live_race(g) == (1, {"edges": ["press"]})
 
 
 def test_import_creates_a_game_with_its_events_in_one_go():

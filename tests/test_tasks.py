@@ -23,3 +23,32 @@ def test_no_command_shows_the_usage_without_calling_it_unknown():
                        timeout=30)
     assert r.returncode == 2 and "unknown" not in r.stderr
     assert "python3 tasks.py test" in r.stdout
+
+
+def test_fast_and_long_are_handed_to_pytest_as_its_own_options():
+    sys.path.insert(0, str(ROOT))
+    try:
+        import tasks
+    finally:
+        sys.path.remove(str(ROOT))
+    par = ["-n", "auto", "--dist", "loadfile"]          # on every core, a module a worker
+    assert tasks.pytest_args(["--fast", "-k", "chope"]) == par + [
+        "-m", "not slow and not browser", "-k", "chope"]
+    assert tasks.pytest_args(["--long", "-q"]) == par + ["--long", "-q"]   # conftest's own
+    for own in (["-n", "0"], ["-n0"], ["--pdb"], ["-p", "no:xdist"], ["--numprocesses=3"]):
+        assert tasks.pytest_args(own) == own             # the caller's choice stands
+
+
+def test_long_plays_the_long_count_of_random_games_and_a_count_given_wins():
+    from conftest import random_play_of
+
+    class Config:
+        def __init__(self, **options):
+            self.options = {"random_games": None, "long": False, "random_seed": 8, **options}
+
+        def getoption(self, name):
+            return self.options[name]
+
+    assert random_play_of(Config()) == (10, 8)
+    assert random_play_of(Config(long=True)) == (300, 8)
+    assert random_play_of(Config(long=True, random_games=3, random_seed=5)) == (3, 5)

@@ -112,8 +112,10 @@ def test_a_page_away_while_the_table_saved_again_drops_the_banner_when_it_return
     host.locator("#legal button.event", has_text="Otah").click()
     expect_text(host, "#toast", CAUSE)
     expect(board.locator("#saving")).to_be_visible()
-    board.evaluate("TC.conn.reconnect()")
-    board.wait_for_timeout(1500)                      # past the new stream's first second
+    # a new stream hides the banner after its first second unless its own
+    # `saving` event says otherwise: wait for that event, not for a second
+    board.evaluate("delete document.documentElement.dataset.saving; TC.conn.reconnect()")
+    expect(board.locator("html")).to_have_attribute("data-saving", "no")
     expect(board.locator("#saving")).to_be_visible()
     expect(board.locator("#saving")).to_have_text(f"Not saving: {CAUSE}")
     assert board.errors == [] and host.errors == []
