@@ -95,14 +95,16 @@ def test_the_host_shows_links_a_phone_logs_its_draw_the_scoreboard_sees_only_the
     buzzer.scroll_into_view_if_needed()
     box = buzzer.bounding_box()
     assert box["width"] >= 200 and box["height"] >= 200          # a thumb cannot miss it
-    with mine.expect_request(lambda r: r.url.endswith("/press") and r.post_data_json == {
-            "pressed": True}):
+    # each change is numbered (seq: the time in µs) so the two posts cannot swap
+    with mine.expect_request(lambda r: r.url.endswith("/press")
+                             and r.post_data_json["pressed"] is True) as down:
         mine.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         mine.mouse.down()
     assert "down" in buzzer.get_attribute("class")
-    with mine.expect_request(lambda r: r.url.endswith("/press") and r.post_data_json == {
-            "pressed": False}):
+    with mine.expect_request(lambda r: r.url.endswith("/press")
+                             and r.post_data_json["pressed"] is False) as up:
         mine.mouse.up()
+    assert up.value.post_data_json["seq"] > down.value.post_data_json["seq"] > 0
 
 
 def test_a_revoked_link_stops_the_open_page(live_server, phone):
