@@ -29,13 +29,14 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
 import random
 import statistics
 import sys
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+
+from companion.pico import certificate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "firmware"))
 import boxpio  # noqa: E402
@@ -168,8 +169,9 @@ def certify_box(src, separations_ns=SHORT_NS, trials: int = 1000) -> list[Row]:
 
 
 def certificate_path() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
-    return Path(base) / "companion" / "pico-fairness.json"
+    """Where the certificate is kept (companion/pico/certificate.py: the host
+    console reads it from there)."""
+    return certificate.path()
 
 
 def save(rows: list[Row], where: str, path: Path | None = None) -> Path:

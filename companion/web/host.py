@@ -13,6 +13,7 @@ from flask import (Blueprint, Response, jsonify, redirect, render_template, requ
                    url_for)
 from markupsafe import Markup
 
+from ..pico import certificate
 from . import auth, schema
 from .api import (BadRequest, UnknownGame, body, check_players, game_info, games_info, need_game,
                   now_ns, optional_int, page_game, services, virtual_press)
@@ -38,7 +39,7 @@ def console():
                            urls=svc.join_urls, qr=Markup(qr_svg(svc.join_urls[0])),
                            players=default_players(), buzzers=svc.buzzers,
                            heartbeat_s=svc.broker.heartbeat_s,
-                           game=page_game(snap))
+                           game=page_game(snap), cert=certificate.load())
 
 
 def default_players() -> list[str]:
@@ -137,6 +138,14 @@ def _host_state():
 @allow(HOST)
 def host_state():
     return _host_state()
+
+
+@bp.get("/api/host/certificate")
+@allow(HOST)
+def fairness_certificate():
+    """The Pico box's last fairness certificate, with its date (null: none
+    kept yet; ``python -m hardware.selftest --real --fairness`` makes one)."""
+    return {"certificate": certificate.load()}
 
 
 @bp.get("/api/host/games")
