@@ -123,7 +123,7 @@ def test_presses_in_one_sample_share_a_stamp_and_tie(box):
         t = src.now_ns() + 100 * MS
         box.press(1, t)
         box.press(2, t)
-        assert wait_for(lambda: len(rec.edges) == 2)
+        assert wait_for(lambda: len(rec.edges) >= 2, 20)     # a loaded machine is slow
         a, b = rec.edges
         assert a.t_ns == b.t_ns and abs(a.t_ns - t) <= src.error_bound_ns() + 20_000
         from companion.referee import judge
@@ -214,7 +214,11 @@ def test_a_crystal_100_ppm_off_is_tracked(tmp_path, ppm):
         rec = Recorder(src)
         src.start(rec)
         try:
-            time.sleep(2.0)
+            # the drift shows once the exchanges span a few seconds: wait for
+            # them (a loaded machine makes fewer per second), not a fixed time
+            first = time.monotonic()
+            assert wait_for(lambda: src.sync.exchanges >= 40 and time.monotonic() - first >= 5.0,
+                            30)
             truth = []
             t = src.now_ns() + 50 * MS
             for i in range(8):
