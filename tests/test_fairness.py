@@ -4,6 +4,8 @@ to the capture program at random phases."""
 
 from __future__ import annotations
 
+import pytest
+
 import random
 
 from hardware import fairness as F
@@ -15,6 +17,7 @@ def test_the_driver_pulls_the_pins_low_exactly_the_separation_apart_and_lets_go(
         assert b - a == ns // F.CYCLE_NS and end > b
 
 
+@pytest.mark.slow
 def test_1000_trials_at_1_us_are_all_ordered_and_half_a_tick_is_a_coin_toss():
     rows = [F.certify_separation(500, 300, random.Random(1)),
             F.certify_separation(1_000, 1000, random.Random(2))]

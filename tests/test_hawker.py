@@ -940,6 +940,7 @@ def blind(s, player):
     return type(s)(out)
 
 
+@pytest.mark.slow
 def test_a_players_page_depends_only_on_what_that_player_knows():
     """In random games, each player's page (offers, view, and the answer to anything they
     log, offered or a probe) is the same when the other hands are unknown to the tracker."""

@@ -271,6 +271,7 @@ def test_three_tables_play_and_the_league_page_shows_all_three_and_the_standings
         league.close()
 
 
+@pytest.mark.slow
 def test_a_table_that_loses_the_broker_keeps_playing_and_the_league_catches_up_with_every_event(
         tmp_path, broker, tables):
     """The broker goes away (a clean restart); the table logs on; when it is
@@ -465,6 +466,7 @@ def test_the_league_command_writes_a_config_the_broker_runs_and_serve_refuses_ba
     assert "mqtt://" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_long_outage_larger_than_the_publish_window_arrives_whole_and_in_order(
         tmp_path, broker, tables):
     """An hour offline is a long log: more events than the publisher keeps

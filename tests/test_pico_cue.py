@@ -526,6 +526,7 @@ def _sleep_until(t_ns: int) -> None:
         time.sleep(left / S)
 
 
+@pytest.mark.slow
 @needs_box
 def test_end_to_end_the_box_sounds_go_late_and_judges_the_false_start(box):
     """The box's loop stalls across GO, so it sounds GO late; a press in
@@ -579,6 +580,7 @@ def test_end_to_end_the_box_sounds_go_late_and_judges_the_false_start(box):
         store.close()
 
 
+@pytest.mark.slow
 @needs_box
 def test_end_to_end_the_box_sounds_go_at_the_scheduled_time(box):
     src = PicoSource(BUZZERS, port=box.port)

@@ -136,6 +136,7 @@ def test_presses_in_one_sample_share_a_stamp_and_tie(box):
         src.close()
 
 
+@pytest.mark.slow
 def test_garbage_bit_flips_and_dropped_bytes_give_faults_and_no_invented_edge(box):
     src = open_pico(box)
     rec = Recorder(src)
@@ -180,6 +181,7 @@ def test_garbage_bit_flips_and_dropped_bytes_give_faults_and_no_invented_edge(bo
         src.close()
 
 
+@pytest.mark.slow
 def test_unplug_and_replug_reconnect_and_changes_while_away_are_not_invented(box):
     src = open_pico(box, backoff_s=(0.05, 0.2))
     rec = Recorder(src)
@@ -207,6 +209,7 @@ def test_unplug_and_replug_reconnect_and_changes_while_away_are_not_invented(box
         src.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ppm", [100, -100])
 def test_a_crystal_100_ppm_off_is_tracked(tmp_path, ppm):
     with SimBox(tmp_path / "box", ppm=ppm) as box:

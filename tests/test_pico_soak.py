@@ -126,6 +126,7 @@ def check(log: dict) -> dict:
             "unplugs": log["unplugs"], "storms": log["storms"]}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not MICROPYTHON.exists(), reason="no MicroPython unix port")
 def test_a_soak_of_simulated_play_keeps_the_clock_and_invents_nothing(tmp_path):
     seconds = int(os.environ.get("PICO_SOAK_S", "60"))

@@ -91,6 +91,7 @@ def test_a_port_named_in_the_environment_is_used_when_no_pico_is_found(no_picos)
         box.close()
 
 
+@pytest.mark.slow
 def test_a_pico_that_never_says_hello_is_passed_over_for_the_next(no_picos):
     other, box = FakeBox(talks=False), FakeBox()       # a second Pico, then the box
     no_picos.setattr(transport, "find_pico_ports", lambda: [other.path, box.path])
@@ -155,6 +156,7 @@ _commands = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(_commands)
 def test_no_command_to_the_box_holds_mpremotes_interrupt(msg):

@@ -60,6 +60,7 @@ def test_a_drawn_roll_is_logged_like_any_roll(host, session):
     assert session.snapshot()["view"]["opening"]["rolls"] == {"ana": drawn["value"]}
 
 
+@pytest.mark.slow
 def test_a_draw_follows_the_die_faces_probabilities(host, session):
     """Many draws on one fixed state: every face comes up, and the counts
     pass a chi-square test with a bound so loose it never flakes

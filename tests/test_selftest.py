@@ -47,6 +47,7 @@ def test_the_gpio_path_on_mock_pins_measures_the_modelled_kernel_latency():
     assert r.worst_ns <= 200_000
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not MICROPYTHON.exists(), reason="no MicroPython unix port")
 def test_the_pico_paths_on_the_simulated_box(capsys):
     assert selftest.main(["--pico", "--both", "--pulses", "10"]) == 0
