@@ -339,8 +339,7 @@ class TableRaces:
     def race_view(self, now: int) -> dict | None:
         t = self.t
         return views.table_race_view(t.game, t.replay, self.race, self.interrupted,
-                                     self.request() if t.replay is not None else None,
-                                     self.desk.edges, t.arming, now)
+                                     self.request, self.desk.edges, t.arming, now)
 
     def extras(self, now: int) -> dict:
         """The snapshot's strays, waiting presses, windows and queued cards."""

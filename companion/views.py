@@ -184,8 +184,9 @@ def table_race_view(game, replay, race, interrupted: dict | None, request, edges
                     settings, now: int) -> dict | None:
     """The race a table shows now: the live race (``race``, a
     :class:`~companion.desk.DeskRace`), else the one interrupted by a
-    restart, else the race the game waits for, else the last logged race
-    with its late runner-ups from the recent ``edges``."""
+    restart, else the race the game waits for (``request()``, asked only
+    then: the live race's view is on the verdict's path), else the last
+    logged race with its late runner-ups from the recent ``edges``."""
     if race is not None:
         return live_race_view(game, race.request, race.live, announced=race.announced,
                               go_ns=race.go_ns, now_ns=now, virtual=bool(race.virtual),
@@ -196,8 +197,9 @@ def table_race_view(game, replay, race, interrupted: dict | None, request, edges
         return interrupted_race_view(game, interrupted)
     if replay is None:
         return None
-    if request is not None:
-        return pending_race_view(game, request)
+    pending = request()
+    if pending is not None:
+        return pending_race_view(game, pending)
     if replay.events and replay.events[-1].get("type") == "race":
         info = None
         try:   # the request the race answered, for the verdict's wording
