@@ -451,12 +451,6 @@ class RaceDesk:
         prior = arming.prior_race(events, self.edges, self.settings)
         return arming.claim_windows(self.edges, now, self.settings, prior)
 
-    def runner_up_close(self, event: dict) -> int | None:
-        return arming.race_close_ns(event, self.settings)
-
-    def is_virtual(self, race: DeskRace) -> bool:
-        return bool(race.virtual)
-
     def _note_virtual(self, race: DeskRace) -> None:
         edges = race.live.edges
         for e in edges[race.seen:]:
