@@ -67,3 +67,34 @@ def test_the_end_screen_lists_unscored_food_and_names_the_tie_break(live_server,
     expect_text(host, "#result", "Ties go to the player with the most Table cards")
     shot(host, "host-chope-end.png")
     assert host.errors == []
+
+
+def test_pin_keyboard_rule_quotes_and_the_new_game_colours(live_server, phone):
+    """Everywhere (issue 23): the PIN may be any characters (no number
+    keypad); a rule quote reads without its escaping; the new-game form
+    offers the running game's colours."""
+    t = live_server
+    page = phone().new_page()
+    page.goto(t.url + "/host")
+    assert page.get_attribute("#pin", "inputmode") is None
+    assert page.get_attribute("#pin", "type") == "password"
+    shot(page, "host-login.png")
+    host = open_host(phone(), t)
+    running = {p["name"]: p["colour"] for p in t.session.snapshot()["view"]["players"]}
+    host.click("#ng-details summary")
+    rows = host.locator("#ng-players .player-row")
+    form = {rows.nth(i).locator(".ng-name").input_value(): rows.nth(i).locator(".ng-colour").input_value()
+            for i in range(rows.count())}
+    assert form == running
+    host.select_option("#ng-game", "tropichaos")
+    expect_text(host, "#ng-options", "marked with an ‘S’")
+    assert '\\"' not in host.locator("#ng-options").inner_text()
+    host.locator("#ng-options").screenshot(path=str(shot_path("host-new-game-options.png")))
+    assert host.errors == []
+
+
+def shot_path(name):
+    from browserkit import SHOTS
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return SHOTS / name

@@ -540,8 +540,11 @@
       const list = current || (cfg.players && cfg.players.length ? cfg.players : ['Ana', 'Bo', 'Cy']).map((n) => ({ name: n }));
       const choices = colourChoices();
       const taken = new Set();
+      /* the running game's colours as its board paints them (the view's) */
+      const running = hs ? TC.colours(hs) : {};
       list.forEach((p, i) => {
-        let colour = p.colour && choices.includes(p.colour) ? p.colour : null;
+        const was = TC.own(running, p.name) || p.colour;
+        let colour = was && choices.includes(was) ? was : null;
         if (!colour || taken.has(colour)) colour = choices.find((c) => !taken.has(c)) || choices[i % choices.length];
         taken.add(colour);
         rows.append(playerRow(p.name, colour, p.buzzer || (cfg.buzzers || [])[i]));
@@ -550,10 +553,15 @@
     }
 
     /* -- options, one control per declared setting ---------------------- */
+    /* a rulebook quote as a reader sees it: '"marked with an \"S\""' (the
+     * setting's escaped inner quote) reads “marked with an ‘S’” */
+    function quoted(rule) {
+      return String(rule).replace(/\\"([^"\\]*)\\"/g, '‘$1’').replace(/"([^"]*)"/g, '“$1”');
+    }
     function help(s) {
       const bits = [];
       if (s.help) bits.push(el('span', { text: s.help }));
-      if (s.rule) bits.push(el('q', { text: s.rule }));
+      if (s.rule) bits.push(el('span', { class: 'rule-quote', text: quoted(s.rule) }));
       if (s.assumed) bits.push(el('span', { class: 'assumed', text: 'assumed: the rulebook does not say' }));
       return bits.length ? el('p', { class: 'help' }, bits) : null;
     }
