@@ -201,7 +201,7 @@
       if (items.length <= MAX_BUTTONS) {
         const texts = items.map(([e, l]) => label(e, l));
         const dup = (t) => texts.filter((x) => x === t).length > 1;
-        out.push(el('div', { class: 'grid-buttons' }, items.map(([e], i) => {
+        out.push(el('div', { class: DRAWS.has(type) ? 'grid-buttons cards' : 'grid-buttons' }, items.map(([e], i) => {
           /* two buttons saying the same: add what tells them apart */
           const extra = dup(texts[i]) ? Object.entries(e).filter(([k, v]) => k !== 'type' && v != null && typeof v !== 'object'
             && !texts[i].includes(String(v))).map(([, v]) => TC.cardName(hs, v)).join(' · ') : '';
