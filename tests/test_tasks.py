@@ -52,3 +52,12 @@ def test_long_plays_the_long_count_of_random_games_and_a_count_given_wins():
     assert random_play_of(Config()) == (10, 8)
     assert random_play_of(Config(long=True)) == (300, 8)
     assert random_play_of(Config(long=True, random_games=3, random_seed=5)) == (3, 5)
+
+
+def test_bench_taps_skips_with_a_message_without_chromium(monkeypatch, capsys):
+    """`python -m bench taps` on a machine with no chromium: no figures, and why."""
+    from bench import bench_taps
+
+    monkeypatch.setattr(bench_taps, "CHROMIUM", "/nonexistent/chromium")
+    assert bench_taps.run() == []
+    assert "bench_taps skipped: no chromium at /nonexistent/chromium" in capsys.readouterr().err

@@ -6,6 +6,29 @@
   const TC = window.TC;
   const el = TC.el;
 
+  /* the food no Table seats (a Table holds one Main and at most one Side) */
+  function unseated(vp) {
+    const left = [...(vp.food || [])];
+    for (const p of (vp.score_detail && vp.score_detail.plates) || []) {
+      for (const c of [p.main, p.side]) {
+        const i = c ? left.indexOf(c) : -1;
+        if (i >= 0) left.splice(i, 1);
+      }
+    }
+    return left;
+  }
+  /* "2 food not at a Table: 0 points for it" beside the score, with why */
+  function unseatedWhy(vp, s) {
+    const rules = (s.view && s.view.rules) || {};
+    const n = unseated(vp).length;
+    if (!n || rules.unmatched_food_scores) return null;
+    return `${n} food scores 0 (${seatWhy(vp)})`;
+  }
+  function seatWhy(vp) {
+    return !vp.table_count ? 'not seated: no Table'
+      : !vp.mains ? 'not seated: a Table needs a Main' : 'not seated: a Table seats one Main and one Side';
+  }
+
   TC.panels.chope = {
     render(container, v, s) {
       const odds = v.bust_odds;
@@ -33,6 +56,8 @@
 
     extras(vp, s) {
       const out = [TC.plural(vp.table_count, 'table'), `${vp.food_count} food (${vp.mains} main, ${vp.sides} side)`];
+      const why = unseatedWhy(vp, s);
+      if (why) out.push(why);
       if (vp.mynah_debt) out.push(`owes ${vp.mynah_debt}`);
       if (vp.favourite_dealt) out.push('★ favourite dealt');
       if (vp.favourite) out.push(`★ ${TC.cardName(s, 'food:' + vp.favourite)}`);
@@ -47,12 +72,23 @@
       const out = (d.plates || []).map((p) => `${name(p.table)}: ${name(p.main)}${p.side ? ' + ' + name(p.side) : ''} (+${p.side ? 2 : 1})`);
       const rules = (s.view && s.view.rules) || {};
       if (rules.unmatched_food_scores && d.food > d.food_seated) out.push(`+${d.food - d.food_seated} unmatched Food`);
-      if ((!d.plates || !d.plates.length) && vp.food_count) out.push(`Food: +${d.food} (no Main on a Table)`);
+      const loose = unseated(vp);
+      if (loose.length && !rules.unmatched_food_scores) {
+        const counts = new Map();
+        for (const c of loose) counts.set(c, (counts.get(c) || 0) + 1);
+        const cards = [...counts].map(([c, n]) => name(c) + (n > 1 ? ` ×${n}` : ''));
+        out.push(`${cards.join(', ')}: +0 (${seatWhy(vp)})`);
+      } else if ((!d.plates || !d.plates.length) && vp.food_count) out.push(`Food: +${d.food} (no Main on a Table)`);
       if (!vp.food_count && !vp.table_count) out.push('no cards');
       if (d.own_colour) out.push(`+${d.own_colour} own-colour Table${d.own_colour === 1 ? '' : 's'}`);
       if (d.leftover_tables) out.push(`${d.leftover_tables} for ${TC.plural(-d.leftover_tables, 'unused Table')}`);
       if (d.favourite != null) out.push(`+${d.favourite} Favourite${vp.favourite ? ' (' + TC.cardName(s, 'food:' + vp.favourite) + ')' : ''}`);
       return out;
+    },
+
+    /* named on the end screen even when nobody tied */
+    tiebreakRule() {
+      return 'Ties go to the player with the most Table cards; still tied: a shared place.';
     },
 
     /* "Most points; ties go to the most Table cards" */

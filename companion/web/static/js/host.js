@@ -109,8 +109,24 @@
 
   /* --- the legal next events -------------------------------------------- */
   const MAX_BUTTONS = 30;
-  function logEvent(event) {
-    return act('/api/host/event', { event, expected_version: hs.version });
+  /* "Logged: Red Table" under the host's thumb (the thumb bar), so a tap
+   * is confirmed where it was made, not only in the log further down */
+  function showLogged(text) {
+    const line = $('logged');
+    line.textContent = text;
+    line.hidden = !text;
+  }
+  async function logEvent(event, what) {
+    const res = await act('/api/host/event', { event, expected_version: hs.version });
+    if (res) {
+      const queued = res.update && res.update.type === 'queued';
+      showLogged(`${queued ? 'Waits for the race' : 'Logged'}: ${what || lastLine() || event.type}`);
+    }
+    return res;
+  }
+  function lastLine() {
+    const last = (hs.log || []).slice(-1)[0];
+    return last ? last.line : '';
   }
   /* The panels' way to log (TC.logEvent in render.js): the same path, but
    * a refusal goes back to the panel, which says why where the tap was. */
@@ -175,26 +191,53 @@
     });
     const out = [];
     const nextTypes = new Set(next.map(([e]) => e.type));
+    const slot = sideSlot(groups);
+    if (slot) out.push(slot.node);
     for (const [type, items] of groups) {
+      if (slot && slot.types.has(type)) continue;
       const heading = cap(String(type).replace(/[-_]/g, ' '));
       out.push(el('h3', { class: 'group', text: nextTypes.has(type) ? `Next card: ${heading} (waits for the race)` : heading }));
       if (hs.draw && hs.draw.type === type) out.push(drawButton(hs.draw));
       if (items.length <= MAX_BUTTONS) {
         const texts = items.map(([e, l]) => label(e, l));
         const dup = (t) => texts.filter((x) => x === t).length > 1;
-        out.push(el('div', { class: 'grid-buttons' }, items.map(([e], i) => {
+        out.push(el('div', { class: DRAWS.has(type) ? 'grid-buttons cards' : 'grid-buttons' }, items.map(([e], i) => {
           /* two buttons saying the same: add what tells them apart */
           const extra = dup(texts[i]) ? Object.entries(e).filter(([k, v]) => k !== 'type' && v != null && typeof v !== 'object'
             && !texts[i].includes(String(v))).map(([, v]) => TC.cardName(hs, v)).join(' · ') : '';
-          return TC.paint(el('button', {
-            type: 'button', class: 'event', 'data-event': JSON.stringify(e), onclick: () => logEvent(e),
-          }, extra ? `${texts[i]} · ${extra}` : texts[i]), colourOf(e));
+          return eventButton(e, extra ? `${texts[i]} · ${extra}` : texts[i]);
         })));
       } else {
         out.push(builder(type, items.map(([e]) => e)));
       }
     }
     box.replaceChildren(...out);
+  }
+
+  function eventButton(e, text) {
+    return TC.paint(el('button', {
+      type: 'button', class: 'event', 'data-event': JSON.stringify(e), onclick: () => logEvent(e, text),
+    }, text), colourOf(e));
+  }
+
+  /* Beside a grid of cards to flip (draws), the few other steps ("Stop and
+   * claim the face-up food") sit in a slot of their own above the grid that
+   * is there whether or not they are offered: one appearing never pushes
+   * the cards down under the host's thumb. */
+  const SIDE_MAX = 3;
+  function sideSlot(groups) {
+    const types = new Set();
+    let grid = false;
+    for (const [type, items] of groups) {
+      if (DRAWS.has(type) && items.length > SIDE_MAX) grid = true;
+      else if (!DRAWS.has(type) && items.length <= SIDE_MAX) types.add(type);
+    }
+    if (!grid) return null;
+    const buttons = [];
+    for (const type of types) for (const [e, l] of groups.get(type)) buttons.push(eventButton(e, label(e, l)));
+    const node = el('div', { class: 'side-slot', id: 'side-slot' },
+      buttons.length ? buttons : [el('p', { class: 'muted small', text: 'Nothing else to log yet: other steps appear here' })]);
+    return { node, types };
   }
 
   /* Too many combinations for buttons (e.g. one card per player): a select
@@ -497,8 +540,11 @@
       const list = current || (cfg.players && cfg.players.length ? cfg.players : ['Ana', 'Bo', 'Cy']).map((n) => ({ name: n }));
       const choices = colourChoices();
       const taken = new Set();
+      /* the running game's colours as its board paints them (the view's) */
+      const running = hs ? TC.colours(hs) : {};
       list.forEach((p, i) => {
-        let colour = p.colour && choices.includes(p.colour) ? p.colour : null;
+        const was = TC.own(running, p.name) || p.colour;
+        let colour = was && choices.includes(was) ? was : null;
         if (!colour || taken.has(colour)) colour = choices.find((c) => !taken.has(c)) || choices[i % choices.length];
         taken.add(colour);
         rows.append(playerRow(p.name, colour, p.buzzer || (cfg.buzzers || [])[i]));
@@ -507,10 +553,15 @@
     }
 
     /* -- options, one control per declared setting ---------------------- */
+    /* a rulebook quote as a reader sees it: '"marked with an \"S\""' (the
+     * setting's escaped inner quote) reads “marked with an ‘S’” */
+    function quoted(rule) {
+      return String(rule).replace(/\\"([^"\\]*)\\"/g, '‘$1’').replace(/"([^"]*)"/g, '“$1”');
+    }
     function help(s) {
       const bits = [];
       if (s.help) bits.push(el('span', { text: s.help }));
-      if (s.rule) bits.push(el('q', { text: s.rule }));
+      if (s.rule) bits.push(el('span', { class: 'rule-quote', text: quoted(s.rule) }));
       if (s.assumed) bits.push(el('span', { class: 'assumed', text: 'assumed: the rulebook does not say' }));
       return bits.length ? el('p', { class: 'help' }, bits) : null;
     }
@@ -670,8 +721,14 @@
   }());
 
   /* --- wiring ------------------------------------------------------------ */
-  $('undo').onclick = () => act('/api/host/undo', { expected_version: hs.version });
-  $('redo').onclick = () => act('/api/host/redo', { expected_version: hs.version });
+  $('undo').onclick = async () => {
+    const what = hs.undo;
+    if (await act('/api/host/undo', { expected_version: hs.version })) showLogged(`Undone: ${what}`);
+  };
+  $('redo').onclick = async () => {
+    const what = hs.redo;
+    if (await act('/api/host/redo', { expected_version: hs.version })) showLogged(`Logged again: ${what}`);
+  };
   $('start-race').onclick = () => act('/api/host/race', { countdown_ms: Number($('countdown-ms').value) });
   $('cancel-race').onclick = () => act('/api/host/race/cancel', {});
   $('custom-log').onclick = () => {

@@ -868,6 +868,12 @@
       if (panel.tiebreak) { try { text = panel.tiebreak(tb, s); } catch (e) { console.error(e); } }
       out.push(el('p', { class: 'tiebreak', text: text || `${tb.players.join(' and ')} both have ${tb.score} ${unit}: the rules’ tie-break put them ${ord(tb.places[0])} and ${ord(tb.places[1])}` }));
     }
+    /* the rule that would part a tie, named even when nobody tied (panel: tiebreakRule(s)) */
+    if (!(res.tiebreak || []).length && panel.tiebreakRule) {
+      let rule = null;
+      try { rule = panel.tiebreakRule(s); } catch (e) { console.error(e); }
+      if (rule) out.push(el('p', { class: 'tiebreak-rule muted small', text: rule }));
+    }
     section.replaceChildren(...out);
   };
 

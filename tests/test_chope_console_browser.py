@@ -1,0 +1,100 @@
+"""Chope! on the host console at a phone's 390 x 844 (issue 23): a logged
+card confirmed under the host's thumb, "Stop and claim" in a place of its
+own (the card grid never moves), Undo on screen without scrolling, why a
+player's food scores 0, and the end screen's unscored food and tie-break."""
+
+from __future__ import annotations
+
+import random
+
+from browserkit import BROWSER, expect_text, shot
+from test_games_browser import open_host
+
+pytestmark = BROWSER
+
+
+def on_screen(page, selector) -> bool:
+    box = page.locator(selector).first.bounding_box()
+    return box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 844
+
+
+def test_a_logged_card_is_confirmed_by_the_buttons_and_the_grid_stays_put(live_server, phone):
+    t = live_server
+    host = open_host(phone(), t)
+    host.wait_for_selector("#legal button.event")
+    assert on_screen(host, "#undo")                        # no scrolling past the grid
+    grid = "#legal .grid-buttons button.event"
+    before = host.locator(grid).first.bounding_box()["y"]
+    host.locator(grid, has_text="Laksa").click()
+    expect_text(host, "#logged", "^Logged: Laksa$")
+    assert on_screen(host, "#logged") and on_screen(host, "#undo")
+    expect_text(host, "#side-slot", "Stop and claim the face-up food")
+    assert host.locator(grid).first.bounding_box()["y"] == before   # Stop did not push it down
+    shot(host, "host-chope-logged.png")
+    host.click("#undo")
+    expect_text(host, "#logged", "^Undone: ")
+    assert t.session.snapshot()["view"]["face_up"] == []
+    assert host.errors == []
+
+
+def test_food_with_no_table_says_why_it_scores_0(live_server, phone):
+    t = live_server
+    t.session.log({"type": "flip", "card": "food:laksa"})
+    t.session.log({"type": "stop"})
+    host = open_host(phone(), t)
+    expect_text(host, "#players", r"1 food scores 0 \(not seated: no Table\)")
+    shot(host, "host-chope-unseated.png")
+    assert host.errors == []
+
+
+def play_to_the_end(session, seed=1):
+    rng = random.Random(seed)
+    for _ in range(600):
+        if session.snapshot().get("finished"):
+            return
+        legal = session.legal_events()
+        stop = [e for e in legal if e["type"] == "stop"]
+        session.log(stop[0] if stop and rng.random() < 0.4 else rng.choice(legal))
+    raise AssertionError("the game did not end")
+
+
+def test_the_end_screen_lists_unscored_food_and_names_the_tie_break(live_server, phone):
+    t = live_server
+    t.session.new_game("chope", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
+    play_to_the_end(t.session)
+    host = open_host(phone(), t)
+    expect_text(host, "#result", r": \+0 \(not seated")
+    expect_text(host, "#result", "Ties go to the player with the most Table cards")
+    shot(host, "host-chope-end.png")
+    assert host.errors == []
+
+
+def test_pin_keyboard_rule_quotes_and_the_new_game_colours(live_server, phone):
+    """Everywhere (issue 23): the PIN may be any characters (no number
+    keypad); a rule quote reads without its escaping; the new-game form
+    offers the running game's colours."""
+    t = live_server
+    page = phone().new_page()
+    page.goto(t.url + "/host")
+    assert page.get_attribute("#pin", "inputmode") is None
+    assert page.get_attribute("#pin", "type") == "password"
+    shot(page, "host-login.png")
+    host = open_host(phone(), t)
+    running = {p["name"]: p["colour"] for p in t.session.snapshot()["view"]["players"]}
+    host.click("#ng-details summary")
+    rows = host.locator("#ng-players .player-row")
+    form = {rows.nth(i).locator(".ng-name").input_value(): rows.nth(i).locator(".ng-colour").input_value()
+            for i in range(rows.count())}
+    assert form == running
+    host.select_option("#ng-game", "tropichaos")
+    expect_text(host, "#ng-options", "marked with an ‘S’")
+    assert '\\"' not in host.locator("#ng-options").inner_text()
+    host.locator("#ng-options").screenshot(path=str(shot_path("host-new-game-options.png")))
+    assert host.errors == []
+
+
+def shot_path(name):
+    from browserkit import SHOTS
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return SHOTS / name
