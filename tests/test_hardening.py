@@ -251,7 +251,7 @@ def _guess(client, addr, pin):
 
 def test_wrong_pins_from_many_addresses_replace_the_pin_shown_only_on_the_pi(session):
     shown = []
-    app = make_app(session, GLOBAL_LOGIN_LIMIT=10, ANNOUNCE=shown.append)
+    app = make_app(session, GLOBAL_LOGIN_LIMIT=10, GLOBAL_LOGIN_FREE=100, ANNOUNCE=shown.append)
     client = app.test_client()
     # 3 wrong guesses from each of 4 addresses: under each address's limit
     for i in range(4):
@@ -272,6 +272,110 @@ def test_the_pi_itself_never_counts_towards_the_table_limit(session):
         _guess(client, "127.0.0.1", "000000")
     assert not shown and app.extensions["companion"].pin == PIN
     assert _guess(client, "127.0.0.1", PIN).status_code == 200
+
+
+class _Clock:
+    def __init__(self):
+        self.t = 1000.0
+
+    def __call__(self):
+        return self.t
+
+
+def _clocked(app):
+    clock = _Clock()
+    app.extensions["companion_auth"].guard.clock = clock
+    app.extensions["companion"].login_limiter.clock = clock
+    return clock
+
+
+def _guesser(client, addr):
+    csrf = client.get("/api/csrf", environ_base={"REMOTE_ADDR": addr}).json["csrf"]
+    return lambda pin: client.post("/api/host/login", json={"pin": pin},
+                                   headers={"X-CSRF-Token": csrf},
+                                   environ_base={"REMOTE_ADDR": addr}).status_code
+
+
+def test_issue20_the_guessing_budget_survives_the_pin_being_replaced(session):
+    """Issue 20, 1: 20 addresses guessing every 10 s for 30 minutes had
+    about 3,000 PINs compared (the PIN replaced every 30, each time
+    starting over); the table's back-off holds them to its budget."""
+    shown = []
+    app = make_app(session, ANNOUNCE=shown.append)
+    clock = _clocked(app)
+    client = app.test_client()
+    guess = {f"10.0.1.{i}": _guesser(client, f"10.0.1.{i}") for i in range(1, 21)}
+    compared = 0
+    for _ in range(180):
+        for g in guess.values():
+            status = g("000000")
+            assert status in (401, 429)
+            compared += status == 401
+        clock.t += 10.0
+    guard = app.extensions["companion_auth"].guard
+    # 10 free, the back-off 1, 2, 4 ... 512 s then 600 s (12 paced in 30
+    # min), and one fresh-PIN comparison per address: at most 10 + 12 + 20
+    assert compared <= 42, compared
+    assert guard.failures == compared and not shown
+
+
+def test_issue20_the_hosts_first_login_with_a_new_pin_is_let_through(session):
+    """Issue 20, 1: while guessers keep the table waiting, the host's first
+    login with the newly printed PIN (from a fresh address, or one that
+    tried the old PIN before it was replaced) gets in."""
+    shown = []
+    app = make_app(session, GLOBAL_LOGIN_LIMIT=3, GLOBAL_LOGIN_FREE=2, LOGIN_LIMIT=100,
+                   ANNOUNCE=shown.append)
+    clock = _clocked(app)
+    client = app.test_client()
+    phone = _guesser(app.test_client(), "10.0.2.1")
+    assert phone("111111") == 401                 # the host mistypes, before the attack
+    attackers = [_guesser(client, f"10.0.3.{i}") for i in range(1, 9)]   # one cookie jar
+    while not shown:                              # bounded: 3 paced wrong PINs rotate it
+        for a in attackers:
+            a("000000")
+        clock.t += 3600.0
+        assert clock.t < 1000.0 + 100 * 3600
+    for a in attackers:                           # the table is waiting again
+        a("000000")
+    new = app.extensions["companion"].pin
+    assert app.extensions["companion_auth"].guard.next_at > clock.t
+    assert phone(new) == 200
+    for a in attackers:                           # waiting again after that login
+        a("000000")
+    assert app.extensions["companion_auth"].guard.next_at > clock.t
+    assert _guesser(app.test_client(), "10.0.2.2")(new) == 200
+
+
+def test_issue20_guesses_per_hour_from_250_addresses_stay_in_the_budget():
+    """Issue 20, 1, the figure: the best a guesser with 250 addresses can do
+    against the implemented budget, simulated for 24 hours (every paced
+    slot used, every address's fresh-PIN comparison used under each PIN)."""
+    from companion.web.auth import PinGuard
+
+    class Svc:
+        pin = "123456"
+
+    clock = _Clock()
+    guard = PinGuard(clock=clock)
+    svc, start, compared, first_hour = Svc(), clock.t, 0, None
+    while clock.t < start + 24 * 3600:
+        for i in range(250):
+            wait, exempt = guard.admit(f"10.1.{i // 200}.{i % 200}")
+            if wait == 0:
+                compared += 1
+                guard.wrong(svc, exempt)
+        clock.t = max(clock.t + 1.0, guard.next_at)
+        if first_hour is None and clock.t >= start + 3600:
+            first_hour = compared
+    later = (compared - first_hour) / 23
+    print(f"guesses compared from 250 addresses: {first_hour} in the first hour, "
+          f"{compared} in 24 h ({later:.1f} per hour after the first), "
+          f"{guard.rotations} PINs replaced")
+    # docs/web.md, "Limits": 10 free + 14 paced + 250 fresh in the first
+    # hour; then 4 paced an hour, the PIN replaced every 30 of them (7.5 h),
+    # each time 250 fresh ones: 4 + 250 / 7.5 = 37.3 an hour
+    assert first_hour <= 10 + 14 + 250 and later <= 4 + 250 / 7.5 + 1
 
 
 def test_a_pin_shorter_than_6_is_refused_unless_the_host_asks(tmp_path, monkeypatch):
