@@ -732,6 +732,42 @@ def test_a_second_server_on_the_same_store_is_refused_naming_the_first(tmp_path)
     again.close()
 
 
+def test_issue20_one_store_through_a_symlink_is_refused_at_start_up(tmp_path):
+    """Issue 20, 5: a second server on the same store through a symlink (or
+    a hard link) started on a stale table; the lock is the file's own now."""
+    from companion.app import Table
+    from companion.storefiles import StoreInUse
+
+    db = tmp_path / "one.db"
+    (tmp_path / "elsewhere").mkdir()
+    link = tmp_path / "elsewhere" / "via-link.db"
+    hard = tmp_path / "elsewhere" / "hard.db"
+    first = Table(host="127.0.0.1", port=0, db_path=str(db), pin="246810", source="none",
+                  demo=False).open()
+    try:
+        link.symlink_to(db)
+        os.link(db, hard)
+        for other in (link, hard):
+            second = Table(host="127.0.0.1", port=0, db_path=str(other), pin="246810",
+                           source="none", demo=False)
+            with pytest.raises(StoreInUse, match="same file as a store another companion") as e:
+                second.open()
+            second.close()
+            if other == link:      # a hard link has no way back to the other's name
+                assert f"pid {os.getpid()}" in str(e.value) and str(db) in str(e.value)
+        code = ("import sys; from companion.app import serve; "
+                f"sys.exit(serve(host='127.0.0.1', port=0, db_path={str(link)!r}, "
+                "pin='246810', source='none'))")
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=60, cwd=ROOT)
+        assert p.returncode == 2 and "same file as a store" in p.stdout, p.stdout + p.stderr
+    finally:
+        first.close()
+    again = Table(host="127.0.0.1", port=0, db_path=str(link), pin="246810", source="none",
+                  demo=False).open()                 # free once the first has closed
+    again.close()
+
+
 # ---------------------------------------------------------------------------
 # 7. a damaged event at start-up
 
