@@ -44,16 +44,12 @@ class StoreLock:
         self._db_fd: int | None = None
 
     def acquire(self) -> "StoreLock":
-        import fcntl
-
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise StoreError(f"cannot create the lock file {self.path}: "
                              f"{exc.strerror or exc}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        if not _flocked(fd):
             try:
                 other = os.read(fd, 32).decode("ascii", "replace").strip()
             except OSError:
@@ -92,30 +88,38 @@ class StoreLock:
             os.close(fd)          # closing drops the flock
 
 
+def _flocked(fd: int) -> bool:
+    """Take an exclusive ``flock`` on ``fd`` without waiting; False if another
+    open file holds one."""
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
 def _lock_file_itself(db_path) -> int | None:
     """An exclusive ``flock`` on the database file (made empty, mode 0600,
     if missing), or StoreInUse naming the file it really is: another
     companion holds it under another path. None if the file cannot be
     opened at all (the store then says what is wrong with it)."""
-    import fcntl
-
     try:
         fd = os.open(db_path, os.O_RDONLY | os.O_CREAT, 0o600)
     except OSError:
         return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    if not _flocked(fd):
         st = os.fstat(fd)
         os.close(fd)
         real = os.path.realpath(db_path)
-        try:
-            other = Path(f"{real}.lock").read_text().strip()
+        try:   # the first server's pid, if it named the store by its real path
+            pid = Path(f"{real}.lock").read_text().strip()
         except OSError:
-            other = ""
-        who = f"pid {other}" if other.isdigit() else "another process"
+            pid = ""
         raise StoreInUse(
-            f"{db_path} is the same file as a store another companion is serving ({who}; "
+            f"{db_path} is the same file as a store another companion is serving "
+            f"({f'pid {pid}' if pid.isdigit() else 'another process'}; "
             f"the file is {real}, device {st.st_dev} inode {st.st_ino}, reached here "
             f"through a symlink or another name): one server per store: stop that one "
             f"first, or give this one another --db") from None
