@@ -439,6 +439,63 @@ def test_issue20_guesses_per_hour_from_250_addresses_stay_in_the_budget():
     assert first_hour <= 10 + 14 + 250 and later <= 4 + 250 / 7.5 + 1
 
 
+def _csrf_for(port, source):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5, source_address=(source, 0))
+    try:
+        conn.request("GET", "/api/csrf")
+        r = conn.getresponse()
+        return r.getheader("Set-Cookie").split(";")[0], json.loads(r.read())["csrf"]
+    finally:
+        conn.close()
+
+
+def _post_pin(port, source, cookie, csrf, pin) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5, source_address=(source, 0))
+    try:
+        conn.request("POST", "/api/host/login", body=json.dumps({"pin": pin}),
+                     headers={"Cookie": cookie, "X-CSRF-Token": csrf,
+                              "Content-Type": "application/json"})
+        r = conn.getresponse()
+        r.read()
+        return r.status
+    finally:
+        conn.close()
+
+
+@pytest.mark.slow
+def test_issue20_250_addresses_guessing_over_loopback_for_9_hours_at_1000x(table):
+    """Issue 20, 1, measured on a real server over loopback: 250 guest
+    addresses take turns sending wrong PINs for 32 s while the table's
+    limits run on a clock 1,000 times as fast (about 8.9 hours of their
+    time). Compared PINs (401) are counted against the budget's arithmetic."""
+    t = table()
+    fast = lambda: time.monotonic() * 1000.0            # noqa: E731
+    t.app.extensions["companion_auth"].guard.clock = fast
+    t.services.login_limiter.clock = fast
+    addrs = [f"127.0.3.{i}" for i in range(1, 251)]
+    creds = {a: _csrf_for(t.port, a) for a in addrs}
+    start = fast()
+    compared, i = [], 0
+    while fast() - start < 32_000.0:               # 32 s of real time
+        a = addrs[i % 250]
+        i += 1
+        status = _post_pin(t.port, a, *creds[a], "000000")
+        assert status in (401, 429), status
+        if status == 401:
+            compared.append((fast() - start) / 3600.0)
+    hours = (fast() - start) / 3600.0
+    first = sum(1 for h in compared if h < 1.0)
+    later = (len(compared) - first) / (hours - 1.0)
+    guard = t.app.extensions["companion_auth"].guard
+    print(f"over loopback, 250 addresses, {i} PINs sent in {hours:.1f} h of the limits' time: "
+          f"{len(compared)} compared, {first} in the first hour, {later:.1f} an hour after "
+          f"it ({guard.rotations} PINs replaced)")
+    # docs/web.md, "Limits": at most 274 in the first hour, then 4 paced an
+    # hour and 250 fresh ones per PIN replaced (every 30 paced)
+    assert first <= 274
+    assert len(compared) - first <= 4 * (hours - 1.0) + 2 + 250 * guard.rotations
+
+
 def test_a_pin_shorter_than_6_is_refused_unless_the_host_asks(tmp_path, monkeypatch):
     from companion.app import resolve_pin, serve
 
