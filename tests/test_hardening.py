@@ -401,6 +401,7 @@ def test_issue20_the_hosts_first_login_with_a_new_pin_is_let_through(session):
         a("000000")
     new = app.extensions["companion"].pin
     assert app.extensions["companion_auth"].guard.next_at > clock.t
+    assert phone(PIN) == 401              # the old one, not yet knowing: not held against it
     assert phone(new) == 200
     for a in attackers:                           # waiting again after that login
         a("000000")

@@ -186,6 +186,7 @@ class PinGuard:
         self.paced = 0             # paced wrong PINs under the current PIN
         self.next_at = 0.0         # the table compares no paced PIN before this
         self._fresh: set[str] = set()   # addresses that used this PIN's exemption
+        self._replaced: str | None = None   # the PIN last replaced (the host's old one)
         self.rotations = 0
 
     def delay(self, failures: int) -> float:
@@ -217,10 +218,18 @@ class PinGuard:
             self.failures = self.paced = 0
             self.next_at = 0.0
 
-    def wrong(self, svc, exempt: bool = False) -> bool:
-        """Count one wrong PIN (``exempt``: compared by the fresh-PIN
-        exemption); True if it replaced the PIN."""
+    def wrong(self, svc, exempt: bool = False, addr: str | None = None,
+              given: str | None = None) -> bool:
+        """Count one wrong PIN from ``addr`` (``exempt``: compared by the
+        fresh-PIN exemption); True if it replaced the PIN. The PIN this
+        guard last replaced is not counted and gives the exemption back:
+        it is the host who has not yet seen the new one (a dead PIN tells a
+        guesser nothing)."""
         with self._lock:
+            if self._replaced is not None and pin_matches(given, self._replaced):
+                if exempt and addr is not None:
+                    self._fresh.discard(_net(addr))
+                return False
             self.failures += 1
             self.next_at = max(self.next_at, self.clock() + self.delay(self.failures))
             if exempt:
@@ -230,8 +239,8 @@ class PinGuard:
                 return False
             self.paced = 0
             self._fresh.clear()
-            old = svc.pin
-            svc.pin = new_pin(max(MIN_PIN_LENGTH, len(old)))
+            self._replaced = svc.pin
+            svc.pin = new_pin(max(MIN_PIN_LENGTH, len(svc.pin)))
             self.rotations += 1
         self._announce(svc.pin)
         return True
@@ -453,7 +462,7 @@ def login(pin_given: str | None) -> tuple[bool, float]:
         csrf_token()   # a fresh token after login (no fixation)
         return True, 0.0
     if guard is not None:
-        guard.wrong(svc, exempt)
+        guard.wrong(svc, exempt, key, pin_given)
     return False, 0.0
 
 
