@@ -300,6 +300,41 @@ def test_issue20_15_addresses_of_16_idle_sockets_leave_the_host_a_way_in(table):
             s.close()
 
 
+def test_issue20_the_gate_cuts_an_idle_flood_socket_not_a_phone_or_a_busy_one():
+    """Issue 20, 2: with the guests' share full, the socket cut is idle
+    (nothing being answered), from the address holding the most, the
+    longest idle; a busy share goes to the reserve, never past it."""
+    from companion.web.limits import Gate, Limits
+
+    gate = Gate(Limits(per_address=8, guests=4, reserve=1))
+
+    class Chan:
+        def __init__(self, peer, band, idle_since, busy=False):
+            self.peer, self.band, self.last_activity, self.busy = peer, band, idle_since, busy
+            self.was_cut = False
+            gate.opened(peer, band, self)
+
+        def cuttable(self):
+            return not self.busy
+
+        def cut(self):
+            self.was_cut = True
+            gate.release(self.peer, self.band)
+
+    chans = [Chan(("10.0.0.1", 1), gate.admit("10.0.0.1"), 5.0),          # a phone
+             Chan(("10.0.0.2", 1), gate.admit("10.0.0.2"), 3.0),          # the flood ...
+             Chan(("10.0.0.2", 2), gate.admit("10.0.0.2"), 1.0),          # ... its idlest
+             Chan(("10.0.0.2", 3), gate.admit("10.0.0.2"), 0.5, busy=True)]
+    assert gate.admit("10.0.0.9") == "guest"
+    assert [c.was_cut for c in chans] == [False, False, True, False]
+    for c in chans:
+        c.busy = True
+    chans.append(Chan(("10.0.0.9", 1), "guest", 9.0, busy=True))
+    assert gate.admit("10.0.0.7") == "reserve"        # every guest socket busy
+    assert gate.admit("10.0.0.8") is None and gate.refused["guests"] == 1
+    assert gate._reserve == 1 and gate.open_count() == 5
+
+
 # ---------------------------------------------------------------------------
 # 2. PIN guessing
 

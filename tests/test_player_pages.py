@@ -326,7 +326,8 @@ def test_the_private_stream_carries_only_its_players_snapshot_and_ends_when_revo
     assert t.app.extensions["companion"].broker.count == 0
 
 
-def test_issue20_revoking_a_link_ends_its_open_stream_at_once(tables):
+@pytest.mark.parametrize("action", ["revoke", "reissue"])
+def test_issue20_revoking_a_link_ends_its_open_stream_at_once(tables, action):
     """Issue 20, 6: a revoked link's open stream ended only at its next
     heartbeat (14 s later on a real table); revoking wakes it now."""
     import threading
@@ -342,7 +343,7 @@ def test_issue20_revoking_a_link_ends_its_open_stream_at_once(tables):
         reader = threading.Thread(target=lambda: got.extend(drain_private(s, timeout=3.0)),
                                   daemon=True)
         t0 = time.monotonic()
-        t.host.post("/api/host/player-links/revoke", json={"player": "ana"})
+        t.host.post(f"/api/host/player-links/{action}", json={"player": "ana"})
         reader.start()
         reader.join(12.0)
         took = time.monotonic() - t0
