@@ -27,27 +27,29 @@ class StoreInUse(StoreError):
 
 class StoreLock:
     """One server per store: an exclusive ``flock`` on ``<db>.lock`` (mode
-    0600), holding the pid of the process that took it. A separate file,
-    because closing any descriptor of the database itself would drop
-    SQLite's own locks. The kernel releases it when the process dies, so a
-    crash never leaves a stale lock."""
+    0600), holding the pid of the process that took it, and a second one on
+    the database file itself, which is what makes it one per *file* (its
+    device and inode) rather than per path: a symlink, a hard link or
+    another spelling of the path reaches the same open file's lock (issue
+    20, 5). ``flock`` locks are apart from SQLite's own (``fcntl``) locks;
+    the database's descriptor is kept open until :meth:`release`, after the
+    store is closed, because closing one would drop SQLite's locks. The
+    kernel releases both when the process dies, so a crash never leaves a
+    stale lock."""
 
     def __init__(self, db_path):
         self.path = Path(f"{db_path}.lock")
         self.db_path = db_path
         self._fd: int | None = None
+        self._db_fd: int | None = None
 
     def acquire(self) -> "StoreLock":
-        import fcntl
-
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise StoreError(f"cannot create the lock file {self.path}: "
                              f"{exc.strerror or exc}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        if not _flocked(fd):
             try:
                 other = os.read(fd, 32).decode("ascii", "replace").strip()
             except OSError:
@@ -59,6 +61,11 @@ class StoreLock:
                 f"per store: stop that one first"
                 f"{f' (kill {other})' if other.isdigit() else ''}, or give this one "
                 f"another --db") from None
+        try:
+            self._db_fd = _lock_file_itself(self.db_path)
+        except BaseException:
+            os.close(fd)
+            raise
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         try:
@@ -69,6 +76,9 @@ class StoreLock:
         return self
 
     def release(self) -> None:
+        db_fd, self._db_fd = self._db_fd, None
+        if db_fd is not None:
+            os.close(db_fd)       # drops the file's flock (the store is closed by now)
         fd, self._fd = self._fd, None
         if fd is not None:
             try:
@@ -76,6 +86,44 @@ class StoreLock:
             except OSError:
                 pass
             os.close(fd)          # closing drops the flock
+
+
+def _flocked(fd: int) -> bool:
+    """Take an exclusive ``flock`` on ``fd`` without waiting; False if another
+    open file holds one."""
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def _lock_file_itself(db_path) -> int | None:
+    """An exclusive ``flock`` on the database file (made empty, mode 0600,
+    if missing), or StoreInUse naming the file it really is: another
+    companion holds it under another path. None if the file cannot be
+    opened at all (the store then says what is wrong with it)."""
+    try:
+        fd = os.open(db_path, os.O_RDONLY | os.O_CREAT, 0o600)
+    except OSError:
+        return None
+    if not _flocked(fd):
+        st = os.fstat(fd)
+        os.close(fd)
+        real = os.path.realpath(db_path)
+        try:   # the first server's pid, if it named the store by its real path
+            pid = Path(f"{real}.lock").read_text().strip()
+        except OSError:
+            pid = ""
+        raise StoreInUse(
+            f"{db_path} is the same file as a store another companion is serving "
+            f"({f'pid {pid}' if pid.isdigit() else 'another process'}; "
+            f"the file is {real}, device {st.st_dev} inode {st.st_ino}, reached here "
+            f"through a symlink or another name): one server per store: stop that one "
+            f"first, or give this one another --db") from None
+    return fd
 
 
 def private_files(db_path) -> None:

@@ -63,6 +63,26 @@ def slow_sockets(port, n, source=GUEST, first=b"GET / HTTP/1.1\r\nHost: t\r\n"):
     return socks
 
 
+def _host_phone(port, source):
+    """The host logging in on a phone at ``source``: its cookie."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5, source_address=(source, 0))
+    try:
+        conn.request("GET", "/api/csrf")
+        r = conn.getresponse()
+        assert r.status == 200, r.read()
+        cookie = r.getheader("Set-Cookie").split(";")[0]
+        csrf = json.loads(r.read())["csrf"]
+        conn.request("POST", "/api/host/login", body=json.dumps({"pin": "246810"}),
+                     headers={"Cookie": cookie, "X-CSRF-Token": csrf,
+                              "Content-Type": "application/json"})
+        r = conn.getresponse()
+        assert r.status == 200, r.read()
+        r.read()
+        return r.getheader("Set-Cookie").split(";")[0]
+    finally:
+        conn.close()
+
+
 @pytest.fixture
 def table(tmp_path):
     from companion.app import Table
@@ -98,20 +118,7 @@ def test_300_slow_sockets_from_one_address_leave_the_host_console_answering(tabl
         status, dt, _ = timed_get(t.port, "/api/state", source="127.0.0.88")
         assert status == 200 and dt < 1.0, dt
         # and the host logged in on a phone elsewhere
-        conn = http.client.HTTPConnection("127.0.0.1", t.port, timeout=5,
-                                          source_address=("127.0.0.9", 0))
-        conn.request("GET", "/api/csrf")
-        r = conn.getresponse()
-        cookie = r.getheader("Set-Cookie").split(";")[0]
-        csrf = json.loads(r.read())["csrf"]
-        conn.request("POST", "/api/host/login", body=json.dumps({"pin": "246810"}),
-                     headers={"Cookie": cookie, "X-CSRF-Token": csrf,
-                              "Content-Type": "application/json"})
-        r = conn.getresponse()
-        cookie = r.getheader("Set-Cookie").split(";")[0]
-        assert r.status == 200, r.read()
-        r.read()
-        conn.close()
+        cookie = _host_phone(t.port, "127.0.0.9")
         status, dt, body = timed_get(t.port, "/api/host/state", source="127.0.0.9",
                                      headers={"Cookie": cookie})
         assert status == 200 and dt < 1.0 and json.loads(body)["game"] == "chope"
@@ -239,6 +246,95 @@ def test_past_the_guests_share_only_the_host_is_served(app, client):
     assert host.get("/api/state", environ_base=reserve).status_code == 200
 
 
+def test_issue20_15_addresses_of_16_idle_sockets_leave_the_host_a_way_in(table):
+    """Issue 20, 2: 15 guest addresses with 16 idle sockets each took all
+    232 slots, the reserve included, and a logged-in host on a phone got
+    503 for 20 s. Idle guest sockets are cut first now, and the reserve is
+    never taken by an idle guest socket."""
+    t = table()
+    socks = []
+    try:
+        for i in range(15):
+            socks += slow_sockets(t.port, 16, source=f"127.0.1.{i + 10}", first=b"")
+        refused = t.gate.refused
+        assert wait_for(lambda: t.gate.open_count() + refused.get("idle_cut", 0)
+                        + refused["guests"] >= 240, 10), (t.gate.open_count(), refused)
+        cookie = _host_phone(t.port, "127.0.0.9")     # was 503: "the table is full"
+        assert t.gate._reserve == 0 and refused["guests"] == 0, refused
+        times = []
+        for _ in range(20):                       # the host's console, polled
+            status, dt, body = timed_get(t.port, "/api/host/state", source="127.0.0.9",
+                                         headers={"Cookie": cookie})
+            assert status == 200 and json.loads(body)["game"] == "chope"
+            times.append(dt)
+        status, dt_pi, _ = timed_get(t.port, "/host")                       # the Pi itself
+        assert status == 200
+        times.sort()
+        # the flood keeps reopening what was cut, for 2 s (at most 3,000 sockets)
+        churn, stop = [], time.monotonic() + 2.0
+
+        def flood():
+            while time.monotonic() < stop and len(churn) < 3000:
+                churn.extend(slow_sockets(t.port, 1, source=f"127.0.1.{len(churn) % 15 + 10}",
+                                          first=b""))
+
+        flooder = threading.Thread(target=flood, daemon=True)
+        flooder.start()
+        busy = []
+        while flooder.is_alive() and len(busy) < 200:
+            status, dt, _ = timed_get(t.port, "/api/host/state", source="127.0.0.9",
+                                      headers={"Cookie": cookie})
+            assert status == 200
+            busy.append(dt)
+        flooder.join(10)
+        socks += churn
+        busy.sort()
+        print(f"host latency with 15 x 16 idle guest sockets: median "
+              f"{times[10] * 1000:.1f} ms, max {times[-1] * 1000:.1f} ms (Pi {dt_pi * 1000:.1f} ms); "
+              f"while {len(churn)} more were opened in 2 s: median "
+              f"{busy[len(busy) // 2] * 1000:.1f} ms, max {busy[-1] * 1000:.1f} ms over "
+              f"{len(busy)} requests; {t.gate.refused['idle_cut']} idle guest sockets cut")
+        assert times[-1] < 1.0 and busy[-1] < 3.0 and t.gate._reserve == 0   # was 503 for 20 s
+    finally:
+        for s in socks:
+            s.close()
+
+
+def test_issue20_the_gate_cuts_an_idle_flood_socket_not_a_phone_or_a_busy_one():
+    """Issue 20, 2: with the guests' share full, the socket cut is idle
+    (nothing being answered), from the address holding the most, the
+    longest idle; a busy share goes to the reserve, never past it."""
+    from companion.web.limits import Gate, Limits
+
+    gate = Gate(Limits(per_address=8, guests=4, reserve=1))
+
+    class Chan:
+        def __init__(self, peer, band, idle_since, busy=False):
+            self.peer, self.band, self.last_activity, self.busy = peer, band, idle_since, busy
+            self.was_cut = False
+            gate.opened(peer, band, self)
+
+        def cuttable(self):
+            return not self.busy
+
+        def cut(self):
+            self.was_cut = True
+            gate.release(self.peer, self.band)
+
+    chans = [Chan(("10.0.0.1", 1), gate.admit("10.0.0.1"), 5.0),          # a phone
+             Chan(("10.0.0.2", 1), gate.admit("10.0.0.2"), 3.0),          # the flood ...
+             Chan(("10.0.0.2", 2), gate.admit("10.0.0.2"), 1.0),          # ... its idlest
+             Chan(("10.0.0.2", 3), gate.admit("10.0.0.2"), 0.5, busy=True)]
+    assert gate.admit("10.0.0.9") == "guest"
+    assert [c.was_cut for c in chans] == [False, False, True, False]
+    for c in chans:
+        c.busy = True
+    chans.append(Chan(("10.0.0.9", 1), "guest", 9.0, busy=True))
+    assert gate.admit("10.0.0.7") == "reserve"        # every guest socket busy
+    assert gate.admit("10.0.0.8") is None and gate.refused["guests"] == 1
+    assert gate._reserve == 1 and gate.open_count() == 5
+
+
 # ---------------------------------------------------------------------------
 # 2. PIN guessing
 
@@ -251,7 +347,7 @@ def _guess(client, addr, pin):
 
 def test_wrong_pins_from_many_addresses_replace_the_pin_shown_only_on_the_pi(session):
     shown = []
-    app = make_app(session, GLOBAL_LOGIN_LIMIT=10, ANNOUNCE=shown.append)
+    app = make_app(session, GLOBAL_LOGIN_LIMIT=10, GLOBAL_LOGIN_FREE=100, ANNOUNCE=shown.append)
     client = app.test_client()
     # 3 wrong guesses from each of 4 addresses: under each address's limit
     for i in range(4):
@@ -272,6 +368,168 @@ def test_the_pi_itself_never_counts_towards_the_table_limit(session):
         _guess(client, "127.0.0.1", "000000")
     assert not shown and app.extensions["companion"].pin == PIN
     assert _guess(client, "127.0.0.1", PIN).status_code == 200
+
+
+class _Clock:
+    def __init__(self):
+        self.t = 1000.0
+
+    def __call__(self):
+        return self.t
+
+
+def _clocked(app):
+    clock = _Clock()
+    app.extensions["companion_auth"].guard.clock = clock
+    app.extensions["companion"].login_limiter.clock = clock
+    return clock
+
+
+def _guesser(client, addr):
+    csrf = client.get("/api/csrf", environ_base={"REMOTE_ADDR": addr}).json["csrf"]
+    return lambda pin: client.post("/api/host/login", json={"pin": pin},
+                                   headers={"X-CSRF-Token": csrf},
+                                   environ_base={"REMOTE_ADDR": addr}).status_code
+
+
+def test_issue20_the_guessing_budget_survives_the_pin_being_replaced(session):
+    """Issue 20, 1: 20 addresses guessing every 10 s for 30 minutes had
+    about 3,000 PINs compared (the PIN replaced every 30, each time
+    starting over); the table's back-off holds them to its budget."""
+    shown = []
+    app = make_app(session, ANNOUNCE=shown.append)
+    clock = _clocked(app)
+    client = app.test_client()
+    guess = {f"10.0.1.{i}": _guesser(client, f"10.0.1.{i}") for i in range(1, 21)}
+    compared = 0
+    for _ in range(180):
+        for g in guess.values():
+            status = g("000000")
+            assert status in (401, 429)
+            compared += status == 401
+        clock.t += 10.0
+    guard = app.extensions["companion_auth"].guard
+    # 10 free, the back-off 1, 2, 4 ... 512 s then 600 s (12 paced in 30
+    # min), and one fresh-PIN comparison per address: at most 10 + 12 + 20
+    assert compared <= 42, compared
+    assert guard.failures == compared and not shown
+
+
+def test_issue20_the_hosts_first_login_with_a_new_pin_is_let_through(session):
+    """Issue 20, 1: while guessers keep the table waiting, the host's first
+    login with the newly printed PIN (from a fresh address, or one that
+    tried the old PIN before it was replaced) gets in."""
+    shown = []
+    app = make_app(session, GLOBAL_LOGIN_LIMIT=3, GLOBAL_LOGIN_FREE=2, LOGIN_LIMIT=100,
+                   ANNOUNCE=shown.append)
+    clock = _clocked(app)
+    client = app.test_client()
+    phone = _guesser(app.test_client(), "10.0.2.1")
+    assert phone("111111") == 401                 # the host mistypes, before the attack
+    attackers = [_guesser(client, f"10.0.3.{i}") for i in range(1, 9)]   # one cookie jar
+    while not shown:                              # bounded: 3 paced wrong PINs rotate it
+        for a in attackers:
+            a("000000")
+        clock.t += 3600.0
+        assert clock.t < 1000.0 + 100 * 3600
+    for a in attackers:                           # the table is waiting again
+        a("000000")
+    new = app.extensions["companion"].pin
+    assert app.extensions["companion_auth"].guard.next_at > clock.t
+    assert phone(PIN) == 401              # the old one, not yet knowing: not held against it
+    assert phone(new) == 200
+    for a in attackers:                           # waiting again after that login
+        a("000000")
+    assert app.extensions["companion_auth"].guard.next_at > clock.t
+    assert _guesser(app.test_client(), "10.0.2.2")(new) == 200
+
+
+def test_issue20_guesses_per_hour_from_250_addresses_stay_in_the_budget():
+    """Issue 20, 1, the figure: the best a guesser with 250 addresses can do
+    against the implemented budget, simulated for 24 hours (every paced
+    slot used, every address's fresh-PIN comparison used under each PIN)."""
+    from companion.web.auth import PinGuard
+
+    class Svc:
+        pin = "123456"
+
+    clock = _Clock()
+    guard = PinGuard(clock=clock)
+    svc, start, compared, first_hour = Svc(), clock.t, 0, None
+    while clock.t < start + 24 * 3600:
+        for i in range(250):
+            wait, exempt = guard.admit(f"10.1.{i // 200}.{i % 200}")
+            if wait == 0:
+                compared += 1
+                guard.wrong(svc, exempt)
+        clock.t = max(clock.t + 1.0, guard.next_at)
+        if first_hour is None and clock.t >= start + 3600:
+            first_hour = compared
+    later = (compared - first_hour) / 23
+    print(f"guesses compared from 250 addresses: {first_hour} in the first hour, "
+          f"{compared} in 24 h ({later:.1f} per hour after the first), "
+          f"{guard.rotations} PINs replaced")
+    # docs/web.md, "Limits": 10 free + 14 paced + 250 fresh in the first
+    # hour; then 4 paced an hour, the PIN replaced every 30 of them (7.5 h),
+    # each time 250 fresh ones: 4 + 250 / 7.5 = 37.3 an hour
+    assert first_hour <= 10 + 14 + 250 and later <= 4 + 250 / 7.5 + 1
+
+
+def _csrf_for(port, source):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5, source_address=(source, 0))
+    try:
+        conn.request("GET", "/api/csrf")
+        r = conn.getresponse()
+        return r.getheader("Set-Cookie").split(";")[0], json.loads(r.read())["csrf"]
+    finally:
+        conn.close()
+
+
+def _post_pin(port, source, cookie, csrf, pin) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5, source_address=(source, 0))
+    try:
+        conn.request("POST", "/api/host/login", body=json.dumps({"pin": pin}),
+                     headers={"Cookie": cookie, "X-CSRF-Token": csrf,
+                              "Content-Type": "application/json"})
+        r = conn.getresponse()
+        r.read()
+        return r.status
+    finally:
+        conn.close()
+
+
+@pytest.mark.slow
+def test_issue20_250_addresses_guessing_over_loopback_for_9_hours_at_1000x(table):
+    """Issue 20, 1, measured on a real server over loopback: 250 guest
+    addresses take turns sending wrong PINs for 32 s while the table's
+    limits run on a clock 1,000 times as fast (about 8.9 hours of their
+    time). Compared PINs (401) are counted against the budget's arithmetic."""
+    t = table()
+    fast = lambda: time.monotonic() * 1000.0            # noqa: E731
+    t.app.extensions["companion_auth"].guard.clock = fast
+    t.services.login_limiter.clock = fast
+    addrs = [f"127.0.3.{i}" for i in range(1, 251)]
+    creds = {a: _csrf_for(t.port, a) for a in addrs}
+    start = fast()
+    compared, i = [], 0
+    while fast() - start < 32_000.0:               # 32 s of real time
+        a = addrs[i % 250]
+        i += 1
+        status = _post_pin(t.port, a, *creds[a], "000000")
+        assert status in (401, 429), status
+        if status == 401:
+            compared.append((fast() - start) / 3600.0)
+    hours = (fast() - start) / 3600.0
+    first = sum(1 for h in compared if h < 1.0)
+    later = (len(compared) - first) / (hours - 1.0)
+    guard = t.app.extensions["companion_auth"].guard
+    print(f"over loopback, 250 addresses, {i} PINs sent in {hours:.1f} h of the limits' time: "
+          f"{len(compared)} compared, {first} in the first hour, {later:.1f} an hour after "
+          f"it ({guard.rotations} PINs replaced)")
+    # docs/web.md, "Limits": at most 274 in the first hour, then 4 paced an
+    # hour and 250 fresh ones per PIN replaced (every 30 paced)
+    assert first <= 274
+    assert len(compared) - first <= 4 * (hours - 1.0) + 2 + 250 * guard.rotations
 
 
 def test_a_pin_shorter_than_6_is_refused_unless_the_host_asks(tmp_path, monkeypatch):
@@ -624,6 +882,42 @@ def test_a_second_server_on_the_same_store_is_refused_naming_the_first(tmp_path)
     finally:
         first.close()
     again = Table(host="127.0.0.1", port=0, db_path=db, pin="246810", source="none",
+                  demo=False).open()                 # free once the first has closed
+    again.close()
+
+
+def test_issue20_one_store_through_a_symlink_is_refused_at_start_up(tmp_path):
+    """Issue 20, 5: a second server on the same store through a symlink (or
+    a hard link) started on a stale table; the lock is the file's own now."""
+    from companion.app import Table
+    from companion.storefiles import StoreInUse
+
+    db = tmp_path / "one.db"
+    (tmp_path / "elsewhere").mkdir()
+    link = tmp_path / "elsewhere" / "via-link.db"
+    hard = tmp_path / "elsewhere" / "hard.db"
+    first = Table(host="127.0.0.1", port=0, db_path=str(db), pin="246810", source="none",
+                  demo=False).open()
+    try:
+        link.symlink_to(db)
+        os.link(db, hard)
+        for other in (link, hard):
+            second = Table(host="127.0.0.1", port=0, db_path=str(other), pin="246810",
+                           source="none", demo=False)
+            with pytest.raises(StoreInUse, match="same file as a store another companion") as e:
+                second.open()
+            second.close()
+            if other == link:      # a hard link has no way back to the other's name
+                assert f"pid {os.getpid()}" in str(e.value) and str(db) in str(e.value)
+        code = ("import sys; from companion.app import serve; "
+                f"sys.exit(serve(host='127.0.0.1', port=0, db_path={str(link)!r}, "
+                "pin='246810', source='none'))")
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=60, cwd=ROOT)
+        assert p.returncode == 2 and "same file as a store" in p.stdout, p.stdout + p.stderr
+    finally:
+        first.close()
+    again = Table(host="127.0.0.1", port=0, db_path=str(link), pin="246810", source="none",
                   demo=False).open()                 # free once the first has closed
     again.close()
 

@@ -326,6 +326,62 @@ def test_the_private_stream_carries_only_its_players_snapshot_and_ends_when_revo
     assert t.app.extensions["companion"].broker.count == 0
 
 
+@pytest.mark.parametrize("action", ["revoke", "reissue"])
+def test_issue20_revoking_a_link_ends_its_open_stream_at_once(tables, action):
+    """Issue 20, 6: a revoked link's open stream ended only at its next
+    heartbeat (14 s later on a real table); revoking wakes it now."""
+    import threading
+
+    t = tables()
+    links = hawker(t)
+    t.app.extensions["companion"].broker.heartbeat_s = 10.0   # bounds the old code's wait
+    ana = t.phone_for(links["ana"])
+    s = ana.get(f"/api/p/{links['ana']}/events", buffered=False)
+    try:
+        assert [k for k, _ in read_frames(s, 1)][:2] == ["snapshot", "private"]
+        got: list = []
+        reader = threading.Thread(target=lambda: got.extend(drain_private(s, timeout=3.0)),
+                                  daemon=True)
+        t0 = time.monotonic()
+        t.host.post(f"/api/host/player-links/{action}", json={"player": "ana"})
+        reader.start()
+        reader.join(12.0)
+        took = time.monotonic() - t0
+        assert got and got[-1][0] == "gone", got
+        assert took < 2.0, f"the stream ended {took:.1f} s after the revocation"
+    finally:
+        s.close()
+
+
+def test_issue20_a_table_from_a_copy_of_the_store_opens_none_of_its_links(tables, tmp_path):
+    """Issue 20, 6: a table started from a copy of the store (so with
+    another server key) showed the copied links as "stale", yet they still
+    opened pages."""
+    import sqlite3
+
+    t = tables("original")
+    links = hawker(t)
+    copy = tmp_path / "copy.db"
+    dst = sqlite3.connect(copy)
+    t.store.conn.backup(dst)
+    dst.close()
+    c = Table(copy)
+    try:
+        states = {p["player"]: p["state"]
+                  for p in c.host.get("/api/host/player-links").json["players"]}
+        assert states == {"ana": "stale", "bo": "stale"}
+        for secret in links.values():
+            assert c.phone.get(f"/p/{secret}").status_code == 404
+            assert c.phone.get(f"/api/p/{secret}/state").status_code == 404
+            assert c.phone.get(f"/api/p/{secret}/events").status_code == 404
+        fresh = c.links()                          # reissued under the copy's key
+        assert set(fresh) == {"ana", "bo"} and not set(fresh.values()) & set(links.values())
+        assert c.phone.get(f"/api/p/{fresh['ana']}/state").status_code == 200
+        assert t.phone.get(f"/api/p/{links['ana']}/state").status_code == 200   # the original's
+    finally:
+        c.close()
+
+
 def test_the_buzzer_on_the_page_presses_for_its_player_in_demo_mode_only(tables):
     t = tables()
     links = hawker(t)

@@ -3,10 +3,12 @@
 * The PIN comes from the configuration (``PIN``) or is made up at start-up
   and printed; it is compared in constant time (:func:`hmac.compare_digest`).
 * Failed logins are rate-limited per client IP (:class:`RateLimiter`) and
-  for the whole table (:class:`PinGuard`): past the table's limit the PIN
-  is replaced by a fresh one shown only on the Pi's own terminal and log,
-  so guessing starts over and the host, who can see the Pi, is never locked
-  out. Logins from the Pi itself (127.0.0.1) never count towards it.
+  for the whole table (:class:`PinGuard`): a budget of wrong PINs with an
+  exponential back-off for every address together, which replacing the PIN
+  does not reset; every so many wrong PINs the PIN is replaced by a fresh
+  one shown only on the Pi's own terminal and log, and the host's first
+  login with it is let through even while the table waits. Logins from
+  the Pi itself (127.0.0.1) never count towards it.
 * A logged-in host's cookie (Flask's signed session, HttpOnly,
   SameSite=Strict) holds the id of a server-side login
   (:class:`HostSessions`): logging out revokes it, and a start with another
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 import logging
 import os
@@ -45,11 +48,17 @@ log = logging.getLogger(__name__)
 #: A PIN shorter than this is refused at start-up unless the host asks for
 #: a short one (``companion serve --short-pin``).
 MIN_PIN_LENGTH = 6
-#: Wrong PINs the whole table allows per window, from every address but the
-#: Pi's own together, before the PIN is replaced (30 per 15 minutes: a
-#: 6-digit PIN then takes about 3 years of guessing on average).
+#: The whole table's budget of wrong PINs (from every address but the Pi's
+#: own together; docs/web.md, "Limits", has the bound it gives):
+#: GLOBAL_LOGIN_FREE are compared at once; after that the whole table waits
+#: GLOBAL_LOGIN_BASE_S * 2**(n - GLOBAL_LOGIN_FREE) seconds before it
+#: compares the next one (n: wrong PINs so far, up to GLOBAL_LOGIN_MAX_DELAY_S),
+#: and every GLOBAL_LOGIN_LIMIT paced wrong PINs the PIN is replaced. Neither
+#: count starts over when the PIN is replaced; only a good login ends them.
 GLOBAL_LOGIN_LIMIT = 30
-GLOBAL_LOGIN_WINDOW_S = 900.0
+GLOBAL_LOGIN_FREE = 10
+GLOBAL_LOGIN_BASE_S = 1.0
+GLOBAL_LOGIN_MAX_DELAY_S = 900.0
 #: How long a host login lasts (the cookie and the server-side record).
 LOGIN_LIFETIME_S = 12 * 3600
 #: Most host logins kept at once (the oldest is forgotten first).
@@ -136,30 +145,109 @@ class RateLimiter:
             self._hits.pop(key, None)
 
 
-class PinGuard:
-    """The table-wide limit on wrong PINs: :data:`GLOBAL_LOGIN_LIMIT` per
-    :data:`GLOBAL_LOGIN_WINDOW_S` from every guest address together. When it
-    is reached the PIN is replaced by a fresh random one (at least 6
-    digits), which ``announce`` shows on the Pi's own terminal and log: the
-    guessing starts over, nobody on the Wi-Fi learns it, and the host reads
-    it on the Pi. Logged-in hosts stay logged in."""
+def _net(addr: str) -> str:
+    """The key of one device for the fresh-PIN exemption: an IPv4 address,
+    or an IPv6 address's /64 (a phone may make up any number inside it)."""
+    try:
+        ip = ipaddress.ip_address(addr)
+    except ValueError:
+        return addr
+    if ip.version == 4:
+        return str(ip)
+    if ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ipaddress.ip_network(f"{addr}/64", strict=False))
 
-    def __init__(self, limit: int = GLOBAL_LOGIN_LIMIT, window_s: float = GLOBAL_LOGIN_WINDOW_S,
-                 announce: Callable[[str], None] | None = None, clock=time.monotonic):
-        self.limiter = RateLimiter(limit, window_s, clock=clock)
-        self.announce = announce
+
+class PinGuard:
+    """The table-wide budget of wrong PINs, from every guest address
+    together (the Pi's own logins are never counted nor held back).
+
+    * The first ``free`` wrong PINs are compared at once; past them the
+      whole table waits ``base_s * 2**(n - free)`` seconds (at most
+      ``max_delay_s``) before it compares the next PIN from anyone.
+    * Every ``limit`` paced wrong PINs the PIN is replaced by a fresh random
+      one, shown by ``announce`` on the Pi's own terminal and log. The count
+      and the back-off survive the replacement: only a good login ends them.
+    * While the table waits, each address (an IPv6 /64) may still have one
+      PIN compared per PIN printed: the host's first login with a newly
+      printed PIN is always let through. Such a wrong PIN raises the
+      back-off but never replaces the PIN (which would give every address
+      another one)."""
+
+    def __init__(self, limit: int = GLOBAL_LOGIN_LIMIT, free: int = GLOBAL_LOGIN_FREE,
+                 base_s: float = GLOBAL_LOGIN_BASE_S, max_delay_s: float = GLOBAL_LOGIN_MAX_DELAY_S,
+                 announce: Callable[[str], None] | None = None, clock=time.monotonic,
+                 max_keys: int = 4096):
+        self.limit, self.free, self.base, self.max_delay = limit, free, base_s, max_delay_s
+        self.announce, self.clock, self.max_keys = announce, clock, max_keys
+        self._lock = threading.Lock()
+        self.failures = 0          # wrong PINs since the last good login
+        self.paced = 0             # paced wrong PINs under the current PIN
+        self.next_at = 0.0         # the table compares no paced PIN before this
+        self._fresh: set[str] = set()   # addresses that used this PIN's exemption
+        self._replaced: str | None = None   # the PIN last replaced (the host's old one)
         self.rotations = 0
 
-    def wrong(self, svc) -> bool:
-        """Count one wrong PIN; True if it replaced the PIN."""
-        if self.limiter.hit("*"):
-            return False
-        self.limiter.reset("*")
-        old = svc.pin
-        svc.pin = new_pin(max(MIN_PIN_LENGTH, len(old)))
-        self.rotations += 1
+    def delay(self, failures: int) -> float:
+        """The table's wait after ``failures`` wrong PINs."""
+        if failures < self.free:
+            return 0.0
+        return min(self.max_delay, self.base * 2.0 ** min(failures - self.free, 64))
+
+    def admit(self, addr: str) -> tuple[float, bool]:
+        """Before comparing a PIN from ``addr``: (seconds to wait, 0 if it is
+        compared now; whether it is this address's fresh-PIN exemption). A
+        paced comparison books the table's next slot at once, as if wrong,
+        so simultaneous guesses cannot all slip in."""
+        with self._lock:
+            now = self.clock()
+            wait = self.next_at - now
+            if wait <= 0:
+                self.next_at = now + self.delay(self.failures + 1)
+                return 0.0, False
+            net = _net(addr)
+            if net not in self._fresh and len(self._fresh) < self.max_keys:
+                self._fresh.add(net)
+                return 0.0, True
+            return wait, False
+
+    def right(self) -> None:
+        """A good login: the back-off ends."""
+        with self._lock:
+            self.failures = self.paced = 0
+            self.next_at = 0.0
+
+    def wrong(self, svc, exempt: bool = False, addr: str | None = None,
+              given: str | None = None) -> bool:
+        """Count one wrong PIN from ``addr`` (``exempt``: compared by the
+        fresh-PIN exemption); True if it replaced the PIN. The PIN this
+        guard last replaced is not counted and gives the exemption back:
+        it is the host who has not yet seen the new one (a dead PIN tells a
+        guesser nothing)."""
+        with self._lock:
+            if self._replaced is not None and pin_matches(given, self._replaced):
+                if exempt and addr is not None:
+                    self._fresh.discard(_net(addr))
+                return False
+            self.failures += 1
+            self.next_at = max(self.next_at, self.clock() + self.delay(self.failures))
+            if exempt:
+                return False
+            self.paced += 1
+            if self.paced < self.limit:
+                return False
+            self.paced = 0
+            self._fresh.clear()
+            self._replaced = svc.pin
+            svc.pin = new_pin(max(MIN_PIN_LENGTH, len(svc.pin)))
+            self.rotations += 1
+        self._announce(svc.pin)
+        return True
+
+    def _announce(self, pin: str) -> None:
         message = (f"Too many wrong host PINs from the network: the host PIN is now "
-                   f"{svc.pin} (the old one no longer works; logged-in hosts stay in).")
+                   f"{pin} (the old one no longer works; logged-in hosts stay in).")
         log.warning("too many wrong host PINs from the network: the PIN was replaced "
                     "(the new one is shown on the companion's terminal)")
         if self.announce is not None:
@@ -169,7 +257,6 @@ class PinGuard:
                 log.exception("could not show the new PIN")
         else:
             log.warning("%s", message)
-        return True
 
 
 class HostSessions:
@@ -278,7 +365,9 @@ def install(app, announce: Callable[[str], None] | None = None) -> AuthState:
     state = AuthState(
         HostSessions(path, epoch=svc.pin_epoch),
         PinGuard(app.config.get("GLOBAL_LOGIN_LIMIT", GLOBAL_LOGIN_LIMIT),
-                 app.config.get("GLOBAL_LOGIN_WINDOW_S", GLOBAL_LOGIN_WINDOW_S),
+                 app.config.get("GLOBAL_LOGIN_FREE", GLOBAL_LOGIN_FREE),
+                 app.config.get("GLOBAL_LOGIN_BASE_S", GLOBAL_LOGIN_BASE_S),
+                 app.config.get("GLOBAL_LOGIN_MAX_DELAY_S", GLOBAL_LOGIN_MAX_DELAY_S),
                  announce=announce or app.config.get("ANNOUNCE")))
     app.extensions["companion_auth"] = state
     return state
@@ -353,6 +442,12 @@ def login(pin_given: str | None) -> tuple[bool, float]:
     if not svc.login_limiter.hit(key):
         return False, max(svc.login_limiter.blocked(key), 1.0)
     state = _state()
+    guard = None if state is None or trusted(key) else state.guard
+    exempt = False
+    if guard is not None:
+        wait, exempt = guard.admit(key)
+        if wait > 0:     # the whole table is waiting: not compared
+            return False, max(wait, 1.0)
     if pin_matches(pin_given, svc.pin):
         svc.login_limiter.reset(key)
         old = session.get("sid")
@@ -361,12 +456,13 @@ def login(pin_given: str | None) -> tuple[bool, float]:
         session["host"] = True
         session["pin_epoch"] = svc.pin_epoch
         if state is not None:
+            state.guard.right()
             state.sessions.revoke(old)
             session["sid"] = state.sessions.issue()
         csrf_token()   # a fresh token after login (no fixation)
         return True, 0.0
-    if state is not None and not trusted(key):
-        state.guard.wrong(svc)
+    if guard is not None:
+        guard.wrong(svc, exempt, key, pin_given)
     return False, 0.0
 
 

@@ -15,7 +15,12 @@ host too) and keep them forever by trickling a header line now and then.
   beyond the guests' share are kept for it and for a logged-in host on a
   phone (a request on such a *reserve* connection is served only to the
   host and to the routes whose policy says ``reserve``:
-  :mod:`companion.web.policy`).
+  :mod:`companion.web.policy`). When the guests' share is full, a new
+  connection first cuts an *idle* guest connection (nothing being answered:
+  from the address holding the most, the longest idle), so idle guest
+  sockets never fill the reserve; a reserve connection is opened only when
+  every guest connection is busy, and when the reserve is full an idle one
+  there is cut too (issue 20, 2).
 * **requests in flight**: a guest address may have
   :attr:`Limits.in_flight_per_address` requests being answered at once
   (live pages included); more get ``503`` with ``Retry-After`` before the
@@ -103,42 +108,83 @@ class Gate:
         self._guests = 0                         # guest connections in the guests' share
         self._reserve = 0                        # connections in the reserve
         self._bands: dict[tuple, str] = {}       # (addr, port) -> band
+        self._channels: dict[tuple, object] = {}  # (addr, port) -> a guest's channel
         self._in_flight: dict[str, int] = {}
         #: what was refused, by kind (tests, the benchmark, the log)
-        self.refused = {"per_address": 0, "guests": 0, "in_flight": 0, "slow": 0}
+        self.refused = {"per_address": 0, "guests": 0, "in_flight": 0, "slow": 0,
+                        "idle_cut": 0}
 
     # -- connections (waitress's thread) -----------------------------------
     def admit(self, addr: str) -> str | None:
-        """The band of a new connection from ``addr``, or None: refuse it."""
+        """The band of a new connection from ``addr``, or None: refuse it.
+
+        When the guests' share is full an idle guest connection (nothing
+        being answered) is cut to make room before the reserve is touched,
+        and when the reserve is full too an idle one there is cut: no idle
+        guest socket keeps the host (or anyone) out (issue 20, 2). The Pi's
+        own address never takes a slot."""
+        for _ in range(3):
+            band, victim = self._take(addr)
+            if victim is None:
+                return band
+            victim.cut()        # outside the lock: its release frees the slot
+            with self._lock:
+                self.refused["idle_cut"] += 1
+        return None
+
+    def _take(self, addr: str) -> tuple[str | None, object | None]:
+        """(band, None) with the slot counted; (None, an idle connection to
+        cut first); or (None, None): refused."""
         lim = self.limits
         with self._lock:
             if trusted(addr):
-                return "trusted"
+                return "trusted", None
             n = self._open.get(addr, 0)
             if n >= lim.per_address:
                 self.refused["per_address"] += 1
-                return None
+                return None, None
             if self._guests < lim.guests:
                 self._guests += 1
                 band = "guest"
-            elif self._reserve < lim.reserve:
+            else:
+                victim = self._idlest("guest")
+                if victim is None and self._reserve >= lim.reserve:
+                    victim = self._idlest("reserve")
+                if victim is not None:
+                    return None, victim
+                if self._reserve >= lim.reserve:
+                    self.refused["guests"] += 1
+                    return None, None
                 self._reserve += 1
                 band = "reserve"
-            else:
-                self.refused["guests"] += 1
-                return None
             self._open[addr] = n + 1
-            return band
+            return band, None
 
-    def opened(self, addr: tuple, band: str) -> None:
+    def _idlest(self, band: str):
+        """The connection in ``band`` to cut first, or None: one with nothing
+        being answered, from the address holding the most connections (a
+        phone holds a few, a flood many), the longest idle first."""
+        best, best_key = None, None
+        for peer, channel in self._channels.items():
+            if self._bands.get(peer) != band or not channel.cuttable():
+                continue
+            key = (self._open.get(peer[0], 0), -channel.last_activity)
+            if best_key is None or key > best_key:
+                best, best_key = channel, key
+        return best
+
+    def opened(self, addr: tuple, band: str, channel=None) -> None:
         with self._lock:
             self._bands[tuple(addr[:2])] = band
+            if channel is not None and band != "trusted":
+                self._channels[tuple(addr[:2])] = channel
 
     def release(self, addr: tuple, band: str) -> None:
         """A connection admitted in ``band`` has closed."""
         host = addr[0]
         with self._lock:
             self._bands.pop(tuple(addr[:2]), None)
+            self._channels.pop(tuple(addr[:2]), None)
             if band == "trusted":
                 return
             n = self._open.get(host, 0) - 1
@@ -266,7 +312,17 @@ def _gated_channel_class(gate: Gate):
         def add_channel(self, map=None):
             super().add_channel(map)
             self._counted = True
-            gate.opened(self._peer, self.band)
+            gate.opened(self._peer, self.band, self)
+
+        def cuttable(self) -> bool:
+            """Nothing being answered or sent: cutting it loses no answer."""
+            return (self.connected and not self.will_close and not self.requests
+                    and not self.total_outbufs_len)
+
+        def cut(self) -> None:
+            """Close now (waitress's own thread: the gate admits there)."""
+            self.will_close = True
+            self.handle_close()
 
         def del_channel(self, map=None):
             super().del_channel(map)

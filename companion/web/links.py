@@ -58,14 +58,19 @@ def seated(session) -> list[str] | None:
 
 def check_link(svc, key: bytes, secret: Any) -> dict | None:
     """The store's row for a link that opens a page now, else None: the
-    secret well formed, its digest known (compared in constant time), not
-    revoked, and the running game seating exactly the link's players."""
+    secret well formed, its digest known (compared in constant time), made
+    under this server's ``key`` (a table started from a copy of the store,
+    with another key, shows the copied links as "stale": they open nothing,
+    issue 20, 6), not revoked, and the running game seating exactly the
+    link's players."""
     store = svc.store
     if store is None or not isinstance(secret, str) or not SECRET_RE.match(secret):
         return None
     digest = digest_of(secret)
     row = store.find_player_link(digest)
     if row is None or not hmac.compare_digest(row["digest"], digest) or row["revoked"]:
+        return None
+    if not hmac.compare_digest(secret_for(key, str(row["nonce"])), secret):
         return None
     names = seated(svc.session)
     if names is None or row["player"] not in names \

@@ -309,6 +309,7 @@ def host_make_links():
         if row is None or (not row["revoked"] and not hmac.compare_digest(
                 digest_of(secret_for(key, row["nonce"])), row["digest"])):
             _issue(svc, key, name)
+    svc.broker.wake_all()       # a stale link's open pages end now
     return _links(svc, key)
 
 
@@ -319,6 +320,7 @@ def host_reissue():
     svc = services()
     player = _host_player(svc)
     _issue(svc, link_key(), player)
+    svc.broker.wake_all()       # the old link's open pages end now
     return _links(svc, link_key())
 
 
@@ -329,6 +331,7 @@ def host_revoke():
     svc = services()
     player = _host_player(svc)
     svc.store.revoke_player_links(seated(svc.session), player)
+    svc.broker.wake_all()       # its open pages end now, not at the next heartbeat
     return _links(svc, link_key())
 
 

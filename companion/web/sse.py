@@ -61,6 +61,7 @@ CHECK_S = 5.0
 _CLOSE = object()     # the server is shutting down: end the stream
 _DROP = object()      # drop this connection (tests; the page reconnects)
 _RESYNC = object()    # the queue overflowed: send a snapshot
+_WAKE = object()      # send a heartbeat now: a page's wrapper checks its link again
 
 
 def _game_of(update: dict):
@@ -295,6 +296,9 @@ class Broker:
                 if item is _RESYNC:
                     sent, f = self.snapshot_frame()
                     yield f
+                elif item is _WAKE:
+                    yield frame("heartbeat", {"now_ns": self.clock(),
+                                              "pub_ns": time.monotonic_ns()})
                 elif sent.stale(item):
                     continue
                 else:
@@ -311,6 +315,16 @@ class Broker:
             clients = list(self._clients)
         for c in clients:
             c.offer(_DROP)
+        return len(clients)
+
+    def wake_all(self) -> int:
+        """Have every open stream send a heartbeat now, so what wraps it
+        checks again at once whether it may go on (a revoked player link
+        ends its page's stream this way, not at the next heartbeat)."""
+        with self._lock:
+            clients = list(self._clients)
+        for c in clients:
+            c.offer(_WAKE)
         return len(clients)
 
     def close(self) -> None:
