@@ -266,6 +266,7 @@ class TableSession:
         with self._lock:
             self._need_game()
             self._need_player(player, "private")
+            self._need_version(expected_version)     # a stale page: 409, not "not theirs"
             event = jsonable(event)
             if self.game.finished(self.state) or event not in jsonable(
                     self.game.private_events(self.state, player), "private events"):
@@ -279,9 +280,9 @@ class TableSession:
         self._outbox.dispatch()
         return answer
 
-    def _commit(self, event: dict, expected_version: int | None, judged: bool = False) -> int:
-        """Apply on the replay, append durably, keep (or roll back). Lock
-        held. A race the desk ``judged`` is not judged again."""
+    def _need_version(self, expected_version: int | None) -> None:
+        """StaleVersion (409) if the table moved on since ``expected_version``
+        (races the table judged itself excepted). Lock held."""
         if expected_version is not None and expected_version != self.version \
                 and not self._only_races_since(expected_version):
             last = self._public_line(self._log[-1][1]) if self._log else "nothing yet"
@@ -289,6 +290,11 @@ class TableSession:
                 f"the table changed since this console loaded it (it saw version "
                 f"{expected_version}, the table is at {self.version}; last: {last}); nothing "
                 f"was logged: refresh and try again", expected_version, self.version)
+
+    def _commit(self, event: dict, expected_version: int | None, judged: bool = False) -> int:
+        """Apply on the replay, append durably, keep (or roll back). Lock
+        held. A race the desk ``judged`` is not judged again."""
+        self._need_version(expected_version)
         rep = self.replay
         if not judged:
             check_race(event)

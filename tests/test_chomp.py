@@ -428,7 +428,7 @@ def test_events_in_the_wrong_phase_or_malformed_are_refused():
     illegal(s, {"type": "race", "ineligible": "cy"}, "list")
     illegal(s, {"type": "slap"}, "unknown event")
     illegal(new(), {"type": "race", "winner": "bo"}, "no race is pending")
-    illegal(new(), {"type": "reveal", "cards": ["seal"]}, "map each player")
+    illegal(new(), {"type": "reveal", "cards": ["seal"]}, "must be an object")
 
 
 @pytest.mark.parametrize("options, match", [

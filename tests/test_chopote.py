@@ -213,7 +213,8 @@ def test_the_die_is_chance_with_six_equal_faces_whenever_a_roll_is_due():
 def test_a_die_shows_one_to_six():
     s = position({"ana": ["track:3"]})
     for bad in (0, 7, "6", True, None, 2.0):
-        refused(s, roll("ana", bad), "1 to 6")
+        wrong_type = isinstance(bad, bool) or not isinstance(bad, int)   # the event's shape
+        refused(s, roll("ana", bad), "whole number" if wrong_type else "1 to 6")
     refused(s, {"type": "roll", "player": "zed", "value": 3}, "not playing")
 
 
@@ -396,7 +397,7 @@ def test_a_move_or_pass_needs_a_roll_first():
     refused(s, move("bo", "casier"), "ana's turn")
     refused(s, move("ana", "track:11"), "no bottle on track:11")
     refused(s, move("ana", "corridor:9"), "not a position")
-    refused(s, move("ana", 5), "not a position")
+    refused(s, move("ana", 5), "must be a text")                # the event's shape
     refused(s, {"type": "jump"}, "unknown Chopote event")
     refused(play(G.setup(DUO)), move("ana", "casier"), "who starts")
 

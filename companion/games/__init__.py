@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 #: The entry-point group other distributions declare their games in.
 ENTRY_POINT_GROUP = "companion.games"
 #: Modules of this package that hold no game.
-NOT_GAMES = frozenset({"base"})
+NOT_GAMES = frozenset({"base", "shapes"})
 #: The game listed first (the new-game form's default); the others follow
 #: in the order found: this package's modules by name, then entry points.
 FIRST_GAME = "chope"

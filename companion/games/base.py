@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, ClassVar
 
+from .shapes import RACE, check_shape
+
 log = logging.getLogger(__name__)
 _system_random = secrets.SystemRandom()
 
@@ -244,6 +246,10 @@ class Game(ABC):
     #: True when some information is private to one player (a hand, a secret card):
     #: the game then has a :meth:`private_view` and player pages show it
     hidden_information: ClassVar[bool] = False
+    #: per event type, what JSON type each key takes (see :mod:`.shapes`):
+    #: :meth:`apply` refuses a wrong type before the rules see the event;
+    #: ``race`` (the verdict) is declared for every game
+    event_shapes: ClassVar[dict[str, dict]] = {}
 
     # -- description ----------------------------------------------------
     def info(self) -> dict:
@@ -298,7 +304,14 @@ class Game(ABC):
             raise RulesError("an event must be a JSON object with a 'type'", "format")
         if self.finished(state):
             raise RulesError("the game is over", "end of game")
+        self.check_shape(event)
         return self._apply(self.copy_state(state), event)
+
+    def check_shape(self, event: dict) -> dict:
+        """``event`` if its keys have the JSON types :attr:`event_shapes`
+        declares for its type (and a race's those of a verdict), else
+        :class:`RulesError` (400 on the web) before the rules see it."""
+        return check_shape({"race": RACE, **self.event_shapes}, event)
 
     def copy_state(self, state: Any) -> Any:
         """The private copy :meth:`apply` hands to :meth:`_apply`: a deep copy.

@@ -154,6 +154,8 @@ def _weights(pile: dict, unseen: dict) -> tuple[dict[str, int], int]:
 class Chomp(Game):
     name = "chomp"
     title = "Chomp!"
+    #: what JSON type each key of each event takes (checked before the rules)
+    event_shapes = {"reveal": {"cards": "{str:str}"}, "turn": {"player": "str", "card": "str"}}
     min_players = 2
     max_players = 6
 

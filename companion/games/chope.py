@@ -175,6 +175,10 @@ class Chope(Game):
     )
     score_unit = "points"
     hidden_information = True        # each player's My Favourite card
+    #: what JSON type each key of each event takes (checked before the rules)
+    event_shapes = {"favourite": {"player": "str", "food": "str"}, "flip": {"card": "str"},
+                    "stop": {}, "keep": {"card": "str"},
+                    "lose": {"player": "str", "card": "str"}}
 
     # -- setup ----------------------------------------------------------
     def _setup(self, players: list[str], options: dict) -> dict:

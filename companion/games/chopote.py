@@ -76,6 +76,11 @@ class Chopote(Game):
 
     name = "chopote"
     title = "Chopote"
+    #: what JSON type each key of each event takes (checked before the rules)
+    event_shapes = {"roll": {"player": "str", "value": "int"},
+                    "move": {"player": "str", "from": "str", "to": "str",
+                             "captures": "{str:int}"},
+                    "pass": {"player": "str"}}
     min_players = 2
     max_players = 4
     score_unit = "bottles home"

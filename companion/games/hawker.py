@@ -298,6 +298,18 @@ class HawkerWars(Game):
     min_players = 2
     max_players = 4
     hidden_information = True
+    #: what JSON type each key of each event takes (checked before the rules)
+    event_shapes = {
+        "choose_stall": {"player": "str", "stall": tuple(STALLS)},
+        "dish": {"card": "str"}, "market": {"card": "str"},
+        "draw": {"player": "str", "pile": ("ingredient", "action"), "cards": "cards?",
+                 "count": "int"},
+        "event_check": {"event": "str?"}, "lose": {"player": "str", "cards": "cards"},
+        "cook": {"dish": "str", "cards": "cards"},
+        "play": {"card": "str", "target": "str", "dish": "str", "cards": "cards"},
+        "trade": {"give": "cards", "take": "str"}, "stop": {"player": "str"},
+        "resolve": {}, "reshuffle": {"keep": "cards"}, "end_turn": {},
+        "discard": {"cards": "cards"}}
     score_unit = "points"
 
     settings = (
@@ -1602,8 +1614,9 @@ class HawkerWars(Game):
             if t == "market":
                 return f"Black Market: {name(ev.get('card'))}"
             if t == "draw":               # never name the cards: they are hidden
-                n = self.public_event(ev).get("count")
-                return f"{who} draws {n} {str(ev.get('pile')).capitalize()} card(s)"
+                n = self.public_event(ev).get("count")   # none logged: the draw due
+                n = "" if n is None else f"{n} "
+                return f"{who} draws {n}{str(ev.get('pile')).capitalize()} card(s)"
             if t == "event_check":
                 return (f"Event! {name(ev['event'])}" if ev.get("event")
                         else "no Event on the Action pile")

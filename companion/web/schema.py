@@ -10,7 +10,8 @@ Two layers, both answering 400 with the reason:
   :func:`host_event` as its body check, :mod:`companion.web.policy`): its keys must
   be keys the game itself uses for that type of event, read from the game
   and nothing else: its :meth:`~companion.games.Game.decisions`, chance
-  outcomes, race outcomes and every player's private events now, plus a
+  outcomes, race outcomes, the events the console offers
+  (:meth:`~companion.games.Game.host_events`) and every player's private events now, plus a
   race verdict's keys and the log's own ``undo``/``redo`` (``{"type"}``
   only). So a new game needs no code here. Its size is bounded too
   (:data:`MAX_EVENT_BYTES`, :data:`MAX_STRING`, :data:`MAX_ITEMS`,
@@ -122,7 +123,7 @@ def _safe(fn, *args) -> list:
 def allowed_keys(game, state, players: Iterable[str] = (), private_for: str | None = None
                  ) -> dict[str, frozenset]:
     """Per event type, the keys ``game`` itself uses for it now: from its
-    decisions, chance outcomes, race outcomes and private events (of
+    decisions, chance outcomes, race outcomes, console events and private events (of
     ``private_for`` only, or of every player), plus the verdict keys for
     ``race`` and the log's ``undo``/``redo``."""
     keys: dict[str, set] = {}
@@ -131,6 +132,7 @@ def allowed_keys(game, state, players: Iterable[str] = (), private_for: str | No
         events += _safe(game.decisions, state)
         events += [e for e, _ in _safe(game.chance_outcomes, state)]
         events += _safe(game.race_outcomes, state)
+        events += _safe(game.host_events, state)     # the console's own (a cardless draw)
         for p in players:
             events += _safe(game.private_events, state, p)
     else:
