@@ -109,9 +109,8 @@ class TableSession:
 
     @property
     def cue_wait_ns(self) -> int | None:
-        """How much longer an announced race holds its verdict for the buzzer
-        box's stamp of GO (None: the source sounds no cue of its own; the
-        pipeline sets it for one that does, e.g. a Pico box)."""
+        """How long an announced race waits for the box's GO stamp (the
+        pipeline sets it for a source that sounds the cue; else None)."""
         return self._cue_wait_ns
 
     @cue_wait_ns.setter
@@ -313,27 +312,23 @@ class TableSession:
         return eid
 
     def _only_races_since(self, version: int) -> bool:
-        """Whether everything logged after ``version`` is races the table
-        judged itself: a console a verdict overtook still logs its card."""
-        later = [ev for eid, ev in self._log if eid > version]
-        return 0 < version < self.version and bool(later) and all(
-            ev.get("type") == "race" and "spec" in ev for ev in later)
+        """Whether only races the table judged itself came after ``version``
+        (a console a verdict overtook still logs its card)."""
+        return 0 < version < self.version and all(
+            ev.get("type") == "race" and "spec" in ev for eid, ev in self._log if eid > version)
 
     def _mark_finished(self) -> None:
+        done = self.game.finished(self.state)
         try:
-            self.store.mark_finished(
-                self.game_id, self._summary() if self.game.finished(self.state) else None)
+            self.store.mark_finished(self.game_id, jsonable(summary(
+                self.game, self.names, self.state), "summary") if done else None)
         except StoreError as exc:  # derived data: the log already has the truth
             self.fault("store", f"could not record the end of the game: {exc}")
 
-    def _summary(self) -> dict:
-        return jsonable(summary(self.game, self.names, self.state), "summary")
-
     def legal_events(self) -> list[dict]:
         with self._lock:
-            if self.replay is None or self.game.finished(self.state):
-                return []
-            return self.game.legal_events(self.state)
+            live = self.replay is not None and not self.game.finished(self.state)
+            return self.game.legal_events(self.state) if live else []
 
     def _public_line(self, event: dict) -> str:
         return views.public_line(self.game, event)

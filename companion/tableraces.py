@@ -77,9 +77,8 @@ class TableRaces:
     def must_wait(self, event: dict, expected_version: int | None) -> bool:
         """Whether the host's ``event`` waits behind the open race."""
         t = self.t
-        if (self.race is not None or self.queued) and expected_version is not None \
-                and expected_version != t.version:
-            t._commit(event, expected_version)       # raises StaleVersion
+        if self.race is not None or self.queued:
+            t._need_version(expected_version)        # a stale console: StaleVersion
         return self.queued.must_wait(t.game, t.state, event, self.race is not None)
 
     def queue(self, event: dict) -> dict:

@@ -36,3 +36,10 @@ def test_a_core_module_importing_the_store_breaks_the_contract(tmp_path):
                          env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert run.returncode != 0
     assert "companion.arming is not allowed to import companion.store" in run.stdout
+
+
+def test_the_session_stays_thin():
+    """Issue 19: the table session commits, persists and publishes; its races
+    live on the desk (companion/desk.py, companion/tableraces.py)."""
+    lines = (ROOT / "companion" / "session.py").read_text().count("\n")
+    assert lines < 600, f"companion/session.py has {lines} lines"
