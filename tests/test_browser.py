@@ -217,7 +217,8 @@ def test_new_game_form_is_built_from_the_settings_and_fits_a_phone(live_server, 
     assert page.locator("#opt-mynahs").get_attribute("min") == "0"
     expect(page.locator("select#opt-starting_player option")).to_have_count(4)   # nobody + 3
     # each option carries its rulebook line
-    expect(page.locator(".opt:has(#opt-bust_ends_turn) .help q")).to_contain_text("two Food cards")
+    expect(page.locator(".opt:has(#opt-bust_ends_turn) .help .rule-quote")).to_contain_text(
+        "two Food cards")
     # component counts: collapsed, prefilled with the default
     assert page.locator("details.components").get_attribute("open") is None
     assert '"red": 4' in page.locator("#opt-tables").input_value()
