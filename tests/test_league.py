@@ -47,9 +47,20 @@ SMALL_CHOPE = {"tables": {"red": 1, "blue": 0, "green": 0}, "mynahs": 0,
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free loopback port below Linux's ephemeral range (32768 and up): a
+    broker that stops and starts again on its port must not find it taken
+    by a socket another test (another xdist worker) was given meanwhile."""
+    import random
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(20_000, 32_000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free loopback port between 20000 and 32000")
 
 
 class Broker:
@@ -72,12 +83,14 @@ class Broker:
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
         def up():
+            if self.proc.poll() is not None:
+                return True         # it exited (a port in use): reported below
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
                 return True
             except OSError:
                 return False
-        if not wait_for(up, timeout=10, step=0.02):
+        if not wait_for(up, timeout=10, step=0.02) or self.proc.poll() is not None:
             self.proc.kill()
             raise RuntimeError(f"mosquitto did not start: {self.proc.stderr.read()!r}")
         return self
