@@ -57,13 +57,15 @@ CUE_MATCH_NS = 100 * MS
 
 @dataclass(frozen=True)
 class ArmingSettings:
-    """The session's timing settings, as integer nanoseconds."""
+    """The session's timing settings, as integer nanoseconds; the defaults
+    are a table's (the one place they are written: tableconfig's
+    DEFAULT_SETTINGS reads them from here)."""
 
-    quiet_gap_ns: int           # a burst ends after this long without a press
-    claim_window_ns: int        # a logged card takes a burst that began at most this long ago
-    wait_ns: int                # unannounced race: deadline after the arm time
-    countdown_ns: int           # announced race: default countdown before GO
-    announced_wait_ns: int      # announced race: deadline after GO
+    quiet_gap_ns: int = 1_500 * MS      # the console groups presses this close as one burst
+    claim_window_ns: int = 10_000 * MS  # a logged card takes a press at most this long before it
+    wait_ns: int = 5_000 * MS           # unannounced race: deadline after the arm time
+    countdown_ns: int = 3_000 * MS      # announced race: default countdown before GO
+    announced_wait_ns: int = 5_000 * MS  # announced race: deadline after GO
     tie_window_ns: int = 0      # presses this close to the first are a tie
     lockout_ns: int | None = None   # a false starter may come back after this
     #: a first-press race keeps the presses this soon after its first one
@@ -79,28 +81,26 @@ class ArmingSettings:
     flipper_arms: bool = False  # the flipper's own press marks the flip and arms the race
     @classmethod
     def from_settings(cls, settings: dict) -> "ArmingSettings":
-        """From the session's settings dict (``*_ms``, ``tie_window_us``)."""
-        lockout = settings.get("lockout_ms")
-        return cls(quiet_gap_ns=int(settings["quiet_gap_ms"]) * MS,
-                   claim_window_ns=int(settings["claim_window_ms"]) * MS,
-                   wait_ns=int(settings["wait_ms"]) * MS,
-                   countdown_ns=int(settings["countdown_ms"]) * MS,
-                   announced_wait_ns=int(settings["announced_wait_ms"]) * MS,
-                   tie_window_ns=int(settings["tie_window_us"]) * US,
-                   lockout_ns=None if lockout is None else int(lockout) * MS,
-                   runner_up_ns=int(settings.get("runner_up_ms", 600)) * MS,
-                   min_gap_ns=int(settings.get("min_gap_ms", 250)) * MS,
-                   # none: a burst's age alone never asks the host
-                   log_lag_ns=int(settings.get("log_lag_ms", 1_850)) * MS,
-                   confirm_ns=int(settings.get("confirm_ms", 2_500)
-                                  or settings["claim_window_ms"]) * MS,
-                   flipper_arms=bool(settings.get("flipper_arms", False)))
+        """From the session's settings dict (``*_ms``, ``tie_window_us``); a
+        key it lacks keeps the default."""
+        d = cls()
 
-    @classmethod
-    def default(cls) -> "ArmingSettings":
-        """The settings a table starts with (docs/session-api.md)."""
-        return cls(quiet_gap_ns=1_500 * MS, claim_window_ns=10_000 * MS, wait_ns=5_000 * MS,
-                   countdown_ns=3_000 * MS, announced_wait_ns=5_000 * MS)
+        def ms(key: str, default_ns: int) -> int:
+            return int(settings.get(key, default_ns // MS)) * MS
+        lockout = settings.get("lockout_ms")
+        claim_window = ms("claim_window_ms", d.claim_window_ns)
+        return cls(quiet_gap_ns=ms("quiet_gap_ms", d.quiet_gap_ns),
+                   claim_window_ns=claim_window, wait_ns=ms("wait_ms", d.wait_ns),
+                   countdown_ns=ms("countdown_ms", d.countdown_ns),
+                   announced_wait_ns=ms("announced_wait_ms", d.announced_wait_ns),
+                   tie_window_ns=int(settings.get("tie_window_us", 0)) * US,
+                   lockout_ns=None if lockout is None else int(lockout) * MS,
+                   runner_up_ns=ms("runner_up_ms", d.runner_up_ns),
+                   min_gap_ns=ms("min_gap_ms", d.min_gap_ns),
+                   log_lag_ns=ms("log_lag_ms", d.log_lag_ns),
+                   # none (0): a press's age alone never asks the host
+                   confirm_ns=ms("confirm_ms", d.confirm_ns) or claim_window,
+                   flipper_arms=bool(settings.get("flipper_arms", d.flipper_arms)))
 
     @property
     def horizon_ns(self) -> int:
@@ -246,7 +246,6 @@ class Prior:
     close_ns: int
     own: frozenset = frozenset()            # {(player, t_ns)}
     runner_ups: tuple[Edge, ...] = ()
-    players: frozenset = frozenset()        # who pressed in it (counted or runner-up)
 
     @classmethod
     def of(cls, event: dict, edges: Iterable[Edge], settings: "ArmingSettings",
@@ -264,7 +263,6 @@ class Prior:
         if until_ns is not None:
             close = max(anchor, min(close, until_ns))
         kind = spec.get("kind") or event.get("kind") or "first-press"
-        eligible = set(spec.get("eligible") or ())
         counted = [(p, t) for p, t in counted if t <= close]
         own = set(counted)
         players = {p for p, _ in counted}
@@ -282,7 +280,7 @@ class Prior:
                 late.append(e)
             # else: a second press by the same player: the next card's
         late.sort(key=_canonical)
-        return cls(kind, anchor, close, frozenset(own), tuple(late), frozenset(players))
+        return cls(kind, anchor, close, frozenset(own), tuple(late))
 
     def may_start_next(self, e: Edge, settings: "ArmingSettings") -> bool:
         """Whether press ``e``, not this race's own, may be the next card's

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from .eventlog import Replay, summary  # noqa: F401  (summary: re-exported for session.py)
+from .eventlog import Replay
 from .games import RulesError
 
 FORMAT = "tabletop-companion-game"

@@ -18,6 +18,7 @@ import argparse
 from dataclasses import dataclass, field
 from typing import Any
 
+from .arming import ArmingSettings
 from .referee import DEFAULT_HOLD_NS
 
 #: Player names (and mock buzzer ids) when none are given.
@@ -27,6 +28,7 @@ DEMO_GAME = "chope"
 
 
 MS = 1_000_000
+_RACE = ArmingSettings()    # the race timings' defaults are written once, there
 #: The table's settings and their defaults (docs/session-api.md, "Settings");
 #: ``companion serve --set name=value`` changes one.
 DEFAULT_SETTINGS: dict[str, Any] = {
@@ -35,16 +37,17 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "stuck_ms": 10_000,         # a buzzer held longer is a fault
     "tie_window_us": 0,         # presses this close to the first are a tie
     "lockout_ms": None,         # a false starter may come back after this
-    "quiet_gap_ms": 1_500,      # the console groups presses this close as one burst
-    "claim_window_ms": 10_000,  # a card's race window reaches this far before its log
-    "wait_ms": 5_000,           # ... and this far after its arm time (its deadline)
-    "runner_up_ms": 600,        # a first-press race keeps presses this soon after its first
-    "min_gap_ms": 250,          # two cards' first presses are never closer than this
-    "confirm_ms": 2_500,        # a claimed press older than this needs the host's tap
-    "log_lag_ms": 1_850,        # the host logs a card at most this long after its first slam
-    "flipper_arms": False,      # the flipper's press marks the flip and arms the race
-    "countdown_ms": 3_000,      # announced race: countdown before GO
-    "announced_wait_ms": 5_000,  # announced race: deadline after GO
+    # the race timings (companion.arming.ArmingSettings holds their defaults)
+    "quiet_gap_ms": _RACE.quiet_gap_ns // MS,          # the console groups presses as one burst
+    "claim_window_ms": _RACE.claim_window_ns // MS,    # a card takes presses this far before its log
+    "wait_ms": _RACE.wait_ns // MS,                    # ... and this after its arm time (deadline)
+    "runner_up_ms": _RACE.runner_up_ns // MS,          # a first-press race keeps its runner-ups
+    "min_gap_ms": _RACE.min_gap_ns // MS,              # two cards' first presses are never closer
+    "confirm_ms": _RACE.confirm_ns // MS,              # an older claimed press asks the host
+    "log_lag_ms": _RACE.log_lag_ns // MS,              # the host logs within this of the first slam
+    "flipper_arms": _RACE.flipper_arms,                # the flipper's press marks the flip
+    "countdown_ms": _RACE.countdown_ns // MS,          # announced race: countdown before GO
+    "announced_wait_ms": _RACE.announced_wait_ns // MS,  # announced race: deadline after GO
     "auto_start": False,        # start announced races as soon as the game asks for one
     "recent_faults": 20,        # faults kept for the page
 }

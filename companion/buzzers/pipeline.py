@@ -421,7 +421,7 @@ class RefereeConsumer:
         self.source_faults: list[SourceFault] = []
         self.status: SourceStatus | None = None
         self._subscribers: list[Callable[[dict], None]] = []
-        self.desk = RaceDesk(self, ArmingSettings.default(), referee)
+        self.desk = RaceDesk(self, ArmingSettings(), referee)
 
     @property
     def players(self) -> list[dict]:
