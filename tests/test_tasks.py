@@ -56,8 +56,8 @@ def test_long_plays_the_long_count_of_random_games_and_a_count_given_wins():
 
 def test_bench_taps_skips_with_a_message_without_chromium(monkeypatch, capsys):
     """`python -m bench taps` on a machine with no chromium: no figures, and why."""
-    from bench import bench_taps
+    from bench import bench_taps, tapkit
 
-    monkeypatch.setattr(bench_taps, "CHROMIUM", "/nonexistent/chromium")
+    monkeypatch.setattr(tapkit, "CHROMIUM", "/nonexistent/chromium")
     assert bench_taps.run() == []
     assert "bench_taps skipped: no chromium at /nonexistent/chromium" in capsys.readouterr().err
