@@ -36,6 +36,7 @@ from typing import Callable, Iterator
 
 from flask import Flask, Response, jsonify, render_template
 
+from .. import translations
 from ..serving import Served, serve_until_signalled
 from .client import mqtt_client
 from .store import LeagueStore
@@ -246,6 +247,7 @@ def create_app(config: dict | None = None, store: LeagueStore | None = None,
     store = store or LeagueStore(app.config.get("DB", ":memory:"))
     hub = hub or Hub()
     app.extensions["league"] = {"store": store, "hub": hub, "subscriber": subscriber}
+    translations.install(app)          # English and French, as the table's pages
 
     @app.after_request
     def headers(resp: Response) -> Response:

@@ -44,7 +44,7 @@ from typing import Any, Iterable
 from flask import Flask, current_app, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from . import auth
+from . import auth, i18n
 from .sse import Broker
 
 DEFAULTS = {
@@ -133,6 +133,7 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
     app.extensions["companion"] = _services(app, session, pipeline, list(buzzers))
 
     auth.install(app)                  # server-side logins, the table-wide PIN limit
+    i18n.install(app)                  # English and French (companion/translations)
     app.after_request(_security_headers)
     register_errors(app)
     _register_routes(app)

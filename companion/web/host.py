@@ -11,6 +11,7 @@ from collections import deque
 
 from flask import (Blueprint, Response, jsonify, redirect, render_template, request, session,
                    url_for)
+from flask_babel import gettext as _
 from markupsafe import Markup
 
 from ..pico import certificate
@@ -60,11 +61,11 @@ def login_form():
     if ok:
         return redirect(url_for("host.console"))
     if wait:
-        msg = f"Too many wrong PINs: wait {int(wait) + 1} s."
+        msg = _("Too many wrong PINs: wait %(s)d s.", s=int(wait) + 1)
         resp = Response(render_template("host/login.html", error=msg), status=429)
         resp.headers["Retry-After"] = str(int(wait) + 1)
         return resp
-    return render_template("host/login.html", error="Wrong PIN."), 401
+    return render_template("host/login.html", error=_("Wrong PIN.")), 401
 
 
 @bp.post("/host/logout")

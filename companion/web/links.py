@@ -22,11 +22,17 @@ from flask import current_app
 
 from .api import BadRequest
 
+
+def N_(text: str) -> str:
+    """Marks a message for the catalog (pybabel extract); the page translates it."""
+    return text
+
+
 #: Domain separation for the HMAC that derives a link's secret from its nonce.
 CONTEXT = b"tabletop-companion player link v1\x00"
 #: A secret as it appears in a URL: 43 URL-safe base64 characters (256 bits).
 SECRET_RE = re.compile(r"^[A-Za-z0-9_-]{43}$")
-NO_LINK = "this player link is not valid (wrong, revoked, or for another game): ask the host"
+NO_LINK = N_("this player link is not valid (wrong, revoked, or for another game): ask the host")
 
 
 class NoLink(BadRequest):

@@ -4,6 +4,14 @@
 (function () {
   "use strict";
   var pending = false, last = 0, MIN_MS = 250;
+  /* the page's words in its language: the table's catalog, embedded in the
+     page by the server (<script id="tc-i18n">), as TC.t on the table's pages */
+  var messages = {};
+  try { messages = JSON.parse(document.getElementById("tc-i18n").textContent).messages || {}; } catch (e) { /* English */ }
+  var TC = { t: function (msgid, params) {
+    var text = Object.prototype.hasOwnProperty.call(messages, msgid) ? messages[msgid] : msgid;
+    return text.replace(/\{(\w+)\}/g, function (m, k) { return params && params[k] != null ? String(params[k]) : m; });
+  } };
 
   function el(tag, text, cls) {
     var e = document.createElement(tag);
@@ -25,10 +33,10 @@
   function tableCard(t) {
     var card = el("div", null, "card");
     var h = el("h3");
-    h.appendChild(el("span", "Table " + t.table));
-    h.appendChild(el("span", t.title || "no game", "game"));
+    h.appendChild(el("span", TC.t("Table {id}", {id: t.table})));
+    h.appendChild(el("span", t.title || TC.t("no game"), "game"));
     card.appendChild(h);
-    if (t.online === false) card.appendChild(el("div", "offline: catching up when back", "offline"));
+    if (t.online === false) card.appendChild(el("div", TC.t("offline: catching up when back"), "offline"));
     var ul = el("ul");
     (t.players || []).forEach(function (p) {
       var li = el("li", null, p.name === t.current_player ? "turn" : "");
@@ -40,11 +48,11 @@
       ul.appendChild(li);
     });
     card.appendChild(ul);
-    if (t.finished) card.appendChild(el("div", "Finished", "small"));
-    if (t.last_race) card.appendChild(el("div", "Last race: " + t.last_race, "small"));
-    if (t.last_event) card.appendChild(el("div", "Last: " + t.last_event, "small"));
-    card.appendChild(el("div", t.events + " events received", "small"));
-    if (t.gaps) card.appendChild(el("div", t.gaps + " event(s) missing so far", "gap"));
+    if (t.finished) card.appendChild(el("div", TC.t("Finished"), "small"));
+    if (t.last_race) card.appendChild(el("div", TC.t("Last race: {what}", {what: t.last_race}), "small"));
+    if (t.last_event) card.appendChild(el("div", TC.t("Last: {what}", {what: t.last_event}), "small"));
+    card.appendChild(el("div", TC.t("{n} events received", {n: t.events}), "small"));
+    if (t.gaps) card.appendChild(el("div", TC.t("{n} event(s) missing so far", {n: t.gaps}), "gap"));
     return card;
   }
 
@@ -58,7 +66,7 @@
     var results = document.getElementById("results");
     if (d.results.length) results.replaceChildren.apply(results, d.results.slice().reverse().map(function (r) {
       var box = el("div", null, "result");
-      box.appendChild(el("strong", r.title + " at table " + r.table));
+      box.appendChild(el("strong", TC.t("{game} at table {id}", {game: r.title, id: r.table})));
       var place = 1, parts = [];
       r.ranking.forEach(function (g) {
         parts.push(place + ". " + g.map(function (n) {
@@ -67,14 +75,14 @@
         place += g.length;
       });
       box.appendChild(el("div", parts.join("   ")));
-      if (r.tiebreak) box.appendChild(el("div", "Ranking: " + r.tiebreak, "small"));
+      if (r.tiebreak) box.appendChild(el("div", TC.t("Ranking: {how}", {how: r.tiebreak}), "small"));
       return box;
     }));
     fill("reactions", d.records.reactions.map(function (r) {
       return row([r.player, us(r.reaction_us), r.table, r.game], [false, true, false, false]);
     }));
     fill("finishes", d.records.finishes.map(function (r) {
-      return row([r.first + " over " + r.second + " (" + r.reason + ")", us(r.margin_us), r.table],
+      return row([TC.t("{first} over {second} ({reason})", {first: r.first, second: r.second, reason: r.reason}), us(r.margin_us), r.table],
                  [false, true, false]);
     }));
   }
@@ -93,8 +101,8 @@
   var live = document.getElementById("live");
   function connect() {
     var es = new EventSource("api/live");
-    es.onopen = function () { live.textContent = "live"; live.className = "live"; soon(); };
-    es.onerror = function () { live.textContent = "reconnecting"; live.className = "live off"; };
+    es.onopen = function () { live.textContent = TC.t("live"); live.className = "live"; soon(); };
+    es.onerror = function () { live.textContent = TC.t("reconnecting"); live.className = "live off"; };
     ["event", "state", "result", "status", "resync"].forEach(function (k) {
       es.addEventListener(k, soon);
     });

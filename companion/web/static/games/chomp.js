@@ -7,10 +7,10 @@
   const el = TC.el;
 
   function lastRound(last) {
-    const bad = (last.bad_chomps || []).length ? ` · Bad Chomp: ${last.bad_chomps.join(', ')}` : '';
-    const how = last.winner ? `${last.winner} took ${last.took ? TC.plural(last.took, 'card') : 'the cards'}`
-      : (last.tied || []).length ? `tie: ${last.tied.join(', ')}` : String(last.result || '').replace(/-/g, ' ');
-    return `Last round (${last.round}): ${how}${bad}`;
+    const bad = (last.bad_chomps || []).length ? ` · ${TC.t('Bad Chomp: {names}', { names: last.bad_chomps.join(', ') })}` : '';
+    const how = last.winner ? TC.t('{name} took {cards}', { name: last.winner, cards: last.took ? TC.plural(last.took, 'card') : TC.t('the cards') })
+      : (last.tied || []).length ? TC.t('tie: {names}', { names: last.tied.join(', ') }) : TC.tx(String(last.result || '').replace(/-/g, ' '));
+    return TC.t('Last round ({round}): {how}', { round: last.round, how }) + bad;
   }
 
   TC.panels.chomp = {
@@ -20,33 +20,33 @@
       const revealed = v.revealed || {};
       const last = !Object.keys(revealed).length && v.last_round && v.last_round.cards ? v.last_round : null;
       const shown = last ? last.cards : revealed;
-      container.append(el('h2', { text: v.round ? `Round ${v.round}` : 'Chomp!' }));
+      container.append(el('h2', { text: v.round ? TC.t('Round {n}', { n: v.round }) : 'Chomp!' }));
       if (last) container.append(el('p', { class: 'muted small', text: lastRound(last) }));
       container.append(el('div', { class: 'reveal' + (last ? ' last' : '') }, (v.players || []).map((p) => TC.paint(el('div', {
         class: 'slot' + (may.has(p.name) || (last && last.winner === p.name) ? ' may' : ''), 'data-player': p.name,
       }, el('div', { class: 'who', text: p.name }),
-        el('div', { class: 'what', text: TC.own(shown, p.name) ? TC.cardName(s, TC.own(shown, p.name)) : (p.eliminated ? 'washed up' : '—') }),
-        el('div', { class: 'piles', text: `pile ${p.pile} · discard ${p.discard}` })), col[p.name]))));
-      if (v.set_aside_count) container.append(el('p', { class: 'muted small', text: `set aside: ${TC.plural(v.set_aside_count, 'card')}` }));
+        el('div', { class: 'what', text: TC.own(shown, p.name) ? TC.cardName(s, TC.own(shown, p.name)) : (p.eliminated ? TC.t('washed up') : '—') }),
+        el('div', { class: 'piles', text: TC.t('pile {pile} · discard {discard}', { pile: p.pile, discard: p.discard }) })), col[p.name]))));
+      if (v.set_aside_count) container.append(el('p', { class: 'muted small', text: TC.t('set aside: {cards}', { cards: TC.plural(v.set_aside_count, 'card') }) }));
     },
 
     /* the end: the cards counted (pile, discard pile, the card on the table) */
     breakdown(vp, s) {
-      if (vp.eliminated) return [`washed up in round ${vp.eliminated_round}`];
-      const out = [`pile ${vp.pile}`, `discard pile ${vp.discard}`];
-      if (vp.card) out.push(`on the table: ${TC.cardName(s, vp.card)}`);
+      if (vp.eliminated) return [TC.t('washed up in round {n}', { n: vp.eliminated_round })];
+      const out = [TC.t('pile {n}', { n: vp.pile }), TC.t('discard pile {n}', { n: vp.discard })];
+      if (vp.card) out.push(TC.t('on the table: {card}', { card: TC.cardName(s, vp.card) }));
       out.push(`= ${TC.plural(vp.cards, 'card')}`);
       return out;
     },
 
     tiebreak(tb, s) {
-      return `${tb.players.join(' and ')} hold ${TC.plural(tb.score, 'card')} each: the player washed up later places higher`;
+      return TC.t('{names} hold {cards} each: the player washed up later places higher', { names: tb.players.join(TC.t(' and ')), cards: TC.plural(tb.score, 'card') });
     },
 
     extras(vp, s) {
-      const out = [`pile ${vp.pile}`, `discard ${vp.discard}`];
-      if (vp.card) out.push(`shows ${TC.cardName(s, vp.card)}`);
-      if (vp.eliminated) out.push('washed up');
+      const out = [TC.t('pile {n}', { n: vp.pile }), TC.t('discard {n}', { n: vp.discard })];
+      if (vp.card) out.push(TC.t('shows {card}', { card: TC.cardName(s, vp.card) }));
+      if (vp.eliminated) out.push(TC.t('washed up'));
       return out;
     },
   };

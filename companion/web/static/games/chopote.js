@@ -87,11 +87,11 @@
 
   /* A position word as a player reads it: "track:12" -> "square 12". */
   function where(label) {
-    const fixed = { casier: 'casier', start: 'start zone', home: 'home' };
+    const fixed = { casier: 'casier', start: TC.t('start zone'), home: TC.t('home') };
     if (Object.prototype.hasOwnProperty.call(fixed, label)) return fixed[label];
     const [zone, num] = String(label).split(':');
-    if (zone === 'track') return `square ${num}`;
-    if (zone === 'corridor') return `corridor ${num}`;
+    if (zone === 'track') return TC.t('square {n}', { n: num });
+    if (zone === 'corridor') return TC.t('corridor {n}', { n: num });
     return String(label);
   }
 
@@ -123,7 +123,7 @@
     show();
   }
   /* a refusal in the rule's words: "why — « rule »" */
-  const because = (why, rule) => (rule && !/^[a-z-]+$/.test(rule) ? `${why} — « ${rule} »` : why);
+  const because = (why, rule) => (rule && !/^[a-z-]+$/.test(rule) ? `${TC.tx(why)} — « ${rule} »` : TC.tx(why));
 
   function draw(v, s) {
     const g = geometry(v);
@@ -191,7 +191,7 @@
           box.append(bottle(x, cy, 24, tint, kind === 'home'));
         }
       });
-      box.append(svg('title', { text: `${p.name}'s casier: ${counts.casier || 0} waiting, ${counts.home || 0} home (upside down)` }));
+      box.append(svg('title', { text: TC.t('{name}’s casier: {waiting} waiting, {home} home (upside down)', { name: p.name, waiting: counts.casier || 0, home: counts.home || 0 }) }));
       casierNodes.push([p, box]);
       root.append(box);
     }
@@ -234,34 +234,34 @@
      * console's own path, TC.logEvent) and a refusal says why; on a phone
      * the tap only says what the bottle may do */
     function tap(p, label) {
-      if (v.finished) { say(s, 'The game is over.', true); return; }
+      if (v.finished) { say(s, TC.t('The game is over.'), true); return; }
       if (v.current_player && p.name !== v.current_player) {
-        say(s, `${p.name} cannot move now: it is ${v.current_player}'s turn — « Les joueurs lancent à tour de rôle leur dé. »`, true);
+        say(s, TC.t('{name} cannot move now: it is {current}’s turn', { name: p.name, current: v.current_player }) + ' — « Les joueurs lancent à tour de rôle leur dé. »', true);
         return;
       }
       if (v.roll == null) {
-        say(s, v.phase === 'opening' ? `First the roll for who starts: ${v.current_player} rolls.`
-          : `${p.name} rolls the die first.`, true);
+        say(s, v.phase === 'opening' ? TC.t('First the roll for who starts: {name} rolls.', { name: v.current_player })
+          : TC.t('{name} rolls the die first.', { name: p.name }), true);
         return;
       }
       const m = moves.find((mv) => mv.player === p.name && mv.from === label);
       if (!m) {
         const u = refusals[label];
-        say(s, u ? `${p.name}, ${where(label)}: ${because(u.why, u.rule)}` : `No move from ${where(label)}.`, true);
+        say(s, u ? `${p.name}, ${where(label)}: ${because(u.why, u.rule)}` : TC.t('No move from {where}.', { where: where(label) }), true);
         return;
       }
       const caught = Object.entries(m.captures || {}).map(([q, n]) => `${q} ×${n}`).join(', ');
-      const text = `${p.name}: ${where(label)} → ${where(m.to)}${caught ? ` (takes ${caught})` : ''}`;
-      if (!TC.canLog()) { say(s, `${text}: a legal move (the host plays it)`, false); return; }
+      const text = `${p.name}: ${where(label)} → ${where(m.to)}${caught ? ' ' + TC.t('(takes {what})', { what: caught }) : ''}`;
+      if (!TC.canLog()) { say(s, TC.t('{move}: a legal move (the host plays it)', { move: text }), false); return; }
       say(s, `${text}…`, false);
       TC.logEvent(m).then((res) => {
         const st = res && res.state;
-        if (st) note = { game: st.game_id, version: st.version, text: `Played: ${text}`, bad: false };
+        if (st) note = { game: st.game_id, version: st.version, text: TC.t('Played: {move}', { move: text }), bad: false };
         show();
       }, (err) => {
         /* the state may have moved on (409): the note stays on the version
            it was about, the console reloads the table */
-        note = { game: s.game_id, version: s.version, text: `Not played: ${because(err.error, err.rule)}`, bad: true,
+        note = { game: s.game_id, version: s.version, text: TC.t('Not played: {why}', { why: because(err.error, err.rule) }), bad: true,
           until: err.status === 409 ? Date.now() + 8000 : 0 };
         show();
       });
@@ -299,7 +299,7 @@
         grp.append(svg('text', { x: pt[0].toFixed(1), y: (pt[1] + rad * 0.52).toFixed(1), 'text-anchor': 'middle',
           'font-size': (rad * 1.5).toFixed(1), 'font-weight': 700, style: `fill: ${inkOn(tint)}`, text: String(n) }));
       }
-      grp.append(svg('title', { text: `${p.name}: ${n > 1 ? `${n} bottles` : 'a bottle'} on ${where(label)}` }));
+      grp.append(svg('title', { text: `${p.name}: ${n > 1 ? TC.t('{n} bottles on {where}', { n, where: where(label) }) : TC.t('a bottle on {where}', { where: where(label) })}` }));
       root.append(grp);
     }
     /* a tap on the casier: take a bottle out (on a 1 or a 6) */
@@ -319,46 +319,48 @@
     if (v.phase === 'opening') {
       const op = v.opening || {};
       const rolls = Object.entries(op.rolls || {}).map(([p, n]) => `${p} ${n}`).join(', ');
-      return `Who starts${op.round > 1 ? ` (tie, round ${op.round})` : ''}: ${rolls || 'nobody has rolled yet'}`
-        + (op.rolling && op.rolling.length ? ` · ${op.rolling[0]} rolls` : '');
+      return (op.round > 1 ? TC.t('Who starts (tie, round {n}): {rolls}', { n: op.round, rolls: rolls || TC.t('nobody has rolled yet') })
+        : TC.t('Who starts: {rolls}', { rolls: rolls || TC.t('nobody has rolled yet') }))
+        + (op.rolling && op.rolling.length ? ' · ' + TC.t('{name} rolls', { name: op.rolling[0] }) : '');
     }
-    if (v.finished) return `${v.winner} has all 4 bottles home`;
+    if (v.finished) return TC.t('{name} has all 4 bottles home', { name: v.winner });
     if (v.roll != null) {
       const moves = (v.moves || []).filter((m) => m.type === 'move');
-      return `${v.turn} rolled ${v.roll}: ` + (moves.length ? TC.plural(moves.length, 'legal move')
-        : 'blocked, passes') + (v.must_enter ? ' · the new bottle moves onto the track' : '');
+      return TC.t('{name} rolled {n}: ', { name: v.turn, n: v.roll }) + (moves.length ? TC.plural(moves.length, 'legal move')
+        : TC.t('blocked, passes')) + (v.must_enter ? ' · ' + TC.t('the new bottle moves onto the track') : '');
     }
     const lr = v.last_roll;
     const again = lr && !lr.opening && lr.player === v.turn && (lr.value === 1 || lr.value === 6);
-    return `${v.turn} to roll${again ? ` again (rolled ${lr.value})` : ''}`;
+    return again ? TC.t('{name} to roll again (rolled {n})', { name: v.turn, n: lr.value }) : TC.t('{name} to roll', { name: v.turn });
   }
 
   TC.panels.chopote = {
     render(container, v, s) {
       const status = el('p', { class: 'status small tap-note', 'aria-live': 'polite' });
-      container.append(el('h2', { text: 'The board' }),
+      container.append(el('h2', { text: TC.t('The board') }),
         el('p', { class: 'status roll-line', text: rollLine(v) }));
       container.append(draw(v, s), status);
       if (!(note && note.game === s.game_id && (note.version === s.version || note.until > Date.now()))) note = null;
       const mine = v.current_player && v.roll != null && !v.finished;
       status.dataset.hint = !mine ? ''
-        : TC.canLog() ? `Tap a bottle of ${v.current_player}'s to play it (outlined in green: the legal moves).`
-          : `Tap a bottle to see where it can go.`;
+        : TC.canLog() ? TC.t('Tap a bottle of {name}’s to play it (outlined in green: the legal moves).', { name: v.current_player })
+          : TC.t('Tap a bottle to see where it can go.');
       statusNode = status;
       show();
       const last = v.last_move;
       if (last && last.player) {
-        const caught = Object.entries(last.captures || {}).map(([q, n]) => TC.plural(n, `bottle of ${q}`, `bottles of ${q}`)).join(', ');
+        const caught = Object.entries(last.captures || {}).map(([q, n]) => TC.t('{n} × {name}', { n, name: q })).join(', ');
         container.append(el('p', { class: 'muted small', text: last.passed
-          ? `Last: ${last.player} rolled ${last.roll}, blocked, passed`
-          : `Last: ${last.player} rolled ${last.roll}, ${where(last.from)} → ${where(last.to)}${last.bounce ? ' (bounced off the finish)' : ''}${caught ? `, took ${caught}` : ''}` }));
+          ? TC.t('Last: {name} rolled {n}, blocked, passed', { name: last.player, n: last.roll })
+          : TC.t('Last: {name} rolled {n}, {from} → {to}', { name: last.player, n: last.roll, from: where(last.from), to: where(last.to) })
+            + (last.bounce ? ' ' + TC.t('(bounced off the finish)') : '') + (caught ? ', ' + TC.t('took {what}', { what: caught }) : '') }));
       }
     },
 
     extras(vp) {
       const c = vp.counts || {};
-      return [`casier ${c.casier ?? 0}`, `start ${c.start ?? 0}`, `track ${c.track ?? 0}`,
-        `corridor ${c.corridor ?? 0}`, `${vp.distance_left ?? '–'} to go`];
+      return [`casier ${c.casier ?? 0}`, TC.t('start {n}', { n: c.start ?? 0 }), TC.t('track {n}', { n: c.track ?? 0 }),
+        TC.t('corridor {n}', { n: c.corridor ?? 0 }), TC.t('{n} to go', { n: vp.distance_left ?? '–' })];
     },
 
     /* a move button wears the mover's colour (the default does this by player) */

@@ -19,9 +19,9 @@
   }
 
   function dishCard(s, d) {
-    if (!d) return el('div', { class: 'slot muted', text: 'empty' });
-    const recipe = d.any ? `any ${d.any} ingredients` : names(s, d.ingredients).join(' · ');
-    const stall = d.stall ? `${TC.cardName(s, d.stall)}` : 'no stall';
+    if (!d) return el('div', { class: 'slot muted', text: TC.t('empty') });
+    const recipe = d.any ? TC.t('any {n} ingredients', { n: d.any }) : names(s, d.ingredients).join(' · ');
+    const stall = d.stall ? `${TC.cardName(s, d.stall)}` : TC.t('no stall');
     return TC.paint(el('div', { class: 'slot' },
       el('strong', { text: d.name }),
       el('div', { class: 'small', text: `${TC.plural(d.points, 'point')} · ${stall}` }),
@@ -36,53 +36,53 @@
     render(container, v, s) {
       const odds = v.event_odds;
       const piles = v.piles || {};
-      container.append(head('On the table', true));
-      if (v.pending && v.pending.text) container.append(el('p', { class: 'status', text: TC.cap(v.pending.text) }));
+      container.append(head(TC.t('On the table'), true));
+      if (v.pending && v.pending.text) container.append(el('p', { class: 'status', text: TC.cap(TC.tx(v.pending.text)) }));
       if (v.chain) {
         const c = v.chain;
-        const stops = c.stops && c.stops.length ? ` · Licence Suspended by ${c.stops.join(', ')}` : '';
+        const stops = c.stops && c.stops.length ? ` · ${TC.t('Licence Suspended by {names}', { names: c.stops.join(', ') })}` : '';
         const cards = c.cards && c.cards.length ? ` (${names(s, c.cards).join(', ')})` : '';
-        container.append(el('p', { class: 'status', text: `In play: ${c.text}${cards}${stops}` }));
+        container.append(el('p', { class: 'status', text: TC.t('In play: {what}', { what: TC.tx(c.text) }) + cards + stops }));
       }
       if (v.loss) {
-        container.append(el('p', { class: 'status', text: `${v.loss.player} let go first: gives up ${TC.plural(v.loss.count, 'card')}` }));
+        container.append(el('p', { class: 'status', text: TC.t('{name} let go first: gives up {cards}', { name: v.loss.player, cards: TC.plural(v.loss.count, 'card') }) }));
       }
-      container.append(head('Open dishes'),
+      container.append(head(TC.t('Open dishes')),
         el('div', { class: 'reveal' }, (v.open_dishes || []).map((d) => dishCard(s, d))));
       const market = v.black_market || { count: 0, cards: {} };
-      container.append(head(`Black Market (${market.count})`), market.count
+      container.append(head(TC.t('Black Market ({n})', { n: market.count })), market.count
         ? TC.chips(countsText(s, market.cards))
-        : el('p', { class: 'muted', text: 'empty' }));
-      container.append(head('Piles'), TC.stats([
-        [piles.ingredient, 'Ingredients'],
-        [piles.action, 'Action cards'],
-        [odds ? TC.pct(odds.chance) : '–', 'odds the next Action card is an Event', odds ? TC.meter(odds.chance) : null],
-        [piles.dish, 'Dishes'],
+        : el('p', { class: 'muted', text: TC.t('empty') }));
+      container.append(head(TC.t('Piles')), TC.stats([
+        [piles.ingredient, TC.t('Ingredients')],
+        [piles.action, TC.t('Action cards')],
+        [odds ? TC.pct(odds.chance) : '–', TC.t('odds the next Action card is an Event'), odds ? TC.meter(odds.chance) : null],
+        [piles.dish, TC.t('Dishes')],
       ]));
       const small = [];
-      if (odds) small.push(`${TC.plural(odds.events_left, 'Event')} in ${TC.plural(odds.cards_left, 'card')}`);
-      small.push(`Action discard: ${piles.action_discard ?? 0}`);
-      if (piles.out_of_play) small.push(`out of the game: ${piles.out_of_play}`);
+      if (odds) small.push(TC.t('{events} in {cards}', { events: TC.plural(odds.events_left, 'Event'), cards: TC.plural(odds.cards_left, 'card') }));
+      small.push(TC.t('Action discard: {n}', { n: piles.action_discard ?? 0 }));
+      if (piles.out_of_play) small.push(TC.t('out of the game: {n}', { n: piles.out_of_play }));
       container.append(el('p', { class: 'muted small', text: small.join(' · ') }));
       if (v.last_action && v.last_action.stopped) {
-        container.append(el('p', { class: 'muted small', text: `${v.last_action.player}'s last action was stopped` }));
+        container.append(el('p', { class: 'muted small', text: TC.t('{name}’s last action was stopped', { name: v.last_action.player }) }));
       }
       if (v.finished) {
         container.append(el('p', { class: 'status', text: v.winner
-          ? `${v.winner} reaches ${v.target} points and wins`
-          : 'No dish left to cook: most points wins' }));
+          ? TC.t('{name} reaches {target} points and wins', { name: v.winner, target: v.target })
+          : TC.t('No dish left to cook: most points wins') }));
       }
     },
 
     extras(vp, s) {
       const out = [];
       if (vp.stall_name) out.push(vp.stall_name);
-      out.push(`${vp.score}/${vp.target} (${vp.to_target} to go)`);
-      out.push(`${TC.plural(vp.hand, 'card')} in hand (${vp.ingredients} ingr., ${vp.actions} action)`);
+      out.push(TC.t('{score}/{target} ({n} to go)', { score: vp.score, target: vp.target, n: vp.to_target }));
+      out.push(TC.t('{cards} in hand ({ingredients} ingr., {actions} action)', { cards: TC.plural(vp.hand, 'card'), ingredients: vp.ingredients, actions: vp.actions }));
       if (vp.cooked && vp.cooked.length) {
-        out.push('cooked: ' + vp.cooked.map((d) => d.name + (d.bonus ? ' +1' : '')).join(', '));
+        out.push(TC.t('cooked: ') + vp.cooked.map((d) => d.name + (d.bonus ? ' +1' : '')).join(', '));
       }
-      if (vp.inflation) out.push(`Price Inflation: +${vp.inflation} ingredient`);
+      if (vp.inflation) out.push(TC.t('Price Inflation: +{n} ingredient', { n: vp.inflation }));
       return out;
     },
 

@@ -31,11 +31,11 @@
     const row = el('div', { class: 'reveal' });
     b.spaces.forEach((space, i) => {
       const here = i === b.marker;
-      const label = i === 0 ? `S · ${name(s, space)}` : space === 'end' ? 'Final space' : name(s, space);
+      const label = i === 0 ? `S · ${name(s, space)}` : space === 'end' ? TC.t('Final space') : name(s, space);
       row.append(TC.paint(el('div', { class: 'slot' + (here ? ' may' : '') },
-        el('div', { class: 'who', text: `space ${i}` }),
+        el('div', { class: 'who', text: TC.t('space {n}', { n: i }) }),
         el('div', { class: 'what', text: label, style: fit(label) }),
-        here ? el('div', { class: 'piles', text: 'season marker' }) : null),
+        here ? el('div', { class: 'piles', text: TC.t('season marker') }) : null),
       SEASON_COLOUR[space] || null));
     });
     return row;
@@ -48,7 +48,7 @@
       ? TC.paint(el('div', { class: 'slot' }, el('div', { class: 'what', text: name(s, chip), style: fit(name(s, chip)) })),
         FRUIT_COLOUR[chip] || null)
       : el('div', { class: 'slot muted' }, el('div', { class: 'what', text: '–' }),
-        drawing ? el('div', { class: 'piles', text: 'draw from the bag' }) : null))));
+        drawing ? el('div', { class: 'piles', text: TC.t('draw from the bag') }) : null))));
   }
 
   function results(v, s) {
@@ -59,8 +59,8 @@
       return el('div', { class: 'slot' },
         el('div', { class: 'who', text: p.name }),
         el('div', { class: 'what', text: TC.plural(p.score ?? 0, 'point') }),
-        el('div', { class: 'piles', text: piles.join(' · ') || 'sold nothing' }),
-        el('div', { class: 'piles', text: `${TC.plural(b.sold ?? 0, 'chip')} sold · ${TC.plural(b.deductions ?? 0, 'deduction')}` }));
+        el('div', { class: 'piles', text: piles.join(' · ') || TC.t('sold nothing') }),
+        el('div', { class: 'piles', text: TC.t('{chips} sold · {deductions}', { chips: TC.plural(b.sold ?? 0, 'chip'), deductions: TC.plural(b.deductions ?? 0, 'deduction') }) }));
     });
     return el('div', { class: 'reveal' }, rows);
   }
@@ -72,52 +72,52 @@
   TC.panels.tropichaos = {
     render(container, v, s) {
       /* the view's status is the banner's second line: not repeated here */
-      container.append(head(`Season board: ${name(s, v.season)}`, true));
-      for (const line of v.news || []) container.append(el('p', { class: 'muted small', text: line }));
+      container.append(head(TC.t('Season board: {season}', { season: name(s, v.season) }), true));
+      for (const line of v.news || []) container.append(el('p', { class: 'muted small', text: TC.tx(line) }));
       container.append(board(v, s));
       if (v.board && v.board.moves_left) {
         container.append(el('p', { class: 'muted small',
-          text: `${TC.plural(v.board.moves_left, 'move')} of the marker to the final space` }));
+          text: TC.t('{moves} of the marker to the final space', { moves: TC.plural(v.board.moves_left, 'move') }) }));
       }
 
-      container.append(head(v.overstocked ? `Market: overstocked with ${name(s, v.overstocked)}` : 'Market'),
+      container.append(head(v.overstocked ? TC.t('Market: overstocked with {chip}', { chip: name(s, v.overstocked) }) : TC.t('Market')),
         market(v, s));
 
       const bag = v.bag || {};
       const next = (v.odds || {}).next_draw || {};
       const season = (v.odds || {}).next_draw_season;
-      const stats = [[bag.chips, 'chips in the bag'], [bag.seasons, 'Season chips left']];
-      if (season) stats.push([odds(season), 'odds the next chip is a Season chip', TC.meter(season.value)]);
-      container.append(head('The bag'), TC.stats(stats));
+      const stats = [[bag.chips, TC.t('chips in the bag')], [bag.seasons, TC.t('Season chips left')]];
+      if (season) stats.push([odds(season), TC.t('odds the next chip is a Season chip'), TC.meter(season.value)]);
+      container.append(head(TC.t('The bag')), TC.stats(stats));
       const fruitOdds = ['kiwi', 'mango', 'pomegranate'].filter((f) => next[f])
         .map((f) => `${name(s, f)} ${odds(next[f])}`);
       if (fruitOdds.length) {
-        container.append(el('p', { class: 'muted small', text: `next chip: ${fruitOdds.join(' · ')}` }));
+        container.append(el('p', { class: 'muted small', text: TC.t('next chip: {odds}', { odds: fruitOdds.join(' · ') }) }));
       }
       const unseen = fruitCounts(s, bag.unseen_fruits);
       if (unseen.length && !v.finished && v.phase !== 'reveal') {
-        const hidden = bag.hidden_in_hands ? ` (${bag.hidden_in_hands} of them may be a hidden starting chip)` : '';
-        container.append(el('p', { class: 'muted small', text: `fruit not seen yet: ${unseen.join(', ')}${hidden}` }));
+        const hidden = bag.hidden_in_hands ? ' ' + TC.t('({n} of them may be a hidden starting chip)', { n: bag.hidden_in_hands }) : '';
+        container.append(el('p', { class: 'muted small', text: TC.t('fruit not seen yet: {fruit}', { fruit: unseen.join(', ') }) + hidden }));
       }
 
       const down = v.face_down_piles || [];
       if (down.length) {
-        container.append(head('Piles still face down'),
+        container.append(head(TC.t('Piles still face down')),
           TC.chips(down.map((p) => `${p.player}: ${name(s, p.season)}`)));
       }
-      if (v.finished) container.append(head('Final scores'), results(v, s));
+      if (v.finished) container.append(head(TC.t('Final scores')), results(v, s));
     },
 
     extras(vp, s) {
       const out = [];
       const sold = SEASONS.filter((x) => vp.sold && vp.sold[x])
         .map((x) => `${vp.sold[x]} ${TC.cardName(s, x)}`);
-      out.push(sold.length ? `sold ${sold.join(', ')}` : 'nothing sold');
+      out.push(sold.length ? TC.t('sold {what}', { what: sold.join(', ') }) : TC.t('nothing sold'));
       if (vp.deductions) out.push(TC.plural(vp.deductions, 'deduction'));
-      if (vp.must_sell) out.push('must Sell');
-      if (vp.starting_chip) out.push('starting chip');
+      if (vp.must_sell) out.push(TC.t('must Sell'));
+      if (vp.starting_chip) out.push(TC.t('starting chip'));
       if (vp.season_moves_before_turn) {
-        out.push(`season moves before their turn: ${TC.pct(vp.season_moves_before_turn.value)}`);
+        out.push(TC.t('season moves before their turn: {odds}', { odds: TC.pct(vp.season_moves_before_turn.value) }));
       }
       return out;
     },
@@ -127,22 +127,22 @@
     private(container, pv, s) {
       const hand = pv.exact ? (pv.chips || []).map((c) => name(s, c))
         : [...(pv.known_chips || []).map((c) => name(s, c)), ...Array(pv.unknown_chips || 0).fill('?')];
-      container.append(el('h2', { text: 'Your chip stand' }),
-        hand.length ? TC.chips(hand) : el('p', { class: 'muted', text: 'empty' }));
-      const worth = (w) => (w.points != null ? TC.plural(w.points, 'point') : `${w.min}–${w.max} points`);
+      container.append(el('h2', { text: TC.t('Your chip stand') }),
+        hand.length ? TC.chips(hand) : el('p', { class: 'muted', text: TC.t('empty') }));
+      const worth = (w) => (w.points != null ? TC.plural(w.points, 'point') : TC.t('{min}–{max} points', { min: w.min, max: w.max }));
       const rows = [];
-      if (pv.now) rows.push([worth(pv.now), `if sold now (${name(s, pv.now.season)})`]);
-      for (const w of pv.coming || []) rows.push([worth(w), `in ${name(s, w.season)}`]);
+      if (pv.now) rows.push([worth(pv.now), TC.t('if sold now ({season})', { season: name(s, pv.now.season) })]);
+      for (const w of pv.coming || []) rows.push([worth(w), TC.t('in {season}', { season: name(s, w.season) })]);
       if (rows.length) container.append(TC.stats(rows));
       const sales = (pv.sales || []).map((x) => `${name(s, x.season)}: ${x.chips
         ? x.chips.map((c) => name(s, c)).join(', ') + ` = ${x.points}` : TC.plural(x.count, 'chip')}`);
-      if (sales.length) container.append(el('h2', { text: 'Your sales' }), TC.chips(sales));
+      if (sales.length) container.append(el('h2', { text: TC.t('Your sales') }), TC.chips(sales));
       if (pv.deductions) container.append(el('p', { class: 'muted small', text: TC.plural(pv.deductions, 'deduction chip') }));
     },
 
     count(vp) {
-      if (vp.score != null) return [vp.score, 'points'];
-      return [vp.hand ?? 0, vp.hand === 1 ? 'chip in hand' : 'chips in hand'];
+      if (vp.score != null) return [vp.score, TC.t('points')];
+      return [vp.hand ?? 0, vp.hand === 1 ? TC.t('chip in hand') : TC.t('chips in hand')];
     },
 
     eventColour(e) {

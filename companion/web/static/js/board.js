@@ -27,7 +27,7 @@
     TC.renderFaults(snap, $('faults'));
     TC.renderPanel(snap, $('panel'));
     TC.renderKV(snap.view, $('kv'));
-    $('last-event').textContent = snap.last_event || '';
+    $('last-event').textContent = TC.tx(snap.last_event || '');
     if (body.dataset.demo === '1') renderBuzzers();
     body.dataset.version = String(snap.version ?? 0);
   }

@@ -30,7 +30,7 @@
     const res = await TC.post(url, body);
     if (res.ok && res.data && res.data.update && res.data.update.type === 'queued') {
       const d = res.data.update.data || {};
-      toast(`Waiting for the race: ${d.line || 'logged'}`, true);
+      toast(TC.t('Waiting for the race: {what}', { what: d.line ? TC.tx(d.line) : TC.t('logged') }), true);
     }
     if (res.status === 401) { location.reload(); return null; }
     if (!res.ok) {
@@ -39,7 +39,7 @@
          logged again (the live stream's `saving` event usually says it first) */
       if (res.status === 503 && d.rule === 'store' && $('saving').hidden) TC.showSaving($('saving'), { saving: false, error: d.error });
       if (onError) onError(d, res.status);
-      else toast((d.error || `error ${res.status}`) + (d.rule ? ` [${d.rule}]` : ''));
+      else toast(TC.refusal(d, res.status));
       if (res.status === 409) refresh();
       return null;
     }
@@ -75,9 +75,9 @@
     const [line] = TC.verdictLine(hs, { reason: e.reason }, e);
     const r = TC.reasonInfo(hs, e.reason) || {};
     const notes = [];
-    if ((e.false_starts || []).length) notes.push(`${r.false_start || 'false start'}: ${e.false_starts.join(', ')}`);
-    if ((e.ineligible || []).length) notes.push(`${r.ineligible || 'not eligible'}: ${e.ineligible.join(', ')}`);
-    if (!notes.length && (e.false_starts || e.ineligible)) notes.push('no penalty');
+    if ((e.false_starts || []).length) notes.push(`${r.false_start ? TC.tx(r.false_start) : TC.t('false start')}: ${e.false_starts.join(', ')}`);
+    if ((e.ineligible || []).length) notes.push(`${r.ineligible ? TC.tx(r.ineligible) : TC.t('not eligible')}: ${e.ineligible.join(', ')}`);
+    if (!notes.length && (e.false_starts || e.ineligible)) notes.push(TC.t('no penalty'));
     return [line, ...notes].join(' · ');
   }
   function label(e, words) {
@@ -95,7 +95,7 @@
     let rest = words.toLowerCase().startsWith(t.toLowerCase() + ' ') ? words.slice(t.length + 1) : words;
     /* ... unless the words go on from the verb ("stop and claim the food") */
     if (/^(and|or|then|to)\b/i.test(rest)) rest = words;
-    return cap(rest.replace(/^:\s*/, ''));
+    return TC.tx(cap(rest.replace(/^:\s*/, '')));
   }
   function colourOf(e) {
     const col = TC.colours(hs);
@@ -120,7 +120,7 @@
     const res = await act('/api/host/event', { event, expected_version: hs.version });
     if (res) {
       const queued = res.update && res.update.type === 'queued';
-      showLogged(`${queued ? 'Waits for the race' : 'Logged'}: ${what || lastLine() || event.type}`);
+      showLogged(TC.t(queued ? 'Waits for the race: {what}' : 'Logged: {what}', { what: what || TC.tx(lastLine()) || event.type }));
     }
     return res;
   }
@@ -133,9 +133,9 @@
   TC.setLogger((event) => new Promise((resolve, reject) => {
     let refused = null;
     act('/api/host/event', { event, expected_version: hs.version }, (d, status) => {
-      refused = { error: d.error || `error ${status}`, rule: d.rule || null, status };
-    }).then((data) => (data ? resolve(data) : reject(refused || { error: 'not logged: log in again', rule: 'login', status: 401 })),
-      () => reject({ error: 'no answer from the companion: nothing was logged', rule: null, status: 0 }));
+      refused = { error: d.error ? TC.tx(d.error) : TC.t('error {status}', { status }), rule: d.rule || null, status };
+    }).then((data) => (data ? resolve(data) : reject(refused || { error: TC.t('not logged: log in again'), rule: 'login', status: 401 })),
+      () => reject({ error: TC.t('no answer from the companion: nothing was logged'), rule: null, status: 0 }));
   }));
 
   /* "Roll for us": when the table's next step is a die-like roll (the
@@ -143,17 +143,17 @@
   function drawButton(offer) {
     const what = cap(String(offer.type).replace(/[-_]/g, ' '));
     const ps = [...new Set(offer.outcomes.map((o) => o.p))];
-    const odds = ps.length === 1 ? `, each ${ps[0]}` : '';
+    const odds = ps.length === 1 ? TC.t(', each {p}', { p: ps[0] }) : '';
     return el('div', { class: 'draw-for-us' }, el('p', { class: 'row' },
       el('button', { type: 'button', id: 'draw-for-us', class: 'primary', onclick: async (ev) => {
         ev.currentTarget.disabled = true;
         const res = await act('/api/host/draw', { expected_version: hs.version });
         if (res) {
           const last = (res.state.log || []).slice(-1)[0];
-          toast(last ? last.line : `${what}: ${res.drawn[offer.field]}`, true);
+          toast(last ? TC.tx(last.line) : `${what}: ${res.drawn[offer.field]}`, true);
         }
-      } }, `${what} for us`)),
-      el('p', { class: 'help', text: `Lost it? The companion draws one of ${offer.outcomes.map((o) => o.value).join(', ')} at random${odds}, and logs it.` }));
+      } }, TC.t('{what} for us', { what }))),
+      el('p', { class: 'help', text: TC.t('Lost it? The companion draws one of {values} at random{odds}, and logs it.', { values: offer.outcomes.map((o) => o.value).join(', '), odds }) }));
   }
 
   /* The host never waits to log: while an unannounced race is open (its
@@ -179,9 +179,9 @@
     /* the next card first: the host's likely tap while a race is open */
     const legal = next.map(([e]) => e).concat(hs.legal_events || []);
     const labels = next.map(([, l]) => l).concat(labels0);
-    if (!hs.game) { box.replaceChildren(el('p', { class: 'muted', text: 'No game yet: start one below.' })); return; }
+    if (!hs.game) { box.replaceChildren(el('p', { class: 'muted', text: TC.t('No game yet: start one below.') })); return; }
     if (!legal.length) {
-      box.replaceChildren(el('p', { class: 'muted', text: hs.finished ? 'The game is over.' : 'Nothing to log now.' }));
+      box.replaceChildren(el('p', { class: 'muted', text: hs.finished ? TC.t('The game is over.') : TC.t('Nothing to log now.') }));
       return;
     }
     const groups = new Map();
@@ -196,7 +196,7 @@
     for (const [type, items] of groups) {
       if (slot && slot.types.has(type)) continue;
       const heading = cap(String(type).replace(/[-_]/g, ' '));
-      out.push(el('h3', { class: 'group', text: nextTypes.has(type) ? `Next card: ${heading} (waits for the race)` : heading }));
+      out.push(el('h3', { class: 'group', text: nextTypes.has(type) ? TC.t('Next card: {heading} (waits for the race)', { heading: TC.tx(heading) }) : TC.tx(heading) }));
       if (hs.draw && hs.draw.type === type) out.push(drawButton(hs.draw));
       if (items.length <= MAX_BUTTONS) {
         const texts = items.map(([e, l]) => label(e, l));
@@ -236,7 +236,7 @@
     const buttons = [];
     for (const type of types) for (const [e, l] of groups.get(type)) buttons.push(eventButton(e, label(e, l)));
     const node = el('div', { class: 'side-slot', id: 'side-slot' },
-      buttons.length ? buttons : [el('p', { class: 'muted small', text: 'Nothing else to log yet: other steps appear here' })]);
+      buttons.length ? buttons : [el('p', { class: 'muted small', text: TC.t('Nothing else to log yet: other steps appear here') })]);
     return { node, types };
   }
 
@@ -264,7 +264,7 @@
       const sorted = [...values].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
       /* no default: a value picked by nobody would be logged as if seen */
       const sel = el('select', { id, 'data-field': k, required: true },
-        values.size > 1 ? el('option', { value: '', text: '— choose —', selected: true, disabled: true }) : null,
+        values.size > 1 ? el('option', { value: '', text: TC.t('— choose —'), selected: true, disabled: true }) : null,
         sorted.map((j) => {
           const v = JSON.parse(j);
           return el('option', { value: j, text: typeof v === 'string' ? TC.cardName(hs, v) : j });
@@ -273,12 +273,12 @@
       const name = k.includes('.') ? k.split('.').slice(1).join('.') : k;
       form.append(el('label', { for: id, text: name }), sel);
     }
-    form.append(el('p', {}, el('button', { type: 'submit', class: 'primary', text: `Log ${type}` })));
+    form.append(el('p', {}, el('button', { type: 'submit', class: 'primary', text: TC.t('Log {type}', { type }) })));
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
       const e = Object.assign(TC.map(), { type });   /* field names come from the game */
       const missing = selects.find((sel) => !sel.value);
-      if (missing) { toast(`Choose ${missing.previousElementSibling.textContent} first`); missing.focus(); return; }
+      if (missing) { toast(TC.t('Choose {field} first', { field: missing.previousElementSibling.textContent })); missing.focus(); return; }
       for (const sel of selects) {
         const k = sel.dataset.field;
         const v = JSON.parse(sel.value);
@@ -303,7 +303,7 @@
     /* a countdown only for a start the companion calls */
     $('countdown-ms').hidden = $('countdown-ms').previousElementSibling.hidden = !(req && (req.announced || phase === 'interrupted'));
     $('start-race').hidden = !canStart;
-    $('start-race').textContent = req && !req.announced ? 'Re-run race' : 'Start race';
+    $('start-race').textContent = req && !req.announced ? TC.t('Re-run race') : TC.t('Start race');
     $('cancel-race').hidden = !(phase === 'countdown' || phase === 'live' || phase === 'interrupted');
   }
 
@@ -333,9 +333,11 @@
    * the previous race's first press or the earliest choice. */
   function choiceText(race, c, zero) {
     const title = String(race.title || TC.reasonTitle(hs, race.reason)).replace(/[!.]+$/, '').trim().toLowerCase();
-    const verb = race.kind === 'first-press' && /^[a-z]+$/.test(title)
-      ? `${title}${title.endsWith('e') ? 'd' : 'ed'} it` : 'pressed first';
-    return `${c.player} ${verb} (${TC.secs(c.t_ns - zero.t_ns)})`;
+    const secs = TC.secs(c.t_ns - zero.t_ns);
+    if (TC.lang !== 'en' || !(race.kind === 'first-press' && /^[a-z]+$/.test(title))) {
+      return TC.t('{name} pressed first ({secs})', { name: c.player, secs });
+    }
+    return `${c.player} ${title}${title.endsWith('e') ? 'd' : 'ed'} it (${secs})`;
   }
   /* A doubtful race: one tap answers it: a button per press the card's
    * race could start at (the default last, outlined), or race again. */
@@ -366,10 +368,10 @@
       'data-t': String(c.t_ns), 'data-player': c.player, onclick: answer({ accept: true, t_ns: c.t_ns }),
     }, choiceText(race, c, zero)), col[c.player]));
     if (!choices.length) {
-      buttons.push(el('button', { type: 'button', class: 'primary', id: 'race-accept', onclick: answer({ accept: true }) }, 'Yes, these presses count'));
+      buttons.push(el('button', { type: 'button', class: 'primary', id: 'race-accept', onclick: answer({ accept: true }) }, TC.t('Yes, these presses count')));
     }
-    box.replaceChildren(el('p', { class: 'confirm-q', text: 'Who slammed this card?' }), ...buttons,
-      el('button', { type: 'button', class: 'danger', id: 'race-reject', onclick: answer({ accept: false }) }, 'No: race again'));
+    box.replaceChildren(el('p', { class: 'confirm-q', text: TC.t('Who slammed this card?') }), ...buttons,
+      el('button', { type: 'button', class: 'danger', id: 'race-reject', onclick: answer({ accept: false }) }, TC.t('No: race again')));
   }
 
   /* Cards logged while a race is open wait for it (the session queues
@@ -382,7 +384,7 @@
     }
     const lines = hs.queued || [];
     box.hidden = !lines.length;
-    box.replaceChildren(...lines.map((l) => el('li', { text: `Waiting for the race: ${l}` })));
+    box.replaceChildren(...lines.map((l) => el('li', { text: TC.t('Waiting for the race: {what}', { what: TC.tx(l) }) })));
   }
 
   /* A stray press may be handed to the card waiting for an unannounced race. */
@@ -397,8 +399,8 @@
     if (box.hidden) return;
     box.append(el('p', {}, el('button', { type: 'button', class: 'primary', id: 'rematch', onclick: async () => {
       const res = await act('/api/host/rematch', {});
-      if (res) { toast('Rematch: same players, same settings', true); window.scrollTo({ top: 0 }); }
-    } }, 'Rematch: same players, same settings')));
+      if (res) { toast(TC.t('Rematch: same players, same settings'), true); window.scrollTo({ top: 0 }); }
+    } }, TC.t('Rematch: same players, same settings'))));
   }
 
   let shownVersion = null;
@@ -409,8 +411,8 @@
     document.body.dataset.version = String(hs.version ?? 0);
     document.body.dataset.game = hs.game || '';
     const title = hs.game_title || hs.title;
-    $('title').textContent = title || 'Host console';
-    document.title = title ? `Host: ${title}` : 'Host console';
+    $('title').textContent = title || TC.t('Host console');
+    document.title = title ? TC.t('Host: {title}', { title }) : TC.t('Host console');
     TC.renderBuzzerStatus(hs, $('buzzer-status'));
     TC.renderBanner(hs, $('banner'));
     TC.renderResult(hs, $('result'));
@@ -426,14 +428,14 @@
     renderLegal();
     const undo = $('undo'), redo = $('redo');
     undo.disabled = !hs.undo;
-    undo.textContent = hs.undo ? `Undo: ${hs.undo}` : 'Undo';
+    undo.textContent = hs.undo ? TC.t('Undo: {what}', { what: TC.tx(hs.undo) }) : TC.t('Undo');
     redo.disabled = !hs.redo;
-    redo.textContent = hs.redo ? `Redo: ${hs.redo}` : 'Redo';
+    redo.textContent = hs.redo ? TC.t('Redo: {what}', { what: TC.tx(hs.redo) }) : TC.t('Redo');
     TC.renderPlayers(hs, $('players'));
     renderBuzzers();
     $('buzzers-card').hidden = !!hs.finished || !(hs.players && hs.players.length);
     TC.renderPanel(hs, $('panel'), hs.host_view || hs.view);
-    $('log').replaceChildren(...(hs.log || []).slice(-15).reverse().map((l) => el('li', { text: l.line })));
+    $('log').replaceChildren(...(hs.log || []).slice(-15).reverse().map((l) => el('li', { text: TC.tx(l.line) })));
     TC.renderKV(hs.host_view || hs.view, $('kv'));
     $('export-game').href = hs.game_id ? `/api/host/export/${hs.game_id}` : '#';
     const example = (hs.legal_events || [])[0];
@@ -493,18 +495,18 @@
     function playerRow(name, colour, buzzer) {
       const buzzers = cfg.buzzers || [];
       const colourSel = el('select', { class: 'ng-colour' }, colourChoices().map((c) =>
-        el('option', { value: c, text: c, selected: c === colour })));
+        el('option', { value: c, text: TC.colourWord(c), selected: c === colour })));
       const paintSel = () => TC.paint(colourSel, colourSel.value);
       colourSel.addEventListener('change', paintSel);
       paintSel();
       const row = el('div', { class: 'player-row' },
         el('div', { class: 'pr-name' },
-          el('input', { class: 'ng-name', value: name || '', maxlength: 40, autocomplete: 'off', placeholder: 'name' }),
+          el('input', { class: 'ng-name', value: name || '', maxlength: 40, autocomplete: 'off', placeholder: TC.t('name') }),
           el('button', { type: 'button', class: 'ng-remove', text: '✕', onclick: () => { row.remove(); renumber(); } })),
         el('div', { class: 'pr-pick' }, colourSel,
           el('select', { class: 'ng-buzzer' },
-            el('option', { value: '', text: 'no buzzer' }),
-            buzzers.map((b) => el('option', { value: b, text: `buzzer ${b}`, selected: b === buzzer })))));
+            el('option', { value: '', text: TC.t('no buzzer') }),
+            buzzers.map((b) => el('option', { value: b, text: TC.t('buzzer {id}', { id: b }), selected: b === buzzer })))));
       row.querySelector('.ng-name').addEventListener('input', () => { renumber(); });
       return row;
     }
@@ -517,16 +519,16 @@
           c.dataset.field = `players.${i}${field}`;
           c.setAttribute('aria-label', aria);
         };
-        set('.ng-name', '.name', `player ${n}`);
-        set('.ng-colour', '.colour', `colour of player ${n}`);
-        set('.ng-buzzer', '.buzzer', `buzzer of player ${n}`);
-        set('.ng-remove', '', `remove player ${n}`);
+        set('.ng-name', '.name', TC.t('player {n}', { n }));
+        set('.ng-colour', '.colour', TC.t('colour of player {n}', { n }));
+        set('.ng-buzzer', '.buzzer', TC.t('buzzer of player {n}', { n }));
+        set('.ng-remove', '', TC.t('remove player {n}', { n }));
       });
       const g = info();
       const count = rows.children.length;
       if (g) {
-        const hint = `${g.min_players} to ${g.max_players} players, in seating order`;
-        $('ng-players-hint').textContent = count < g.min_players || count > g.max_players ? `${hint} (now ${count})` : hint;
+        const hint = TC.t('{min} to {max} players, in seating order', { min: g.min_players, max: g.max_players });
+        $('ng-players-hint').textContent = count < g.min_players || count > g.max_players ? TC.t('{hint} (now {count})', { hint, count }) : hint;
         $('ng-add').disabled = count >= g.max_players;
       }
       refreshPlayerPickers();
@@ -560,9 +562,9 @@
     }
     function help(s) {
       const bits = [];
-      if (s.help) bits.push(el('span', { text: s.help }));
-      if (s.rule) bits.push(el('span', { class: 'rule-quote', text: quoted(s.rule) }));
-      if (s.assumed) bits.push(el('span', { class: 'assumed', text: 'assumed: the rulebook does not say' }));
+      if (s.help) bits.push(el('span', { text: TC.tx(s.help) }));
+      if (s.rule) bits.push(...TC.ruleQuote(s.rule, quoted));
+      if (s.assumed) bits.push(el('span', { class: 'assumed', text: TC.t('assumed: the rulebook does not say') }));
       return bits.length ? el('p', { class: 'help' }, bits) : null;
     }
     function control(s) {
@@ -571,13 +573,13 @@
       const common = { id, 'data-option': s.name, 'data-kind': s.kind, 'data-field': field };
       if (s.kind === 'bool') {
         return el('div', { class: 'opt opt-bool' },
-          el('label', { for: id, class: 'check' }, el('input', Object.assign({ type: 'checkbox', checked: !!s.default }, common)), s.label),
+          el('label', { for: id, class: 'check' }, el('input', Object.assign({ type: 'checkbox', checked: !!s.default }, common)), TC.tx(s.label)),
           help(s));
       }
       let input;
       if (s.kind === 'choice') {
         input = el('select', common, (s.choices || []).map((c, i) => el('option', {
-          value: String(i), text: c.label, selected: JSON.stringify(c.value) === JSON.stringify(s.default) })));
+          value: String(i), text: TC.tx(c.label), selected: JSON.stringify(c.value) === JSON.stringify(s.default) })));
       } else if (s.kind === 'int') {
         input = el('input', Object.assign({ type: 'number', inputmode: 'numeric', step: 1,
           min: s.minimum ?? null, max: s.maximum ?? null, value: s.default ?? '' }, common));
@@ -588,13 +590,13 @@
         input = el('textarea', Object.assign({ spellcheck: 'false', rows: 6 }, common));
         input.value = JSON.stringify(s.default, null, 1);
       }
-      return el('div', { class: 'opt' }, el('label', { for: id, text: s.label }), input, help(s));
+      return el('div', { class: 'opt' }, el('label', { for: id, text: TC.tx(s.label) }), input, help(s));
     }
     function refreshPlayerPickers() {
       const who = names();
       for (const sel of form.querySelectorAll('select[data-kind=player]')) {
         const was = sel.value || JSON.parse(sel.dataset.default || 'null') || '';
-        sel.replaceChildren(el('option', { value: '', text: '— (the rules decide)' }),
+        sel.replaceChildren(el('option', { value: '', text: TC.t('— (the rules decide)') }),
           ...who.map((n) => el('option', { value: n, text: TC.plainName(n), selected: n === was })));
       }
     }
@@ -603,23 +605,23 @@
       const box = $('ng-options');
       clearErrors();
       if (!g) { box.replaceChildren(); return; }
-      $('ng-about').textContent = g.hides_scores ? 'Scores stay hidden until the end.' : '';
+      $('ng-about').textContent = g.hides_scores ? TC.t('Scores stay hidden until the end.') : '';
       const settings = (g.settings || []).filter((s) => !(g.colours_option && s.name === 'colours'));
       const plain = settings.filter((s) => s.kind !== 'data');
       const data = settings.filter((s) => s.kind === 'data');
       const out = plain.map(control);
       if (data.length) {
         out.push(el('details', { class: 'components' },
-          el('summary', { text: 'Components (JSON: change only if your box differs)' }), data.map(control)));
+          el('summary', { text: TC.t('Components (JSON: change only if your box differs)') }), data.map(control)));
       }
-      if (!out.length) out.push(el('p', { class: 'muted small', text: 'No options.' }));
+      if (!out.length) out.push(el('p', { class: 'muted small', text: TC.t('No options.') }));
       box.replaceChildren(...out);
       /* colour choices may differ between games */
       for (const row of rows.children) {
         const sel = row.querySelector('.ng-colour');
         const was = sel.value;
         const choices = colourChoices();
-        sel.replaceChildren(...choices.map((c) => el('option', { value: c, text: c, selected: c === was })));
+        sel.replaceChildren(...choices.map((c) => el('option', { value: c, text: TC.colourWord(c), selected: c === was })));
         if (!choices.includes(was)) sel.value = choices[[...rows.children].indexOf(row) % choices.length];
         TC.paint(sel, sel.value);
       }
@@ -635,9 +637,9 @@
         buzzer: r.querySelector('.ng-buzzer').value || null,
       }));
       const empty = players.findIndex((p) => !p.name);
-      if (empty >= 0) return { error: `player ${empty + 1} needs a name`, field: `players.${empty}.name` };
+      if (empty >= 0) return { error: TC.t('player {n} needs a name', { n: empty + 1 }), field: `players.${empty}.name` };
       if (players.length < g.min_players || players.length > g.max_players) {
-        return { error: `${g.title} is for ${g.min_players} to ${g.max_players} players, not ${players.length}`, field: 'players' };
+        return { error: TC.t('{game} is for {min} to {max} players, not {n}', { game: g.title, min: g.min_players, max: g.max_players, n: players.length }), field: 'players' };
       }
       const options = TC.map();
       const byName = Object.fromEntries((g.settings || []).map((s) => [s.name, s]));
@@ -648,10 +650,10 @@
         else if (s.kind === 'choice') options[s.name] = s.choices[Number(c.value)].value;
         else if (s.kind === 'player') options[s.name] = c.value || null;
         else if (s.kind === 'int') {
-          if (c.value === '' || !Number.isInteger(Number(c.value))) return { error: `${s.label}: a whole number, please`, field };
+          if (c.value === '' || !Number.isInteger(Number(c.value))) return { error: TC.t('{label}: a whole number, please', { label: TC.tx(s.label) }), field };
           options[s.name] = Number(c.value);
         } else {
-          try { options[s.name] = JSON.parse(c.value); } catch (e) { return { error: `${s.label}: not valid JSON (${e.message})`, field }; }
+          try { options[s.name] = JSON.parse(c.value); } catch (e) { return { error: TC.t('{label}: not valid JSON ({why})', { label: TC.tx(s.label), why: e.message }), field }; }
         }
       }
       return { body: { game: g.name, players, options } };
@@ -661,9 +663,9 @@
       clearErrors();
       const got = read();
       if (got.error) { showError(got.error, got.field); return; }
-      const res = await act('/api/host/new-game', got.body, (d) => showError(d.error || 'refused', d.field));
+      const res = await act('/api/host/new-game', got.body, (d) => showError(TC.refusal(d), d.field));
       if (res) {
-        toast('New game started', true);
+        toast(TC.t('New game started'), true);
         $('ng-details').open = false;
         window.scrollTo({ top: 0 });
       }
@@ -673,8 +675,7 @@
       if (hs && hs.game && !hs.finished && !confirming) {
         confirming = true;
         const running = hs.game_title || hs.title || hs.game;
-        $('ng-confirm-text').textContent = `A game of ${running} is still running. Start a new one? ` +
-          'The running game stays in the history.';
+        $('ng-confirm-text').textContent = TC.t('A game of {game} is still running. Start a new one? The running game stays in the history.', { game: running });
         $('ng-confirm').hidden = false;
         $('ng-start').hidden = true;
         $('ng-confirm').scrollIntoView({ block: 'center' });
@@ -723,17 +724,17 @@
   /* --- wiring ------------------------------------------------------------ */
   $('undo').onclick = async () => {
     const what = hs.undo;
-    if (await act('/api/host/undo', { expected_version: hs.version })) showLogged(`Undone: ${what}`);
+    if (await act('/api/host/undo', { expected_version: hs.version })) showLogged(TC.t('Undone: {what}', { what: TC.tx(what) }));
   };
   $('redo').onclick = async () => {
     const what = hs.redo;
-    if (await act('/api/host/redo', { expected_version: hs.version })) showLogged(`Logged again: ${what}`);
+    if (await act('/api/host/redo', { expected_version: hs.version })) showLogged(TC.t('Logged again: {what}', { what: TC.tx(what) }));
   };
   $('start-race').onclick = () => act('/api/host/race', { countdown_ms: Number($('countdown-ms').value) });
   $('cancel-race').onclick = () => act('/api/host/race/cancel', {});
   $('custom-log').onclick = () => {
     let e;
-    try { e = JSON.parse($('custom-event').value); } catch (err) { toast('Not JSON'); return; }
+    try { e = JSON.parse($('custom-event').value); } catch (err) { toast(TC.t('Not JSON')); return; }
     logEvent(e);
   };
 

@@ -20,8 +20,8 @@
     node.hidden = !down;
     if (!down) { node.replaceChildren(); return; }
     const head = document.createElement('strong');
-    head.textContent = 'Not saving: ';
-    const cause = typeof data.error === 'string' && data.error ? data.error : 'the table cannot write its log';
+    head.textContent = TC.t('Not saving: ');
+    const cause = typeof data.error === 'string' && data.error ? TC.tx(data.error) : TC.t('the table cannot write its log');
     node.replaceChildren(head, cause);
   };
 
@@ -61,7 +61,7 @@
     function setBadge(ok) {
       healthy = ok;
       if (!badge) return;
-      badge.textContent = ok ? 'live' : 'reconnecting…';
+      badge.textContent = ok ? TC.t('live') : TC.t('reconnecting…');
       badge.className = 'badge ' + (ok ? 'live' : 'warn');
       document.documentElement.dataset.live = ok ? 'up' : 'down';
     }
@@ -118,7 +118,7 @@
         stopped = true;
         clearTimeout(retryTimer);
         if (es) es.close();
-        if (badge) { badge.textContent = text || 'stopped'; badge.className = 'badge warn'; }
+        if (badge) { badge.textContent = text || TC.t('stopped'); badge.className = 'badge warn'; }
       },
       get source() { return es; },
       get lastId() { return lastId; },

@@ -14,9 +14,9 @@
 
   const STATE = {
     valid: null,
-    revoked: 'Revoked: this player has no link until you make a new one.',
-    none: 'No link yet.',
-    stale: 'Made under another server key: make a new one.',
+    revoked: TC.t('Revoked: this player has no link until you make a new one.'),
+    none: TC.t('No link yet.'),
+    stale: TC.t('Made under another server key: make a new one.'),
   };
 
   function confirmButton(text, sure, cls, action) {
@@ -39,8 +39,8 @@
     const parts = [el('div', { class: 'pl-name', text: p.player, style: { 'font-size': '1.25rem', 'font-weight': '800' } })];
     if (p.url) {
       parts.push(el('details', { class: 'pl-qr', 'data-player': p.player },
-        el('summary', { text: `Show ${p.player}’s QR code`, style: { 'min-height': '44px', cursor: 'pointer', padding: '10px 0' } }),
-        el('img', { class: 'qr qr-player', src: p.qr, alt: `QR code of ${p.player}’s own page`,
+        el('summary', { text: TC.t('Show {name}’s QR code', { name: p.player }), style: { 'min-height': '44px', cursor: 'pointer', padding: '10px 0' } }),
+        el('img', { class: 'qr qr-player', src: p.qr, alt: TC.t('QR code of {name}’s own page', { name: p.player }),
           style: { width: 'min(64vw, 240px)', height: 'auto', margin: '8px 0' } }),
         el('code', { class: 'pl-url', text: p.url,
           style: { display: 'block', 'overflow-wrap': 'anywhere', 'word-break': 'break-all', 'font-size': '.8rem', margin: '6px 0' } })));
@@ -48,9 +48,9 @@
       parts.push(el('p', { class: 'muted small', text: TC.own(STATE, p.state) || '' }));
     }
     parts.push(el('div', { class: 'row' },
-      confirmButton(p.url ? 'New link' : 'Make a link', p.url ? 'Sure? The old link stops' : 'Make it',
+      confirmButton(p.url ? TC.t('New link') : TC.t('Make a link'), p.url ? TC.t('Sure? The old link stops') : TC.t('Make it'),
         'pl-reissue', () => act('reissue', p.player)),
-      p.url ? confirmButton('Revoke', 'Sure? Revoke it', 'pl-revoke danger', () => act('revoke', p.player)) : null));
+      p.url ? confirmButton(TC.t('Revoke'), TC.t('Sure? Revoke it'), 'pl-revoke danger', () => act('revoke', p.player)) : null));
     return el('div', { class: 'pl-row', 'data-player': p.player, style: { padding: '10px 0', 'border-bottom': '1px solid var(--line)' } }, parts);
   }
 
@@ -66,7 +66,7 @@
   async function act(what, player) {
     const r = await TC.post(`${URL}/${what}`, { player });
     if (r.ok) render(r.data);
-    else list.prepend(el('p', { class: 'error', text: (r.data && r.data.error) || `failed (${r.status})` }));
+    else list.prepend(el('p', { class: 'error', text: r.data && r.data.error ? TC.refusal({ error: r.data.error }) : TC.t('failed ({status})', { status: r.status }) }));
   }
 
   let busy = false;

@@ -30,7 +30,7 @@
     for (const li of $('players').children) li.classList.toggle('me', li.dataset.player === me);
     TC.renderRace(snap, snap.race, raceEls);
     TC.renderPanel(snap, $('panel'));
-    $('last-event').textContent = snap.last_event || '';
+    $('last-event').textContent = TC.tx(snap.last_event || '');
     TC.paint($('me'), TC.colours(snap)[me]);
     renderPrivate($('private-view'), mine && mine.view, snap);
     renderEvents();
@@ -47,13 +47,13 @@
 
   function readable(s, v) {
     if (v == null) return null;
-    if (typeof v === 'boolean') return v ? 'yes' : 'no';
+    if (typeof v === 'boolean') return v ? TC.t('yes') : TC.t('no');
     if (typeof v === 'number') return String(v);
     if (typeof v === 'string') return TC.cardName(s, v);
-    if (Array.isArray(v)) return v.length ? v.map((x) => readable(s, x)).join(', ') : 'none';
+    if (Array.isArray(v)) return v.length ? v.map((x) => readable(s, x)).join(', ') : TC.t('none');
     if (typeof v === 'object') {
       const parts = Object.entries(v).map(([k, x]) => `${label(k)} ${readable(s, x)}`);
-      return parts.length ? parts.join(' · ') : 'none';
+      return parts.length ? parts.join(' · ') : TC.t('none');
     }
     return String(v);
   }
@@ -65,9 +65,9 @@
     box.replaceChildren();
     $('secret').hidden = gone;
     if (gone) return;
-    if (!s.game) { box.append(el('p', { class: 'muted', text: 'No game yet.' })); return; }
+    if (!s.game) { box.append(el('p', { class: 'muted', text: TC.t('No game yet.') })); return; }
     if (!pv || !Object.keys(pv).length) {
-      box.append(el('p', { class: 'muted', text: 'Nothing hidden for you in this game.' }));
+      box.append(el('p', { class: 'muted', text: TC.t('Nothing hidden for you in this game.') }));
       return;
     }
     const panel = TC.panelOf(s);
@@ -78,9 +78,9 @@
       const unknown = total(pv.unknown);
       const n = pv.hand.length + unknown;
       const chips = pv.hand.map((id) => TC.cardName(s, id)).concat(Array(unknown).fill('?'));
-      box.append(el('h3', { class: 'hand-title', text: `Your hand · ${TC.plural(n, 'card')}` }),
-        chips.length ? TC.chips(chips, 'card-chip') : el('p', { class: 'muted', text: 'empty' }));
-      if (unknown) box.append(el('p', { class: 'muted small', text: `? = ${TC.plural(unknown, 'card')} you did not log` }));
+      box.append(el('h3', { class: 'hand-title', text: TC.t('Your hand · {cards}', { cards: TC.plural(n, 'card') }) }),
+        chips.length ? TC.chips(chips, 'card-chip') : el('p', { class: 'muted', text: TC.t('empty') }));
+      if (unknown) box.append(el('p', { class: 'muted small', text: TC.t('? = {cards} you did not log', { cards: TC.plural(unknown, 'card') }) }));
     }
     const rows = [];
     for (const [k, v] of Object.entries(pv)) {
@@ -118,7 +118,7 @@
     const events = (mine && mine.events) || [];
     $('mine').hidden = !events.length || gone;
     if (!events.length) { box.replaceChildren(); return; }
-    $('mine-help').textContent = 'Only the table’s part of it is shown to the others.';
+    $('mine-help').textContent = TC.t('Only the table’s part of it is shown to the others.');
     const parts = [];
     const buttons = [];
     for (const [key, items] of groupsOf(events, mine.labels || [])) {
@@ -131,7 +131,7 @@
 
   function eventButton(event, lab) {
     return el('button', { type: 'button', class: 'event', 'data-event': JSON.stringify(event), onclick: () => send(event) },
-      el('span', { class: 'what', text: lab.text }), lab.detail ? el('span', { class: 'detail', text: lab.detail }) : null);
+      el('span', { class: 'what', text: TC.tx(lab.text) }), lab.detail ? el('span', { class: 'detail', text: TC.tx(lab.detail) }) : null);
   }
 
   function picker(key, items) {
@@ -150,14 +150,14 @@
     });
     const names = chosen.map((c) => TC.cardName(snap, c));
     return el('div', { class: 'picker', 'data-group': key },
-      el('h3', { text: items[0].label.detail || 'Your cards' }),
-      el('p', { class: 'muted small', text: `Tap the ${want === 1 ? 'card' : want + ' cards'} you got.` }),
+      el('h3', { text: items[0].label.detail ? TC.tx(items[0].label.detail) : TC.t('Your cards') }),
+      el('p', { class: 'muted small', text: want === 1 ? TC.t('Tap the card you got.') : TC.t('Tap the {n} cards you got.', { n: want }) }),
       el('div', { class: 'card-grid' }, cardButtons),
       el('div', { class: 'row pick-row' },
         el('button', { type: 'button', class: 'primary log-pick', disabled: !match,
           onclick: () => { if (match) send(match.event, () => pick.delete(key)); } },
-        match ? `Log: ${names.join(', ')}` : `${chosen.length} of ${want} chosen`),
-        el('button', { type: 'button', class: 'clear-pick', disabled: !chosen.length, onclick: () => set([]) }, 'Clear')));
+        match ? TC.t('Log: {cards}', { cards: names.join(', ') }) : TC.t('{n} of {want} chosen', { n: chosen.length, want })),
+        el('button', { type: 'button', class: 'clear-pick', disabled: !chosen.length, onclick: () => set([]) }, TC.t('Clear'))));
   }
 
   let sending = false;
@@ -172,13 +172,13 @@
         if (done) done();
         accept(r.data);
       } else {
-        err.textContent = (r.data && r.data.error) || `refused (${r.status})`;
+        err.textContent = r.data && r.data.error ? TC.refusal({ error: r.data.error }) : TC.t('refused ({status})', { status: r.status });
         err.hidden = false;
         if (r.status === 409) refetch();
         if (r.status === 404) lose(err.textContent);
       }
     } catch (e) {
-      err.textContent = 'Not sent: no connection to the table. Try again.';
+      err.textContent = TC.t('Not sent: no connection to the table. Try again.');
       err.hidden = false;
     } finally {
       sending = false;
@@ -205,7 +205,7 @@
     gone = true;
     mine = null;
     const g = $('gone');
-    g.textContent = message || 'This link no longer works: ask the host for your new one.';
+    g.textContent = message ? TC.tx(message) : TC.t('This link no longer works: ask the host for your new one.');
     g.hidden = false;
     $('private-view').replaceChildren();
     if (conn) conn.stop();
@@ -244,16 +244,16 @@
     card.hidden = gone || !snap.game || snap.finished;
     TC.paint(buzzer, TC.colours(snap)[me]);
     const mineRace = race && (!race.eligible || !race.eligible.length || race.eligible.includes(me));
-    let prompt = 'No race now: your buzzer still counts for the next one.';
+    let prompt = TC.t('No race now: your buzzer still counts for the next one.');
     if (race && mineRace) {
       const hold = race.kind === 'first-release';
       const phase = race.phase;
-      if (phase === 'decided') prompt = raceEls.verdict.textContent || 'Verdict';
-      else if (hold && (phase === 'pending' || phase === 'countdown')) prompt = 'Hold your buzzer now, and keep holding!';
-      else if (hold) prompt = 'Keep holding! The first to let go loses.';
-      else if (phase === 'live') prompt = race.kind === 'last-press' ? 'Press! The last to press loses.' : 'Press!';
-      else prompt = 'Get ready.';
-    } else if (race) prompt = 'You are not in this race.';
+      if (phase === 'decided') prompt = raceEls.verdict.textContent || TC.t('Verdict');
+      else if (hold && (phase === 'pending' || phase === 'countdown')) prompt = TC.t('Hold your buzzer now, and keep holding!');
+      else if (hold) prompt = TC.t('Keep holding! The first to let go loses.');
+      else if (phase === 'live') prompt = race.kind === 'last-press' ? TC.t('Press! The last to press loses.') : TC.t('Press!');
+      else prompt = TC.t('Get ready.');
+    } else if (race) prompt = TC.t('You are not in this race.');
     $('buzzer-prompt').textContent = prompt;
     card.classList.toggle('racing', !!(race && mineRace && race.phase !== 'decided'));
   }
@@ -275,7 +275,7 @@
       types: ['private', 'gone'], onRetry: refetch, onMessage,
     });
     document.addEventListener('visibilitychange', () => { if (document.visibilityState !== 'visible') press(false); });
-    return { stop() { stream.stop('link revoked'); }, reconnect: stream.reconnect };
+    return { stop() { stream.stop(TC.t('link revoked')); }, reconnect: stream.reconnect };
   }
 
   render();

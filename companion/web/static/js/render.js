@@ -247,7 +247,7 @@
   /* --- small helpers for panels ---------------------------------------- */
   const cap = (t) => (t ? t.charAt(0).toUpperCase() + t.slice(1) : t);
   TC.cap = cap;
-  TC.plural = (n, one, many) => `${n} ${n === 1 ? one : (many || one + 's')}`;
+  /* TC.plural: js/i18n.js (in the page's language) */
   TC.pct = (p) => {
     if (typeof p !== 'number') return '–';
     const v = p * 100;
@@ -264,7 +264,7 @@
   /* A card id as people say it: the game's own table of names (view.cards),
    * else the id made readable ("food:chicken-rice" -> "Chicken rice"). */
   function cardName(s, id) {
-    if (id == null) return 'face-down';
+    if (id == null) return TC.t('face-down');
     for (const v of [s.view, s.host_view]) {
       const card = own(v && v.cards, id);
       if (card && card.name) return card.name;
@@ -331,7 +331,7 @@
   TC.setLogger = (fn) => { logger = fn; };
   TC.canLog = () => logger !== null;
   TC.logEvent = function (event) {
-    if (!logger) return Promise.reject({ error: 'only the host console logs events', rule: null, status: 0 });
+    if (!logger) return Promise.reject({ error: TC.t('only the host console logs events'), rule: null, status: 0 });
     return logger(event);
   };
 
@@ -345,7 +345,7 @@
     const down = !!(b && b.connected === false);
     node.hidden = !down;
     if (down) {
-      node.textContent = 'buzzer box disconnected';
+      node.textContent = TC.t('buzzer box disconnected');
       node.title = b.detail || '';
     }
   };
@@ -356,25 +356,27 @@
     const view = s.view || {};
     let text, sub = null, colour = null;
     if (!s.game) {
-      text = 'Waiting for the host to start a game';
+      text = TC.t('Waiting for the host to start a game');
     } else if (s.finished) {
       const top = (s.ranking && s.ranking[0]) || [];
-      text = 'Game over';
-      sub = view.status || (top.length === 1 ? `${top[0]} wins` : top.length ? `Tie: ${top.join(', ')}` : null);
+      text = TC.t('Game over');
+      sub = TC.tx(view.status) || (top.length === 1 ? TC.t('{name} wins', { name: top[0] }) : top.length ? TC.t('Tie: {names}', { names: top.join(', ') }) : null);
       if (top.length === 1) colour = colours(s)[top[0]];
     } else if (s.current_player && typeof view.turn === 'string' && view.turn !== s.current_player) {
       /* a choice interrupts the turn (a Siam! loser picks a card to lose) */
       const pend = view.pending || {};
-      const what = pend.kind ? `chooses a card to ${pend.kind}` : 'must choose';
-      text = `${s.current_player} ${what}`;
+      text = pend.kind === 'keep' ? TC.t('{name} chooses a card to keep', { name: s.current_player })
+        : pend.kind === 'lose' ? TC.t('{name} chooses a card to lose', { name: s.current_player })
+          : pend.kind ? TC.t('{name} chooses a card to {kind}', { name: s.current_player, kind: TC.tx(pend.kind) })
+            : TC.t('{name} must choose', { name: s.current_player });
       colour = colours(s)[s.current_player];
-      sub = `${pend.rule ? cap(pend.rule) + ' · ' : ''}still ${view.turn}’s turn`;
+      sub = `${pend.rule ? cap(TC.tx(pend.rule)) + ' · ' : ''}${TC.t('still {name}’s turn', { name: view.turn })}`;
     } else if (s.current_player) {
-      text = `${s.current_player}’s turn`;
+      text = TC.t('{name}’s turn', { name: s.current_player });
       colour = colours(s)[s.current_player];
-      sub = view.status || null;
+      sub = TC.tx(view.status) || null;
     } else {
-      text = view.status || 'Everyone plays';
+      text = TC.tx(view.status) || TC.t('Everyone plays');
     }
     banner.replaceChildren(...[text, sub ? el('span', { class: 'sub', text: sub }) : null].filter(Boolean));
     banner.classList.toggle('long', text.length > 26);
@@ -385,7 +387,7 @@
   /* What a score counts ("points", "cards"): the snapshot's, else the game's. */
   TC.scoreUnit = function (s) {
     const info = TC.gameInfo(s);
-    return s.score_unit || (info && info.score_unit) || 'points';
+    return TC.tx(s.score_unit || (info && info.score_unit) || 'points');
   };
 
   function extras(s, name) {
@@ -406,9 +408,9 @@
       try { return panel.count(vp, s); } catch (e) { console.error(e); }
     }
     for (const k of ['count', 'cards', 'hand', 'hand_size', 'card_count']) {
-      if (typeof vp[k] === 'number') return [vp[k], k === 'count' ? 'count' : 'cards'];
+      if (typeof vp[k] === 'number') return [vp[k], k === 'count' ? TC.t('count') : TC.t('cards')];
     }
-    return ['?', 'hidden'];
+    return ['?', TC.t('hidden')];
   }
 
   TC.renderPlayers = function (s, ul) {
@@ -424,7 +426,7 @@
       const li = el('li', { class: 'player' + (turn ? ' turn' : '') + (vp.eliminated ? ' out' : ''), 'data-player': p.name },
         el('span', { class: 'swatch' }),
         el('div', {},
-          el('div', { class: 'name' }, p.name, turn ? el('span', { class: 'tag', text: 'turn' }) : null),
+          el('div', { class: 'name' }, p.name, turn ? el('span', { class: 'tag', text: TC.t('turn') }) : null),
           el('div', { class: 'extra', text: extras(s, p.name).join(' · ') })),
         el('div', { class: 'score' }, String(score ?? 0), el('small', { text: label })));
       return paint(li, col[p.name]);
@@ -447,8 +449,8 @@
   TC.reasonInfo = reasonInfo;
   TC.reasonTitle = function (s, reason) {
     const r = reasonInfo(s, reason);
-    if (r && r.title) return r.title;
-    return reason ? cap(String(reason).replace(/[-_]/g, ' ')) : 'Race';
+    if (r && r.title) return TC.tx(r.title);
+    return reason ? cap(String(reason).replace(/[-_]/g, ' ')) : TC.t('Race');
   };
 
   /* A wording template ("{winner} chopes it!") filled in; null if it asks
@@ -467,16 +469,16 @@
 
   function verdictLine(s, race, v) {
     const cls = v.winner ? 'win' : v.loser ? 'lose' : '';
-    if (race.text) return [race.text, cls];
+    if (race.text) return [TC.tx(race.text), cls];
     const r = reasonInfo(s, race.reason) || {};
-    const fields = { winner: v.winner, loser: v.loser, tied: (v.tied || []).join(' and ') };
+    const fields = { winner: v.winner, loser: v.loser, tied: (v.tied || []).join(TC.t(' and ')) };
     const tpl = v.winner ? r.winner : v.loser ? r.loser : (v.tied && v.tied.length) ? r.tie : r.nobody;
-    const worded = fill(tpl, fields);
+    const worded = fill(typeof tpl === 'string' ? TC.t(tpl) : tpl, fields);
     if (worded) return [worded, cls];
-    if (v.winner) return [`${v.winner} wins`, cls];
-    if (v.loser) return [`${v.loser} loses`, cls];
-    if (v.tied && v.tied.length) return [`Tie: ${v.tied.join(', ')}`, ''];
-    return ['Nobody', ''];
+    if (v.winner) return [TC.t('{name} wins', { name: v.winner }), cls];
+    if (v.loser) return [TC.t('{name} loses', { name: v.loser }), cls];
+    if (v.tied && v.tied.length) return [TC.t('Tie: {names}', { names: v.tied.join(', ') }), ''];
+    return [TC.t('Nobody'), ''];
   }
   TC.verdictLine = verdictLine;
 
@@ -489,13 +491,13 @@
     els.reason.textContent = race.title || TC.reasonTitle(s, race.reason);
     const phase = race.phase || (race.verdict ? 'decided' : 'live');
     els.phase.textContent = own({
-      countdown: 'get ready', live: race.announced ? 'go!' : 'live', decided: 'verdict',
-      pending: race.announced ? 'waiting for the start' : 'waiting', interrupted: 'interrupted',
+      countdown: TC.t('get ready'), live: race.announced ? TC.t('go!') : TC.t('live'), decided: TC.t('verdict'),
+      pending: race.announced ? TC.t('waiting for the start') : TC.t('waiting'), interrupted: TC.t('interrupted'),
     }, phase) || phase;
     els.section.dataset.phase = phase;
     const go = phase === 'live' && race.announced;
     els.countdown.hidden = !(phase === 'countdown' || go);
-    if (go) { els.countdown.textContent = 'GO!'; els.countdown.classList.add('go'); }
+    if (go) { els.countdown.textContent = TC.t('GO!'); els.countdown.classList.add('go'); }
     TC.countdown(race, els.countdown);
 
     TC.windowBar(race, els);
@@ -506,7 +508,7 @@
     const order = (v && v.order && v.order.length ? v.order : race.order) || [];
     els.presses.replaceChildren(...(doubt ? [] : order).map((o, i) => paint(el('li', { 'data-player': o.player, class: o.after_verdict ? 'after' : null },
       el('span', {}, `${i + 1}. ${o.player}`),
-      el('span', { class: 'off', text: i === 0 ? 'first' : '+' + ms(o.offset_us) })), col[o.player])));
+      el('span', { class: 'off', text: i === 0 ? TC.t('first') : '+' + ms(o.offset_us) })), col[o.player])));
     TC.renderTimeline(s, doubt ? race : null, els);
 
     if (v) {
@@ -519,26 +521,26 @@
       if (v.loser && counted.length > 1 && counted[counted.length - 1].player === v.loser) {
         /* last-press: the gap that decided the loser (last vs the one before) */
         const n = counted.length;
-        notes.push(`margin ${ms(counted[n - 1].offset_us - counted[n - 2].offset_us)}`);
-      } else if (!v.loser && counted.length > 1) notes.push(`margin ${ms(counted[1].offset_us - counted[0].offset_us)}`);
-      if (order.length > counted.length) notes.push(`after the verdict: ${order.filter((o) => o.after_verdict).map((o) => o.player).join(', ')}`);
-      if (race.flipper) notes.push(`armed by ${race.flipper}’s flip`);
-      if (race.confirm) notes.push(`waiting for the host: ${race.confirm}`);
-      if (v.false_starts && v.false_starts.length) notes.push(`${r.false_start || 'false start'}: ${v.false_starts.join(', ')}`);
-      if (v.ineligible && v.ineligible.length) notes.push(`${r.ineligible || 'not eligible'}: ${v.ineligible.join(', ')}`);
-      if (v.no_edge && v.no_edge.length && race.kind !== 'first-press') notes.push(`no press: ${v.no_edge.join(', ')}`);
-      if (race.error) notes.push(`not logged: ${race.error}`);
+        notes.push(TC.t('margin {ms}', { ms: ms(counted[n - 1].offset_us - counted[n - 2].offset_us) }));
+      } else if (!v.loser && counted.length > 1) notes.push(TC.t('margin {ms}', { ms: ms(counted[1].offset_us - counted[0].offset_us) }));
+      if (order.length > counted.length) notes.push(TC.t('after the verdict: {names}', { names: order.filter((o) => o.after_verdict).map((o) => o.player).join(', ') }));
+      if (race.flipper) notes.push(TC.t('armed by {name}’s flip', { name: race.flipper }));
+      if (race.confirm) notes.push(TC.t('waiting for the host: {why}', { why: TC.tx(race.confirm) }));
+      if (v.false_starts && v.false_starts.length) notes.push(`${r.false_start ? TC.tx(r.false_start) : TC.t('false start')}: ${v.false_starts.join(', ')}`);
+      if (v.ineligible && v.ineligible.length) notes.push(`${r.ineligible ? TC.tx(r.ineligible) : TC.t('not eligible')}: ${v.ineligible.join(', ')}`);
+      if (v.no_edge && v.no_edge.length && race.kind !== 'first-press') notes.push(TC.t('no press: {names}', { names: v.no_edge.join(', ') }));
+      if (race.error) notes.push(TC.t('not logged: {why}', { why: TC.tx(race.error) }));
       els.notes.textContent = notes.join(' · ');
     } else if (doubt) {
-      els.verdict.textContent = 'Waiting for the host';
+      els.verdict.textContent = TC.t('Waiting for the host');
       els.verdict.className = 'verdict';
-      els.notes.textContent = `${race.confirm}: no winner until the host answers`;
+      els.notes.textContent = TC.t('{why}: no winner until the host answers', { why: TC.tx(race.confirm) });
     } else {
-      const who = race.eligible && race.eligible.length ? race.eligible.join(', ') : 'nobody';
-      els.verdict.textContent = phase === 'interrupted' ? 'Interrupted: the host re-runs it'
-        : race.kind === 'last-press' ? `Last to press loses: ${who}`
-          : race.kind === 'first-release' ? `Hold on! First to let go loses: ${who}`
-            : `May win: ${who}`;
+      const who = race.eligible && race.eligible.length ? race.eligible.join(', ') : TC.t('nobody');
+      els.verdict.textContent = phase === 'interrupted' ? TC.t('Interrupted: the host re-runs it')
+        : race.kind === 'last-press' ? TC.t('Last to press loses: {names}', { names: who })
+          : race.kind === 'first-release' ? TC.t('Hold on! First to let go loses: {names}', { names: who })
+            : TC.t('May win: {names}', { names: who });
       els.verdict.className = 'verdict';
       els.notes.textContent = '';
     }
@@ -614,10 +616,10 @@
       ends[row] = x + LABEL / 2;
       const pos = ['up', 'down', 'up2', 'down2'][row];
       return paint(el('div', { class: `tl-mark ${m.cls} ${pos}`.trim(), style: { left: x + '%' }, 'data-player': m.player, 'data-t': String(m.t) },
-        el('span', { class: 'tl-lbl' }, el('b', { text: m.player }), ' ', m.cls === 'prior' ? 'last card' : TC.secs(m.t - lo))), col[m.player]);
+        el('span', { class: 'tl-lbl' }, el('b', { text: m.player }), ' ', m.cls === 'prior' ? TC.t('last card') : TC.secs(m.t - lo))), col[m.player]);
     });
     box.replaceChildren(el('div', { class: 'timeline', role: 'img',
-      'aria-label': 'the presses: ' + marks.map((m) => `${m.player} ${TC.secs(m.t - lo)}`).join(', ') }, el('div', { class: 'tl-axis' }), ...nodes));
+      'aria-label': TC.t('the presses: ') + marks.map((m) => `${m.player} ${TC.secs(m.t - lo)}`).join(', ') }, el('div', { class: 'tl-axis' }), ...nodes));
   };
 
   /* A draining bar: how much of a window (start_ns..end_ns on the server
@@ -626,13 +628,13 @@
   TC.drainBar = function (startNs, endNs, label) {
     const fill = el('span');
     const text = el('span', { class: 'drain-text' });
-    const bar = el('div', { class: 'drain', role: 'progressbar', 'aria-label': label || 'window' }, fill, text);
+    const bar = el('div', { class: 'drain', role: 'progressbar', 'aria-label': label || TC.t('window') }, fill, text);
     bar.update = () => {
       const now = TC.serverNowMs();
       const total = (endNs - startNs) / 1e6;
       const left = now == null ? total : Math.max(0, endNs / 1e6 - now);
       fill.style.width = (total > 0 ? Math.min(100, (left / total) * 100) : 0) + '%';
-      text.textContent = `${label ? label + ' · ' : ''}${(left / 1000).toFixed(1)} s left`;
+      text.textContent = `${label ? label + ' · ' : ''}${TC.t('{s} s left', { s: (left / 1000).toFixed(1) })}`;
       bar.classList.toggle('closed', left <= 0);
       return left > 0;
     };
@@ -656,7 +658,7 @@
     if (box.dataset.key === key && box.childNodes.length) return;
     box.dataset.key = key;
     box.hidden = false;
-    box.replaceChildren(TC.drainBar(start, race.deadline_ns, 'race window'));
+    box.replaceChildren(TC.drainBar(start, race.deadline_ns, TC.t('race window')));
   };
 
   /* A countdown that ticks on its own until GO (go_ns on the server clock). */
@@ -669,7 +671,7 @@
       const left = now == null ? null : race.go_ns / 1e6 - now;
       if (left == null) node.textContent = '…';
       else if (left > 0) { node.textContent = String(Math.ceil(left / 1000)); node.classList.remove('go'); }
-      else { node.textContent = 'GO!'; node.classList.add('go'); clearInterval(cdTimer); cdTimer = null; }
+      else { node.textContent = TC.t('GO!'); node.classList.add('go'); clearInterval(cdTimer); cdTimer = null; }
     };
     tick();
     cdTimer = setInterval(tick, 50);
@@ -678,10 +680,10 @@
   /* --- the game's own panel (static/games/<name>.js), or the generic one --- */
   function readable(v) {
     if (v == null) return null;
-    if (typeof v === 'boolean') return v ? 'yes' : 'no';
+    if (typeof v === 'boolean') return v ? TC.t('yes') : TC.t('no');
     if (typeof v === 'number' || typeof v === 'string') return String(v);
     if (Array.isArray(v) && v.length <= 12 && v.every((x) => x == null || typeof x !== 'object')) {
-      return v.length ? v.map((x) => String(x)).join(', ') : 'none';
+      return v.length ? v.map((x) => String(x)).join(', ') : TC.t('none');
     }
     return null;
   }
@@ -694,9 +696,9 @@
       if (text == null || k === 'game' || k === 'status') continue;   /* the status is the line above */
       rows.push(el('dt', { text: cap(k.replace(/_/g, ' ')) }), el('dd', { text }));
     }
-    container.append(el('h2', { text: (info && info.title) || s.title || 'The game' }));
-    if (view && typeof view.status === 'string') container.append(el('p', { class: 'status', text: view.status }));
-    container.append(rows.length ? el('dl', { class: 'kv facts' }, rows) : el('p', { class: 'muted', text: 'Nothing to show yet.' }));
+    container.append(el('h2', { text: (info && info.title) || s.title || TC.t('The game') }));
+    if (view && typeof view.status === 'string') container.append(el('p', { class: 'status', text: TC.tx(view.status) }));
+    container.append(rows.length ? el('dl', { class: 'kv facts' }, rows) : el('p', { class: 'muted', text: TC.t('Nothing to show yet.') }));
   };
 
   /* view: the public view (scoreboard) or the host view (console). */
@@ -802,10 +804,10 @@
     for (const w of racing ? [] : waiting) {
       const mark = presses.find((p) => p.window === 'mark' && p.t_ns >= w.start_ns);
       rows.push(el('li', { class: 'waiting' },
-        el('div', { class: 'line' }, mark ? `${mark.player} flipped: race open · ` : 'Pressed: ',
+        el('div', { class: 'line' }, mark ? TC.t('{name} flipped: race open · ', { name: mark.player }) : TC.t('Pressed: '),
           ...w.players.map((p) => paint(el('span', { class: 'who', text: p }), col[p]))),
-        el('div', { class: 'muted small', text: 'waiting for the host to log the card' }),
-        TC.drainBar(w.start_ns, w.closes_ns, 'claim window')));
+        el('div', { class: 'muted small', text: TC.t('waiting for the host to log the card') }),
+        TC.drainBar(w.start_ns, w.closes_ns, TC.t('claim window'))));
     }
     const shown = (s.strays || []).filter((x) => {
       const seen = s.presses && s.presses.find((p) => p.t_ns === x.t_ns && p.player === x.player);
@@ -813,10 +815,10 @@
       return serverNow == null || serverNow - x.t_ns / 1e6 < 15000;     /* shown briefly */
     });
     for (const x of shown.slice(-4)) {
-      const why = own({ unclaimed: 'no card claimed it', rejected: 'rejected by the host' }, x.why) || x.why;
+      const why = own({ unclaimed: TC.t('no card claimed it'), rejected: TC.t('rejected by the host') }, x.why) || TC.tx(x.why);
       rows.push(paint(el('li', { class: 'stray', 'data-player': x.player },
-        el('span', {}, `Stray: ${x.player}`), el('span', { class: 'off', text: why }),
-        onUse ? el('button', { type: 'button', class: 'use small', onclick: () => onUse(x) }, 'Use for this card') : null), col[x.player]));
+        el('span', {}, TC.t('Stray: {name}', { name: x.player })), el('span', { class: 'off', text: why }),
+        onUse ? el('button', { type: 'button', class: 'use small', onclick: () => onUse(x) }, TC.t('Use for this card')) : null), col[x.player]));
     }
     section.hidden = !rows.length;
     list.replaceChildren(...rows);
@@ -847,8 +849,8 @@
     const col = colours(s);
     const panel = panelOf(s);
     const unit = TC.scoreUnit(s);
-    const ord = (n) => n + (n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th');
-    const out = [el('h2', { text: 'Final result' })];
+    const ord = TC.ordinal;
+    const out = [el('h2', { text: TC.t('Final result') })];
     for (const pl of res.places) {
       for (const name of pl.players) {
         let parts = [];
@@ -858,7 +860,7 @@
         out.push(paint(el('div', { class: 'place' + (pl.place === 1 ? ' first' : ''), 'data-player': name },
           el('div', { class: 'pos', text: pl.shared ? `= ${ord(pl.place)}` : ord(pl.place) }),
           el('div', { class: 'who' }, el('div', { class: 'name', text: name }),
-            pl.shared ? el('div', { class: 'muted small', text: `shares ${ord(pl.place)} place with ${pl.players.filter((p) => p !== name).join(', ')}` }) : null,
+            pl.shared ? el('div', { class: 'muted small', text: TC.t('shares {place} place with {names}', { place: ord(pl.place), names: pl.players.filter((p) => p !== name).join(', ') }) }) : null,
             parts.length ? el('ul', { class: 'breakdown' }, parts.map((t) => el('li', { text: t }))) : null),
           el('div', { class: 'pts' }, String(own(pl.scores, name) ?? ''), el('small', { text: unit }))), col[name]));
       }
@@ -866,7 +868,7 @@
     for (const tb of res.tiebreak || []) {
       let text = null;
       if (panel.tiebreak) { try { text = panel.tiebreak(tb, s); } catch (e) { console.error(e); } }
-      out.push(el('p', { class: 'tiebreak', text: text || `${tb.players.join(' and ')} both have ${tb.score} ${unit}: the rules’ tie-break put them ${ord(tb.places[0])} and ${ord(tb.places[1])}` }));
+      out.push(el('p', { class: 'tiebreak', text: text || TC.t('{names} both have {score} {unit}: the rules’ tie-break put them {first} and {second}', { names: tb.players.join(TC.t(' and ')), score: tb.score, unit, first: ord(tb.places[0]), second: ord(tb.places[1]) }) }));
     }
     /* the rule that would part a tie, named even when nobody tied (panel: tiebreakRule(s)) */
     if (!(res.tiebreak || []).length && panel.tiebreakRule) {
@@ -881,7 +883,7 @@
     const faults = (s.faults || []).slice(-3).reverse();
     node.hidden = !faults.length;
     node.replaceChildren(...faults.map((f) => el('li', {
-      text: f.message || `${f.player || 'buzzer'}: ${f.fault === 'stuck' ? 'stuck (ignored until released)' : f.fault}`,
+      text: TC.tx(f.message) || `${f.player || TC.t('buzzer')}: ${f.fault === 'stuck' ? TC.t('stuck (ignored until released)') : f.fault}`,
     })));
   };
 

@@ -1,0 +1,125 @@
+"""The pages' languages (English and French; see :mod:`companion.translations`).
+
+:func:`install` puts Flask-Babel on the app: the templates' ``_()`` and
+``{% trans %}`` read the request's language (:func:`current`), every page
+embeds its catalog for the page scripts (``tc_i18n()``: ``TC.t`` in
+js/i18n.js reads it), and ``?lang=xx`` on any page switches the language
+and remembers it in the ``lang`` cookie.
+
+:func:`extract` is the babel extractor (``companion/translations/babel.cfg``)
+for the Python side: besides ``_()``/``gettext()``/``N_()``, it collects the
+words the rules and the web edge send to the pages as data: a
+:class:`~companion.games.RulesError`'s message, a setting's label, help,
+choices and rulebook quote, a race's title and wording, the API's refusals.
+An f-string becomes a message with named fields (``f"it is {who}'s turn"``
+-> ``"it is {who}'s turn"``), which the page scripts match against the
+English line the server sent (``TC.tx``) to put the French one in its place.
+The games keep writing English; the store and the log never see a
+translation.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..translations import current, install
+
+# --- extraction (pybabel extract -F companion/translations/babel.cfg) --------
+
+#: calls whose first argument is a message the pages show
+MESSAGE_CALLS = {"RulesError", "BadRequest", "_refuse", "_answer", "NoLink", "LinkError"}
+#: keyword arguments that hold words the pages show
+TEXT_KEYWORDS = {"label", "help", "rule", "title", "winner", "loser", "tie", "nobody",
+                 "false_start", "ineligible", "choice_labels", "error"}
+RULE = "rule"
+GETTEXT = {"_", "gettext", "N_", "lazy_gettext", "ngettext"}
+_WORDS = re.compile(r"[A-Za-z]{2}")
+
+
+def _field_name(expr: ast.expr, used: dict) -> str:
+    """A readable name for an f-string's field: its last identifier."""
+    code = ast.unparse(expr)
+    names = re.findall(r"[A-Za-z_]\w*", re.sub(r"'[^']*'|\"[^\"]*\"", lambda m: m.group(0)[1:-1], code))
+    name = names[-1] if names else "x"
+    if used.get(name, code) != code:
+        n = 2
+        while f"{name}{n}" in used and used[f"{name}{n}"] != code:
+            n += 1
+        name = f"{name}{n}"
+    used[name] = code
+    return name
+
+
+def template(node: ast.expr, used: dict | None = None) -> str | None:
+    """A string, an f-string or a ``+`` of them as one message (``{field}``s
+    for the f-string's values; literal braces doubled); None otherwise."""
+    used = {} if used is None else used
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.replace("{", "{{").replace("}", "}}")
+    if isinstance(node, ast.JoinedStr):
+        out = []
+        for part in node.values:
+            if isinstance(part, ast.Constant):
+                out.append(str(part.value).replace("{", "{{").replace("}", "}}"))
+            else:
+                out.append("{" + _field_name(part.value, used) + "}")
+        return "".join(out)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = template(node.left, used), template(node.right, used)
+        if left is not None and right is not None:
+            return left + right
+    return None
+
+
+def _plain(node: ast.expr) -> str | None:
+    """A message for ``_()``: a plain string only (its braces as written)."""
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _messages(call: ast.Call, skip_rules: bool):
+    """The messages one call carries."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    if name in GETTEXT:
+        if call.args and (text := _plain(call.args[0])) is not None:
+            yield text
+        return
+    if name in MESSAGE_CALLS and call.args:
+        yield template(call.args[0])
+    if name == "RulesError" and len(call.args) > 1 and not skip_rules:
+        yield RULE, template(call.args[1])       # the rule it names: a word is enough
+    # a race's wording is a format string already: its {fields} stay fields
+    word = _plain if name == "RaceReason" else template
+    if name == "RaceReason" and len(call.args) >= 3:
+        yield word(call.args[2])
+    for kw in call.keywords:
+        if kw.arg not in TEXT_KEYWORDS or (skip_rules and kw.arg == "rule"):
+            continue
+        values = kw.value.elts if isinstance(kw.value, ast.Tuple) else [kw.value]
+        for value in values:
+            yield word(value)
+
+
+def extract(fileobj, keywords, comment_tags, options):
+    """Babel extraction method for the companion's Python modules."""
+    source = fileobj.read().decode(options.get("encoding", "utf-8"))
+    tree = ast.parse(source)
+    filename = getattr(fileobj, "name", "")
+    stem = re.sub(r".*/|\.py$", "", str(filename))
+    from ..translations import RULEBOOK_LANGUAGE
+
+    skip_rules = RULEBOOK_LANGUAGE.get(stem, "en") != "en"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for text in _messages(node, skip_rules):
+                loose, text = (True, text[1]) if isinstance(text, tuple) else (False, text)
+                if text and _WORDS.search(text) and (loose or " " in text.strip()):
+                    yield node.lineno, "_", text, []
+        elif isinstance(node, ast.AnnAssign | ast.Assign):
+            target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+            if getattr(target, "id", None) == "score_unit" and node.value is not None:
+                if (text := _plain(node.value)) is not None:
+                    yield node.lineno, "_", text, []
+
+
+__all__ = ["install", "current", "extract", "template"]

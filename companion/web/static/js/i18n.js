@@ -1,0 +1,141 @@
+/* The page's language: the catalog the server embedded in the page
+ * (<script id="tc-i18n">, the same gettext catalog as the templates':
+ * companion/translations/<lang>/LC_MESSAGES/messages.po) and the two ways
+ * the scripts use it:
+ *
+ *   TC.t(msgid, params)   the page's own words: TC.t('{n} of {want} chosen', {n: 2, want: 3})
+ *                         (pybabel extracts every TC.t('...') into the catalog)
+ *   TC.tx(text)           a line the server sent in English (a rule's refusal,
+ *                         a setting's label, a race's wording, a game's status):
+ *                         its translation, matched against the catalog's
+ *                         messages with {fields} ("it is {who}'s turn, not {p}'s"
+ *                         matches "it is Bo's turn, not Ana's"); as sent when
+ *                         the catalog has nothing for it
+ *   TC.plural(n, one, many)  "3 cards"; a translation may give both forms as
+ *                         "carte|cartes" (else the plural adds an s)
+ *   TC.lang               "en", "fr"
+ *
+ * Names (players, cards, games) are never translated: they only ever fill
+ * a {field}. */
+(function () {
+  'use strict';
+  const TC = window.TC = window.TC || {};
+  let data = { lang: 'en', messages: {} };
+  try {
+    const node = document.getElementById('tc-i18n');
+    if (node) data = JSON.parse(node.textContent) || data;
+  } catch (e) { /* no catalog: English */ }
+  const messages = Object.assign(Object.create(null), data.messages || {});
+  TC.lang = data.lang || 'en';
+  TC.messages = messages;
+
+  const has = (k) => Object.prototype.hasOwnProperty.call(messages, k);
+  /* a message's {fields} filled; {{ and }} are literal braces */
+  function fill(text, params) {
+    return String(text).replace(/\{\{|\}\}|\{(\w+)\}/g, (m, k) => {
+      if (m === '{{') return '{';
+      if (m === '}}') return '}';
+      const v = params && Object.prototype.hasOwnProperty.call(params, k) ? params[k] : null;
+      return v == null ? m : String(v);
+    });
+  }
+  TC.t = function (msgid, params) {
+    return fill(has(msgid) ? messages[msgid] : msgid, params);
+  };
+
+  /* --- lines the server wrote in English ------------------------------- */
+  const escapeRe = (t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  let patterns = null;
+  function compile() {
+    patterns = [];
+    for (const id of Object.keys(messages)) {
+      if (!/\{\w+\}/.test(id.replace(/\{\{|\}\}/g, ''))) continue;
+      const names = [];
+      let literal = 0;
+      const src = id.split(/(\{\{|\}\}|\{\w+\})/).map((part) => {
+        if (part === '{{') { literal += 1; return '\\{'; }
+        if (part === '}}') { literal += 1; return '\\}'; }
+        const f = /^\{(\w+)\}$/.exec(part);
+        if (f) {
+          if (names.includes(f[1])) return '\\k<' + f[1] + '>';
+          names.push(f[1]);
+          return '(?<' + f[1] + '>[\\s\\S]+?)';
+        }
+        literal += part.length;
+        return escapeRe(part);
+      }).join('');
+      if (literal < 4) continue;                       /* too loose to match safely */
+      try { patterns.push({ re: new RegExp('^' + src + '$', 'u'), id, literal }); } catch (e) { /* skip */ }
+    }
+    patterns.sort((a, b) => b.literal - a.literal);    /* the most specific first */
+  }
+  const seen = new Map();
+  TC.tx = function (text) {
+    if (typeof text !== 'string' || !text || TC.lang === 'en') return text;
+    if (seen.has(text)) return seen.get(text);
+    let out = text;
+    const key = text.replace(/\{/g, '{{').replace(/\}/g, '}}');
+    if (has(text)) out = messages[text];
+    else if (has(key)) out = fill(messages[key]);
+    else {
+      if (!patterns) compile();
+      for (const p of patterns) {
+        const m = p.re.exec(text);
+        if (m) { out = fill(messages[p.id], m.groups || {}); break; }
+      }
+    }
+    if (seen.size > 2000) seen.clear();
+    seen.set(text, out);
+    return out;
+  };
+
+  /* A refusal from the server ({error, rule}) as the page says it: the
+   * message in the page's language, then the rule it names. A rule quoted
+   * from a rulebook stays in the rulebook's language (Chopote's French
+   * lines as written); an English one gets the translation beside it. */
+  TC.refusal = function (d, status) {
+    d = d || {};
+    const text = d.error ? TC.tx(d.error) : TC.t('error {status}', { status: status == null ? '' : status });
+    if (!d.rule) return text;
+    const tr = TC.tx(d.rule);
+    return `${text} [${d.rule}${tr !== d.rule ? ' — ' + tr : ''}]`;
+  };
+  /* A rulebook quote (a setting's rule) as nodes: the quote as written,
+   * and its translation beside it when the page's language differs. */
+  TC.ruleQuote = function (rule, quoted) {
+    const q = quoted || ((x) => `“${x}”`);
+    const out = [TC.el('span', { class: 'rule-quote', text: q(rule) })];
+    const tr = TC.tx(rule);
+    if (tr !== rule) {
+      out[0].setAttribute('lang', 'en');
+      out.push(TC.el('span', { class: 'rule-quote rule-tr', text: q(tr) }));
+    }
+    return out;
+  };
+  /* the colour words the new-game form offers, in the page's language */
+  const COLOUR_WORDS = {
+    red: TC.t('red'), orange: TC.t('orange'), yellow: TC.t('yellow'), green: TC.t('green'),
+    blue: TC.t('blue'), purple: TC.t('purple'), pink: TC.t('pink'), teal: TC.t('teal'),
+    cyan: TC.t('cyan'), brown: TC.t('brown'), grey: TC.t('grey'), gray: TC.t('grey'),
+    black: TC.t('black'), white: TC.t('white'),
+  };
+  TC.colourWord = (c) => (typeof c === 'string' && Object.prototype.hasOwnProperty.call(COLOUR_WORDS, c.toLowerCase())
+    ? COLOUR_WORDS[c.toLowerCase()] : c);
+
+  /* 1st, 2nd (1er, 2e in French) */
+  TC.ordinal = function (n) {
+    if (TC.lang === 'fr') return n === 1 ? '1er' : n + 'e';
+    return n + (n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th');
+  };
+
+  const singular = (n) => (TC.lang === 'fr' ? Math.abs(n) < 2 : n === 1);
+  TC.plural = function (n, one, many) {
+    const tr = has(one) ? messages[one] : one;
+    if (tr.includes('|')) {
+      const [a, b] = tr.split('|');
+      return `${n} ${singular(n) ? a : b}`;
+    }
+    const other = many ? (has(many) ? messages[many] : many) : tr + 's';
+    return `${n} ${singular(n) ? tr : other}`;
+  };
+}());
