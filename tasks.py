@@ -6,6 +6,7 @@
     python3 tasks.py test --fast   # no browser, no slow tests: the edit-test loop
     python3 tasks.py test --long   # every test, 300 random games of each kind
     python3 tasks.py bench    # the benchmark figures, one "name value unit" a line
+    python3 tasks.py i18n extract | add LANG | compile   # the languages (docs/web.md)
 
 Each command first makes the virtual environment ``.venv`` and installs the
 project into it (again only when pyproject.toml changed). Extra arguments go to
@@ -136,7 +137,36 @@ def cmd_bench(args: list[str]) -> int:
     return subprocess.call([str(PY), "-m", "bench", *args], cwd=ROOT)
 
 
-COMMANDS = {"run": cmd_run, "test": cmd_test, "bench": cmd_bench}
+TRANSLATIONS = ROOT / "companion" / "translations"
+
+
+def i18n_commands(args: list[str]) -> list[list[str]]:
+    """The pybabel lines behind ``tasks.py i18n extract|add LANG|compile``."""
+    pybabel = str(BIN / "pybabel")
+    cfg, pot, out = (str(TRANSLATIONS / "babel.cfg"), str(TRANSLATIONS / "messages.pot"),
+                     str(TRANSLATIONS))
+    what = args[0] if args else ""
+    if what == "extract":            # the words of the code into messages.pot and every .po
+        return [[pybabel, "extract", "-F", cfg, "--no-location", "--sort-output",
+                 "--omit-header", "-o", pot, "."],
+                [pybabel, "update", "-i", pot, "-d", out, "--no-fuzzy-matching",
+                 "--ignore-obsolete"]]
+    if what == "add" and len(args) == 2:      # a new language's .po, to translate
+        return [[pybabel, "init", "-i", pot, "-d", out, "-l", args[1]]]
+    if what == "compile":            # every .po into the .mo the server reads
+        return [[pybabel, "compile", "-d", out, "--statistics"]]
+    raise SystemExit("tasks.py i18n extract | add LANG | compile (docs/web.md, Languages)")
+
+
+def cmd_i18n(args: list[str]) -> int:
+    ensure_venv("")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for line in i18n_commands(args):
+        subprocess.run(line, check=True, cwd=ROOT, env=env)
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "test": cmd_test, "bench": cmd_bench, "i18n": cmd_i18n}
 
 
 def main(argv: list[str]) -> int:

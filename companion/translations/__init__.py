@@ -106,8 +106,11 @@ def _remember(resp):
 
 def switch() -> list[dict]:
     """The language switch: each language in its own words, with its link."""
+    from flask import request
+
     lang = current()
-    return [{"code": code, "name": NAMES.get(code, code), "href": f"?lang={code}",
+    here = request.script_root + request.path
+    return [{"code": code, "name": NAMES.get(code, code), "href": f"{here}?lang={code}",
              "current": code == lang} for code in languages()]
 
 

@@ -120,7 +120,8 @@
     const res = await act('/api/host/event', { event, expected_version: hs.version });
     if (res) {
       const queued = res.update && res.update.type === 'queued';
-      showLogged(TC.t(queued ? 'Waits for the race: {what}' : 'Logged: {what}', { what: what || TC.tx(lastLine()) || event.type }));
+      const done = { what: what || TC.tx(lastLine()) || event.type };
+      showLogged(queued ? TC.t('Waits for the race: {what}', done) : TC.t('Logged: {what}', done));
     }
     return res;
   }

@@ -4,7 +4,7 @@
  * the scripts use it:
  *
  *   TC.t(msgid, params)   the page's own words: TC.t('{n} of {want} chosen', {n: 2, want: 3})
- *                         (pybabel extracts every TC.t('...') into the catalog)
+ *                         (pybabel extracts every call of TC.t into the catalog)
  *   TC.tx(text)           a line the server sent in English (a rule's refusal,
  *                         a setting's label, a race's wording, a game's status):
  *                         its translation, matched against the catalog's
