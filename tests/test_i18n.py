@@ -1,0 +1,145 @@
+"""The languages (issue 25): every word the code shows is in the catalog and
+translated, the compiled catalogs are the .po files' own, the language is
+picked from ?lang=, the cookie and Accept-Language, and every page carries
+the switch and its catalog. The browser side (no English left on a French
+page) is tests/test_i18n_browser.py."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+from babel.messages.extract import extract_from_dir
+from babel.messages.frontend import parse_mapping_cfg
+from babel.messages.mofile import read_mo, write_mo
+from babel.messages.pofile import read_po
+
+from companion import translations
+from companion.web.i18n import extract, template
+
+ROOT = Path(__file__).resolve().parents[1]
+TR = ROOT / "companion" / "translations"
+FIELDS = re.compile(r"\{\{|\}\}|\{\w*\}|%\(\w+\)[sd]")
+
+
+def code_msgids() -> set[str]:
+    """What pybabel extract finds in the code now (babel.cfg)."""
+    with open(TR / "babel.cfg") as fh:
+        method_map, options_map = parse_mapping_cfg(fh)
+    return {msg for _, _, msg, _, _ in extract_from_dir(
+        str(ROOT), method_map, options_map, keywords={"_": None, "gettext": None})
+        if isinstance(msg, str) and msg}
+
+
+def po(lang: str):
+    with open(TR / lang / "LC_MESSAGES" / "messages.po", "rb") as fh:
+        return read_po(fh)
+
+
+def test_french_is_a_language_and_english_the_source():
+    assert translations.languages() == ("en", "fr")
+
+
+def test_every_word_the_code_shows_is_in_the_french_catalog():
+    """A word wrapped in the code (a template's _(), a script's TC.t, a rule's
+    refusal) but not in the catalog fails here: run tasks.py i18n extract."""
+    known = {m.id for m in po("fr") if m.id}
+    missing = sorted(code_msgids() - known)
+    assert not missing, f"not in fr/messages.po (python3 tasks.py i18n extract): {missing[:20]}"
+
+
+def test_every_msgid_is_translated_with_the_same_fields():
+    bad = []
+    for m in po("fr"):
+        if not m.id:
+            continue
+        if not m.string:
+            bad.append((m.id, "untranslated"))
+        elif set(FIELDS.findall(m.id)) != set(FIELDS.findall(m.string)):
+            bad.append((m.id, m.string))
+        elif "fuzzy" in m.flags:
+            bad.append((m.id, "fuzzy"))
+    assert not bad, bad[:10]
+
+
+def test_the_compiled_catalog_is_the_po_files_own():
+    """The committed .mo (what a fresh clone serves) says what the .po says:
+    an edited .po without `tasks.py i18n compile` fails here."""
+    with open(TR / "fr" / "LC_MESSAGES" / "messages.mo", "rb") as fh:
+        mo = read_mo(fh)
+    source = po("fr")
+    assert {m.id: m.string for m in mo if m.id} == {m.id: m.string for m in source if m.id}
+    out = io.BytesIO()
+    write_mo(out, source)
+    assert out.getvalue() == (TR / "fr" / "LC_MESSAGES" / "messages.mo").read_bytes()
+
+
+def test_the_catalog_can_fail():
+    """A new wrapped word is caught: the extractor sees it."""
+    import ast
+
+    src = 'raise RulesError(f"{p} may not flip a {card} now", "game turn")'
+    found = list(extract(io.BytesIO(src.encode()), {}, [], {}))
+    assert [m for _, _, m, _ in found] == ["{p} may not flip a {card} now", "game turn"]
+    assert "{p} may not flip a {card} now" not in translations.catalog("fr")
+    assert template(ast.parse('f"a {{x}} {s[\'roll\']}"').body[0].value) == "a {{x}} {roll}"
+
+
+def test_chopote_rule_quotes_stay_in_french_and_are_not_extracted():
+    """Chopote's rulebook is French: its rule lines are quoted as written,
+    never offered for translation; a Singapore game's English one is."""
+    known = {m.id for m in po("fr")}
+    assert not any("bouteille" in k for k in known)
+    assert "Give each player 1 Chope card in their colour." in known
+    assert translations.RULEBOOK_LANGUAGE["chopote"] == "fr"
+
+
+class _Accept:
+    def __init__(self, best):
+        self.best = best
+
+    def best_match(self, langs):
+        return self.best if self.best in langs else None
+
+
+@pytest.mark.parametrize("query,cookie,accept,want", [
+    (None, None, None, "en"),
+    (None, None, "fr", "fr"),
+    (None, "en", "fr", "en"),           # the phone's choice beats its header
+    ("fr", "en", None, "fr"),           # the switch beats the cookie
+    ("xx", None, None, "en"),           # an unknown language: English
+])
+def test_the_language_is_picked_from_the_switch_the_cookie_then_the_phone(query, cookie, accept, want):
+    assert translations.pick(query, cookie, _Accept(accept) if accept else None) == want
+
+
+def test_pages_follow_accept_language_and_the_switch_is_remembered(client):
+    r = client.get("/", headers={"Accept-Language": "fr-FR,fr;q=0.9,en;q=0.5"})
+    html = r.get_data(as_text=True)
+    assert '<html lang="fr">' in html
+    assert "Tout le monde joue" in html or "En attente d’une partie" in html
+    assert 'class="lang-switch"' in html and 'href="/?lang=en"' in html
+    data = json.loads(re.search(r'<script id="tc-i18n" type="application/json">(.*?)</script>',
+                                html, re.S).group(1))
+    assert data["lang"] == "fr" and data["messages"]["Players"] == "Joueurs"
+    r = client.get("/?lang=en", headers={"Accept-Language": "fr"})
+    assert '<html lang="en">' in r.get_data(as_text=True)
+    assert "lang=en" in r.headers.get("Set-Cookie", "")
+    r = client.get("/host", headers={"Accept-Language": "fr"})      # the cookie now says en
+    assert '<html lang="en">' in r.get_data(as_text=True)
+
+
+def test_the_login_error_is_in_the_pages_language(client):
+    client.get("/?lang=fr")
+    page = client.get("/host").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    r = client.post("/host/login", data={"pin": "nope-nope", "csrf_token": token})
+    assert "PIN erroné." in r.get_data(as_text=True)
+
+
+def test_the_catalog_embedded_in_a_page_cannot_close_its_script():
+    body = translations.catalog_json("fr")
+    assert "</" not in body and "<" not in body

@@ -1,0 +1,277 @@
+"""Every page in French, in a real browser (Playwright, Debian's chromium, a
+390x844 phone whose language is French): no English word of the catalog is
+left on the page, and the French screenshot set is saved to
+artifacts/screenshots/fr/ (not committed; tasks.py test writes it).
+
+The check: every piece of text the page shows (each text node, and the
+aria-label, title, alt and placeholder a screen reader or a finger meets) is
+compared with the catalog's English msgids whose French differs: a text that
+is one of them, matches one with {fields} (as TC.tx matches it), or holds a
+long one is English left on a French page, and fails the test."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+
+import pytest
+
+from browserkit import BROWSER, PHONE, SHOTS, TIMEOUT_MS, expect_text
+
+from companion import translations
+
+pytestmark = BROWSER
+FR = SHOTS / "fr"
+
+#: the page's visible words: text nodes (not in scripts, not in the language
+#: switch, which names each language in its own words, nor in <code>, which
+#: is an address, nor in a quote marked lang="en": an English rulebook's line,
+#: shown as written with its French beside it) and the words of attributes
+VISIBLE_TEXT = """() => {
+  const out = [];
+  const skip = 'script, style, code, .lang-switch, [hidden], template, [lang=en]';
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const p = n.parentElement;
+    if (!p || p.closest(skip)) continue;
+    if (p.closest('details:not([open])') && !p.closest('summary')) continue;
+    const t = n.data.replace(/\\s+/g, ' ').trim();
+    if (t) out.push(t);
+  }
+  for (const e of document.querySelectorAll('[aria-label], [title], [alt], [placeholder]')) {
+    if (e.closest(skip)) continue;
+    for (const a of ['aria-label', 'title', 'alt', 'placeholder']) {
+      const v = e.getAttribute(a);
+      if (v && v.trim()) out.push(v.trim());
+    }
+  }
+  out.push(document.title);
+  return out;
+}"""
+
+
+def english_left(texts: list[str]) -> list[tuple[str, str]]:
+    """(text, the English msgid it is) for each text still in English."""
+    import re
+
+    fr = translations.catalog("fr")
+    plain, patterns = {}, []
+    for msgid, msgstr in fr.items():
+        if msgstr.replace("|", "") == msgid or msgstr.split("|")[0] == msgid:
+            continue                    # a name or a word French shares
+        if re.search(r"\{\w+\}", msgid.replace("{{", "").replace("}}", "")):
+            parts = re.split(r"(\{\{|\}\}|\{\w+\})", msgid)
+            literal = sum(len(p) for p in parts if not re.fullmatch(r"\{\w+\}", p))
+            if literal >= 8:
+                rx = "".join("(.+?)" if re.fullmatch(r"\{\w+\}", p) else re.escape(
+                    p.replace("{{", "{").replace("}}", "}")) for p in parts)
+                patterns.append((re.compile(rx + "$"), msgid))
+        elif "%(" not in msgid:
+            plain[msgid.strip()] = msgid
+    found = []
+    for text in texts:
+        if text in plain:
+            found.append((text, plain[text]))
+            continue
+        hit = next((m for rx, m in patterns if rx.match(text)), None)
+        if hit is None:
+            hit = next((m for k, m in plain.items() if len(k) >= 16 and " " in k and k in text), None)
+        if hit is not None:
+            found.append((text, hit))
+    return found
+
+
+def french_phone(browser, scheme="dark"):
+    ctx = browser.new_context(**PHONE, color_scheme=scheme, locale="fr-FR")
+    ctx.set_default_timeout(TIMEOUT_MS)
+    return ctx
+
+
+def open_page(ctx, url: str, ready: str | None = "#conn.live"):
+    page = ctx.new_page()
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page.goto(url)
+    if ready:
+        page.wait_for_selector(ready)
+    return page
+
+
+def check(page, name: str):
+    """The page is in French, has no English msgid left, and its screenshot
+    is saved as artifacts/screenshots/fr/<name>.png."""
+    assert page.evaluate("document.documentElement.lang") == "fr"
+    left = english_left(page.evaluate(VISIBLE_TEXT))
+    FR.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(FR / f"{name}.png"), full_page=True)
+    assert not left, f"{name}: English left on the French page: {left[:8]}"
+    assert page.errors == []
+
+
+def log_host(page, t):
+    page.goto(t.url + "/host")
+    page.fill("#pin", t.pin)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#conn.live")
+
+
+def play_some(table, n: int, seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(n):
+        legal = table.session.host_snapshot()["legal_events"]
+        if not legal or table.session.snapshot()["finished"]:
+            break
+        table.session.log(rng.choice(legal))
+
+
+@pytest.fixture
+def ctx(browser):
+    made = []
+
+    def make(scheme="dark"):
+        made.append(french_phone(browser, scheme))
+        return made[-1]
+    yield make
+    for c in made:
+        c.close()
+
+
+def test_the_english_scan_finds_english():
+    """The check can fail: English lines are found, French ones are not."""
+    assert english_left(["Players", "Ana’s turn", "it is Bo's turn, not Ana's",
+                         "Waiting for the host to start a game"])
+    assert english_left(["Joueurs", "Au tour de Ana", "Laksa", "Chope!", "Ana"]) == []
+
+
+def test_login_join_and_a_dead_link_in_french(live_server, ctx):
+    t = live_server
+    c = ctx()
+    page = open_page(c, t.url + "/host", ready="#pin")
+    expect_text(page, "h1", "Console de l’hôte")
+    check(page, "login")
+    page.fill("#pin", "wrong-pin")
+    page.click("button[type=submit]")
+    expect_text(page, ".error", "PIN erroné")
+    check(page, "login-wrong-pin")
+    page = open_page(c, t.url + "/join", ready="h1")
+    check(page, "join")
+    page = open_page(c, t.url + "/p/" + "A" * 43, ready="h2")
+    expect_text(page, ".status", "ce lien de joueur n’est pas valable")
+    check(page, "player-link-gone")
+
+
+def test_the_switch_changes_the_language_and_the_phone_remembers_it(live_server, ctx):
+    t = live_server
+    page = open_page(ctx(), t.url + "/")
+    expect_text(page, "#players", ".")
+    assert page.evaluate("document.documentElement.lang") == "fr"       # Accept-Language
+    page.locator(".lang-switch a[lang=en]").click()
+    page.wait_for_selector("#conn.live")
+    assert page.evaluate("document.documentElement.lang") == "en"
+    expect_text(page, "#conn", "live")
+    page.goto(t.url + "/host")                        # another page: still English
+    assert page.evaluate("document.documentElement.lang") == "en"
+    page.locator(".lang-switch a[lang=fr]").click()
+    page.wait_for_selector("#pin")
+    expect_text(page, "h1", "Console de l’hôte")
+
+
+@pytest.mark.parametrize("game, players, steps", [
+    ("chope", ["Ana", "Bo", "Cy"], 6),
+    ("chomp", ["Ana", "Bo", "Cy"], 4),
+    ("chopote", ["Ana", "Bo", "Cy"], 6),
+    ("hawker", ["Ana", "Bo", "Cy"], 12),
+    ("tropichaos", ["Ana", "Bo", "Cy"], 12),
+])
+def test_each_games_scoreboard_and_console_in_french(live_server, ctx, game, players, steps):
+    t = live_server
+    t.session.new_game(game, [{"name": n} for n in players])
+    play_some(t, steps, seed=7)
+    c = ctx()
+    board = open_page(c, t.url + "/")
+    board.wait_for_selector("#panel h2")
+    check(board, f"{game}-scoreboard")
+    host = c.new_page()
+    host.errors = []
+    host.on("pageerror", lambda exc: host.errors.append(str(exc)))
+    log_host(host, t)
+    host.wait_for_selector("#legal button, #legal select, #legal p")
+    check(host, f"{game}-console")
+
+
+def test_the_new_game_form_and_a_refusal_in_french(live_server, ctx):
+    t = live_server
+    host = ctx().new_page()
+    host.errors = []
+    log_host(host, t)
+    host.locator("#ng-details > summary").tap()
+    host.wait_for_selector("#ng-options [data-option]")
+    host.select_option("#ng-game", "chope")
+    host.wait_for_selector("#ng-options .rule-quote")
+    # an English rulebook's quote keeps its words, with the French beside it
+    assert host.locator("#ng-options .rule-tr").count() >= 1
+    check(host, "new-game-form")
+    # a refusal from the rules, in French, naming the rule
+    r = host.evaluate("""async () => {
+      const res = await TC.post('/api/host/event', {event: {type: 'stop'}, expected_version: 0});
+      return TC.refusal(res.data, res.status);
+    }""")
+    assert "règle" in r or "partie" in r or "[" in r
+    host.select_option("#ng-game", "chopote")
+    host.wait_for_selector("#ng-options [data-option]")
+    check(host, "new-game-form-chopote")
+
+
+def test_a_rule_refusal_quotes_chopote_in_french_and_translates_the_message(live_server, ctx):
+    t = live_server
+    t.session.new_game("chopote", [{"name": "Ana"}, {"name": "Bo"}])
+    host = ctx().new_page()
+    host.errors = []
+    log_host(host, t)
+    said = host.evaluate("""async () => {
+      const res = await TC.post('/api/host/event', {event: {type: 'roll', player: 'Bo', value: 3},
+                                                   expected_version: %d});
+      return [res.data.rule, TC.refusal(res.data, res.status)];
+    }""" % t.session.version)
+    rule, text = said
+    assert rule == "Celui qui tire le numéro le plus élevé débute." or "dé" in rule
+    assert rule in text                        # the rulebook's own French words
+    assert "c’est le tour de" in text or "lancez" in text or "doit" in text
+
+
+def test_a_players_own_page_in_french(live_server, ctx):
+    t = live_server
+    t.session.new_game("hawker", [{"name": "Ana", "buzzer": "1"}, {"name": "Bo", "buzzer": "2"}],
+                       {"draws": "private"})
+    play_some(t, 8, seed=3)
+    c = ctx()
+    host = c.new_page()
+    host.errors = []
+    log_host(host, t)
+    host.wait_for_selector("#player-links .pl-row")
+    host.locator("#player-links details[data-player=Ana] > summary").tap()
+    url = host.locator("#player-links details[data-player=Ana] .pl-url").inner_text()
+    check(host, "console-player-links")
+    page = open_page(c, url)
+    page.wait_for_selector("#private-view *")
+    check(page, "player-page")
+
+
+def test_the_league_screen_in_french(tmp_path, ctx):
+    from waitress.server import create_server
+
+    from companion.league.app import create_app
+
+    app = create_app({"DB": str(tmp_path / "league.db"), "TITLE": "League"})
+    server = create_server(app, host="127.0.0.1", port=0, threads=4)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        port = server.effective_port
+        page = open_page(ctx(), f"http://127.0.0.1:{port}/", ready="#standings")
+        expect_text(page, "main", "Classement")
+        check(page, "league")
+    finally:
+        server.close()
+        thread.join(5)
