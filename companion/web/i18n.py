@@ -100,6 +100,38 @@ def _messages(call: ast.Call, skip_rules: bool):
             yield word(value)
 
 
+#: words of the rulebook's own French (a Chopote rule line quoted in the code)
+_FRENCH = re.compile(r"[éèàçùâêîôû]|\b(?:le|la|les|un|une|des|du|il|est|sa|son)\b")
+
+
+def _all_strings(tree: ast.Module, skip_french: bool):
+    """Every sentence a game module writes (statuses, log lines, the buttons'
+    words, the pending choice): each string or f-string with a space in it,
+    but not a docstring, and not a rulebook's French line."""
+    docs, inner = set(), set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant):
+            docs.add(id(body[0].value))
+        if isinstance(node, ast.JoinedStr | ast.BinOp):
+            inner.update(id(c) for c in ast.walk(node) if c is not node)
+    for node in ast.walk(tree):
+        if id(node) in docs or id(node) in inner:
+            continue
+        if not isinstance(node, ast.Constant | ast.JoinedStr | ast.BinOp):
+            continue
+        # a plain string with {fields} is a format template already
+        text = _plain(node) if isinstance(node, ast.Constant) else template(node)
+        if not text or " " not in text.strip() or not _WORDS.search(text):
+            continue
+        if " | " in text or "%s" in text or "%r" in text:
+            continue                     # a type annotation, a log line for the terminal
+        if skip_french and _FRENCH.search(text):
+            continue
+        yield node.lineno, "_", text, []
+
+
 def extract(fileobj, keywords, comment_tags, options):
     """Babel extraction method for the companion's Python modules."""
     source = fileobj.read().decode(options.get("encoding", "utf-8"))
@@ -109,6 +141,8 @@ def extract(fileobj, keywords, comment_tags, options):
     from ..translations import RULEBOOK_LANGUAGE
 
     skip_rules = RULEBOOK_LANGUAGE.get(stem, "en") != "en"
+    if str(options.get("all_strings", "")).lower() in ("1", "true", "yes"):
+        yield from _all_strings(tree, skip_rules)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             for text in _messages(node, skip_rules):

@@ -69,21 +69,28 @@
     }
     patterns.sort((a, b) => b.literal - a.literal);    /* the most specific first */
   }
+  function lookup(text) {
+    const key = text.replace(/\{/g, '{{').replace(/\}/g, '}}');
+    if (has(text)) return messages[text];
+    if (has(key)) return fill(messages[key]);
+    if (!patterns) compile();
+    for (const p of patterns) {
+      const m = p.re.exec(text);
+      if (m) return fill(messages[p.id], m.groups || {});
+    }
+    return null;
+  }
   const seen = new Map();
   TC.tx = function (text) {
     if (typeof text !== 'string' || !text || TC.lang === 'en') return text;
     if (seen.has(text)) return seen.get(text);
-    let out = text;
-    const key = text.replace(/\{/g, '{{').replace(/\}/g, '}}');
-    if (has(text)) out = messages[text];
-    else if (has(key)) out = fill(messages[key]);
-    else {
-      if (!patterns) compile();
-      for (const p of patterns) {
-        const m = p.re.exec(text);
-        if (m) { out = fill(messages[p.id], m.groups || {}); break; }
-      }
+    let out = lookup(text);
+    /* a line the page capitalised ("Stop and claim…" for "stop and claim…") */
+    if (out == null && /^[A-Z][a-z]/.test(text)) {
+      const low = lookup(text.charAt(0).toLowerCase() + text.slice(1));
+      if (low != null) out = low.charAt(0).toUpperCase() + low.slice(1);
     }
+    if (out == null) out = text;
     if (seen.size > 2000) seen.clear();
     seen.set(text, out);
     return out;
