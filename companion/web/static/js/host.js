@@ -70,6 +70,17 @@
 
   /* --- labels for events: the game's own words (legal_labels) ------------ */
   const cap = TC.cap;
+  /* a group's heading: the event type as a word of the page's language */
+  const TYPE_WORDS = {
+    favourite: TC.t('Favourite'), flip: TC.t('Flip'), stop: TC.t('Stop'), keep: TC.t('Keep'),
+    lose: TC.t('Lose'), race: TC.t('Race'), roll: TC.t('Roll'), move: TC.t('Move'), pass: TC.t('Pass'),
+    turn: TC.t('Turn'), reveal: TC.t('Reveal'), choose_stall: TC.t('Choose stall'), dish: TC.t('Dish'),
+    market: TC.t('Market'), draw: TC.t('Draw'), event_check: TC.t('Event check'), cook: TC.t('Cook'),
+    play: TC.t('Play'), trade: TC.t('Trade'), resolve: TC.t('Resolve'), reshuffle: TC.t('Reshuffle'),
+    end_turn: TC.t('End turn'), discard: TC.t('Discard'), deal: TC.t('Deal'), take: TC.t('Take'),
+    sell: TC.t('Sell'), exchange: TC.t('Exchange'), starting_hand: TC.t('Starting hand'), sold: TC.t('Sold'),
+  };
+  const typeWord = (type) => TC.own(TYPE_WORDS, type) || cap(String(type).replace(/[-_]/g, ' '));
   /* a race outcome in the game's declared wording: "Grab! Ana grabs it · false start: Bo" */
   function raceLabel(e) {
     const [line] = TC.verdictLine(hs, { reason: e.reason }, e);
@@ -142,7 +153,7 @@
   /* "Roll for us": when the table's next step is a die-like roll (the
    * server's `draw`), the companion draws it by its odds and logs it. */
   function drawButton(offer) {
-    const what = cap(String(offer.type).replace(/[-_]/g, ' '));
+    const what = typeWord(offer.type);
     const ps = [...new Set(offer.outcomes.map((o) => o.p))];
     const odds = ps.length === 1 ? TC.t(', each {p}', { p: ps[0] }) : '';
     return el('div', { class: 'draw-for-us' }, el('p', { class: 'row' },
@@ -196,8 +207,8 @@
     if (slot) out.push(slot.node);
     for (const [type, items] of groups) {
       if (slot && slot.types.has(type)) continue;
-      const heading = cap(String(type).replace(/[-_]/g, ' '));
-      out.push(el('h3', { class: 'group', text: nextTypes.has(type) ? TC.t('Next card: {heading} (waits for the race)', { heading: TC.tx(heading) }) : TC.tx(heading) }));
+      const heading = typeWord(type);
+      out.push(el('h3', { class: 'group', text: nextTypes.has(type) ? TC.t('Next card: {heading} (waits for the race)', { heading }) : heading }));
       if (hs.draw && hs.draw.type === type) out.push(drawButton(hs.draw));
       if (items.length <= MAX_BUTTONS) {
         const texts = items.map(([e, l]) => label(e, l));
