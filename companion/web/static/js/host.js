@@ -70,17 +70,7 @@
 
   /* --- labels for events: the game's own words (legal_labels) ------------ */
   const cap = TC.cap;
-  /* a group's heading: the event type as a word of the page's language */
-  const TYPE_WORDS = {
-    favourite: TC.t('Favourite'), flip: TC.t('Flip'), stop: TC.t('Stop'), keep: TC.t('Keep'),
-    lose: TC.t('Lose'), race: TC.t('Race'), roll: TC.t('Roll'), move: TC.t('Move'), pass: TC.t('Pass'),
-    turn: TC.t('Turn'), reveal: TC.t('Reveal'), choose_stall: TC.t('Choose stall'), dish: TC.t('Dish'),
-    market: TC.t('Market'), draw: TC.t('Draw'), event_check: TC.t('Event check'), cook: TC.t('Cook'),
-    play: TC.t('Play'), trade: TC.t('Trade'), resolve: TC.t('Resolve'), reshuffle: TC.t('Reshuffle'),
-    end_turn: TC.t('End turn'), discard: TC.t('Discard'), deal: TC.t('Deal'), take: TC.t('Take'),
-    sell: TC.t('Sell'), exchange: TC.t('Exchange'), starting_hand: TC.t('Starting hand'), sold: TC.t('Sold'),
-  };
-  const typeWord = (type) => TC.own(TYPE_WORDS, type) || cap(String(type).replace(/[-_]/g, ' '));
+  const typeWord = TC.typeWord;
   /* a race outcome in the game's declared wording: "Grab! Ana grabs it · false start: Bo" */
   function raceLabel(e) {
     const [line] = TC.verdictLine(hs, { reason: e.reason }, e);

@@ -69,16 +69,33 @@
     }
     patterns.sort((a, b) => b.literal - a.literal);    /* the most specific first */
   }
-  function lookup(text) {
+  function exact(text) {
     const key = text.replace(/\{/g, '{{').replace(/\}/g, '}}');
     if (has(text)) return messages[text];
     if (has(key)) return fill(messages[key]);
+    return null;
+  }
+  function matched(text) {
     if (!patterns) compile();
     for (const p of patterns) {
       const m = p.re.exec(text);
       if (m) return fill(messages[p.id], m.groups || {});
     }
     return null;
+  }
+  /* a line the server joined from several ("Bo draws 4 … and Cy draws 4 …"):
+   * each part translated, when every part is a message */
+  const JOINS = [' and ', '; ', ' · '];
+  function parts(text) {
+    for (const sep of JOINS) {
+      if (!text.includes(sep)) continue;
+      const out = text.split(sep).map((p) => exact(p) ?? matched(p));
+      if (out.every((p) => p != null)) return out.join(sep === ' and ' ? TC.t(' and ') : sep);
+    }
+    return null;
+  }
+  function lookup(text) {
+    return exact(text) ?? parts(text) ?? matched(text);
   }
   const seen = new Map();
   TC.tx = function (text) {
@@ -128,6 +145,19 @@
   };
   TC.colourWord = (c) => (typeof c === 'string' && Object.prototype.hasOwnProperty.call(COLOUR_WORDS, c.toLowerCase())
     ? COLOUR_WORDS[c.toLowerCase()] : c);
+
+  /* an event type as a word of the page's language (the console's headings) */
+  const TYPE_WORDS = {
+    favourite: TC.t('Favourite'), flip: TC.t('Flip'), stop: TC.t('Stop'), keep: TC.t('Keep'),
+    lose: TC.t('Lose'), race: TC.t('Race'), roll: TC.t('Roll'), move: TC.t('Move'), pass: TC.t('Pass'),
+    turn: TC.t('Turn'), reveal: TC.t('Reveal'), choose_stall: TC.t('Choose stall'), dish: TC.t('Dish'),
+    market: TC.t('Market'), draw: TC.t('Draw'), event_check: TC.t('Event check'), cook: TC.t('Cook'),
+    play: TC.t('Play'), trade: TC.t('Trade'), resolve: TC.t('Resolve'), reshuffle: TC.t('Reshuffle'),
+    end_turn: TC.t('End turn'), discard: TC.t('Discard'), deal: TC.t('Deal'), take: TC.t('Take'),
+    sell: TC.t('Sell'), exchange: TC.t('Exchange'), starting_hand: TC.t('Starting hand'), sold: TC.t('Sold'),
+  };
+  TC.typeWord = (type) => (Object.prototype.hasOwnProperty.call(TYPE_WORDS, type) ? TYPE_WORDS[type]
+    : String(type).charAt(0).toUpperCase() + String(type).slice(1).replace(/[-_]/g, ' '));
 
   /* 1st, 2nd (1er, 2e in French) */
   TC.ordinal = function (n) {

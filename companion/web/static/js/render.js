@@ -367,7 +367,7 @@
       const pend = view.pending || {};
       text = pend.kind === 'keep' ? TC.t('{name} chooses a card to keep', { name: s.current_player })
         : pend.kind === 'lose' ? TC.t('{name} chooses a card to lose', { name: s.current_player })
-          : pend.kind ? TC.t('{name} chooses a card to {kind}', { name: s.current_player, kind: TC.tx(pend.kind) })
+          : pend.kind ? TC.t('{name} chooses a card to {kind}', { name: s.current_player, kind: TC.lang === 'en' ? pend.kind : TC.typeWord(pend.kind) })
             : TC.t('{name} must choose', { name: s.current_player });
       colour = colours(s)[s.current_player];
       sub = `${pend.rule ? cap(TC.tx(pend.rule)) + ' · ' : ''}${TC.t('still {name}’s turn', { name: view.turn })}`;
