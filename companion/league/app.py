@@ -35,6 +35,7 @@ import time
 from typing import Callable, Iterator
 
 from flask import Flask, Response, jsonify, render_template
+from flask_babel import gettext
 
 from .. import translations
 from ..serving import Served, serve_until_signalled
@@ -259,7 +260,10 @@ def create_app(config: dict | None = None, store: LeagueStore | None = None,
 
     @app.get("/")
     def page():
-        return render_template("league/index.html", title=app.config["TITLE"])
+        title = app.config["TITLE"]
+        # the default name is a word of the page's language; a league's own name is kept
+        return render_template("league/index.html",
+                               title=gettext("League") if title == "League" else title)
 
     @app.get("/api/league")
     def api_league():

@@ -82,7 +82,7 @@ def _messages(call: ast.Call, skip_rules: bool):
     name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
     if name in GETTEXT:
         if call.args and (text := _plain(call.args[0])) is not None:
-            yield text
+            yield RULE, text                  # marked for the catalog: a word is enough
         return
     if name in MESSAGE_CALLS and call.args:
         yield template(call.args[0])

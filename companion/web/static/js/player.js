@@ -41,7 +41,12 @@
   TC.onGameReady(render);
 
   const KNOWN = new Set(['player', 'hand', 'unknown']);
-  const label = (k) => TC.cap(String(k).replace(/_/g, ' '));
+  /* a private view's key as a word of the page's language */
+  const KEY_WORDS = {
+    stall: TC.t('Stall'), ingredients: TC.t('Ingredients'), actions: TC.t('Actions'),
+    inflation: TC.t('Inflation'), cookable: TC.t('Cookable'), hand: TC.t('Hand'),
+  };
+  const label = (k) => TC.own(KEY_WORDS, k) || TC.tx(TC.cap(String(k).replace(/_/g, ' ')));
   const total = (v) => (typeof v === 'number' ? v
     : v && typeof v === 'object' ? Object.values(v).reduce((a, n) => a + (typeof n === 'number' ? n : 0), 0) : 0);
 
