@@ -50,6 +50,7 @@
     patterns = [];
     for (const id of Object.keys(messages)) {
       if (!/\{\w+\}/.test(id.replace(/\{\{|\}\}/g, ''))) continue;
+      if (messages[id] === id) continue;          /* a name: the same in every language */
       const names = [];
       let literal = 0;
       const src = id.split(/(\{\{|\}\}|\{\w+\})/).map((part) => {
@@ -94,8 +95,15 @@
     }
     return null;
   }
+  /* "Chope! Cy chopes it!": a race's title (a name) before its verdict */
+  function titled(text) {
+    const m = /^(\S[^!?:]*[!?]) (.+)$/.exec(text);
+    if (!m) return null;
+    const rest = exact(m[2]) ?? matched(m[2]);
+    return rest == null ? null : `${m[1]} ${rest}`;
+  }
   function lookup(text) {
-    return exact(text) ?? parts(text) ?? matched(text);
+    return exact(text) ?? parts(text) ?? matched(text) ?? titled(text);
   }
   const seen = new Map();
   TC.tx = function (text) {
