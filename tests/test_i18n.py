@@ -143,3 +143,10 @@ def test_the_login_error_is_in_the_pages_language(client):
 def test_the_catalog_embedded_in_a_page_cannot_close_its_script():
     body = translations.catalog_json("fr")
     assert "</" not in body and "<" not in body
+
+
+def test_each_game_says_which_language_its_rulebook_is_in(client):
+    """The form quotes a rule in its rulebook's language (marked lang=…)."""
+    langs = {g["name"]: g["rules_language"] for g in client.get("/api/games").json}
+    assert langs["chopote"] == "fr"
+    assert {langs[g] for g in ("chope", "chomp", "hawker", "tropichaos")} == {"en"}

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from flask import current_app, request, url_for
 
+from ..translations import RULEBOOK_LANGUAGE
+
 
 class BadRequest(ValueError):
     """A request body the API cannot use (400). ``field`` names the form
@@ -155,6 +157,8 @@ def game_info(name: str) -> dict:
     # ``colours`` option (player -> colour word): the form's colour pickers
     # fill it, so the colour chosen is the colour the rules use.
     info["colours_option"] = "colours" in game.default_options()
+    # the language its rulebook is written in: its rule quotes are shown in it
+    info["rules_language"] = RULEBOOK_LANGUAGE.get(game.name, "en")
     return info
 
 

@@ -565,7 +565,7 @@
     function help(s) {
       const bits = [];
       if (s.help) bits.push(el('span', { text: TC.tx(s.help) }));
-      if (s.rule) bits.push(...TC.ruleQuote(s.rule, quoted));
+      if (s.rule) bits.push(...TC.ruleQuote(s.rule, quoted, (info() || {}).rules_language));
       if (s.assumed) bits.push(el('span', { class: 'assumed', text: TC.t('assumed: the rulebook does not say') }));
       return bits.length ? el('p', { class: 'help' }, bits) : null;
     }

@@ -133,15 +133,15 @@
     return `${text} [${d.rule}${tr !== d.rule ? ' — ' + tr : ''}]`;
   };
   /* A rulebook quote (a setting's rule) as nodes: the quote as written,
-   * and its translation beside it when the page's language differs. */
-  TC.ruleQuote = function (rule, quoted) {
+   * in the rulebook's language (`rulesLang`, the game's rules_language:
+   * Chopote's is French), and its translation beside it when the page's
+   * language differs and the catalog has one. */
+  TC.ruleQuote = function (rule, quoted, rulesLang) {
     const q = quoted || ((x) => `“${x}”`);
-    const out = [TC.el('span', { class: 'rule-quote', text: q(rule) })];
-    const tr = TC.tx(rule);
-    if (tr !== rule) {
-      out[0].setAttribute('lang', 'en');
-      out.push(TC.el('span', { class: 'rule-quote rule-tr', text: q(tr) }));
-    }
+    const from = rulesLang || 'en';
+    const out = [TC.el('span', { class: 'rule-quote', text: q(rule), lang: from !== TC.lang ? from : null })];
+    const tr = from === 'en' ? TC.tx(rule) : rule;
+    if (tr !== rule) out.push(TC.el('span', { class: 'rule-quote rule-tr', text: q(tr) }));
     return out;
   };
   /* the colour words the new-game form offers, in the page's language */
