@@ -35,12 +35,20 @@ TEXT_KEYWORDS = {"label", "help", "rule", "title", "winner", "loser", "tie", "no
 RULE = "rule"
 GETTEXT = {"_", "gettext", "N_", "lazy_gettext", "ngettext"}
 _WORDS = re.compile(r"[A-Za-z]{2}")
+#: words of an expression that name no value (a field is named after a value)
+_NOT_NAMES = {"if", "else", "not", "and", "or", "in", "is", "for", "None", "True", "False"}
+
+
+def _words(text: str) -> bool:
+    """Whether a message has words of its own (not only {fields})."""
+    return bool(_WORDS.search(re.sub(r"\{\w*\}", "", text)))
 
 
 def _field_name(expr: ast.expr, used: dict) -> str:
     """A readable name for an f-string's field: its last identifier."""
     code = ast.unparse(expr)
     names = re.findall(r"[A-Za-z_]\w*", re.sub(r"'[^']*'|\"[^\"]*\"", lambda m: m.group(0)[1:-1], code))
+    names = [n for n in names if n not in _NOT_NAMES]
     name = names[-1] if names else "x"
     if used.get(name, code) != code:
         n = 2
@@ -67,8 +75,14 @@ def template(node: ast.expr, used: dict | None = None) -> str | None:
         return "".join(out)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left, right = template(node.left, used), template(node.right, used)
-        if left is not None and right is not None:
-            return left + right
+        if left is None and right is None:
+            return None
+        # a string joined to a value ("turned over: " + ", ".join(...)): a field
+        if left is None:
+            left = "{" + _field_name(node.left, used) + "}"
+        if right is None:
+            right = "{" + _field_name(node.right, used) + "}"
+        return left + right
     return None
 
 
@@ -123,7 +137,7 @@ def _all_strings(tree: ast.Module, skip_french: bool):
             continue
         # a plain string with {fields} is a format template already
         text = _plain(node) if isinstance(node, ast.Constant) else template(node)
-        if not text or " " not in text.strip() or not _WORDS.search(text):
+        if not text or " " not in text.strip() or not _words(text):
             continue
         if " | " in text or "%s" in text or "%r" in text:
             continue                     # a type annotation, a log line for the terminal
@@ -147,7 +161,7 @@ def extract(fileobj, keywords, comment_tags, options):
         if isinstance(node, ast.Call):
             for text in _messages(node, skip_rules):
                 loose, text = (True, text[1]) if isinstance(text, tuple) else (False, text)
-                if text and _WORDS.search(text) and (loose or " " in text.strip()):
+                if text and _words(text) and (loose or " " in text.strip()):
                     yield node.lineno, "_", text, []
         elif isinstance(node, ast.AnnAssign | ast.Assign):
             target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]

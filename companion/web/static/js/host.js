@@ -275,7 +275,7 @@
       const name = k.includes('.') ? k.split('.').slice(1).join('.') : k;
       form.append(el('label', { for: id, text: name }), sel);
     }
-    form.append(el('p', {}, el('button', { type: 'submit', class: 'primary', text: TC.t('Log {type}', { type }) })));
+    form.append(el('p', {}, el('button', { type: 'submit', class: 'primary', text: TC.t('Log {type}', { type: typeWord(type) }) })));
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
       const e = Object.assign(TC.map(), { type });   /* field names come from the game */
