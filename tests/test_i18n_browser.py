@@ -275,3 +275,35 @@ def test_the_league_screen_in_french(tmp_path, ctx):
     finally:
         server.close()
         thread.join(5)
+
+
+def test_the_page_translates_the_servers_english_lines(live_server, ctx):
+    """TC.tx on lines the server writes: a message with fields, a line joined
+    from two, a race's title before its verdict, a card's name kept; TC.plural
+    and TC.refusal (an English rule translated beside, Chopote's French rule
+    as written)."""
+    page = open_page(ctx(), live_server.url + "/")
+    said = page.evaluate("""() => [
+      TC.tx("it is Bo's turn, not Ana's"),
+      TC.tx('Bo draws 4 Ingredient card(s) and Cy draws 1 Action card(s)'),
+      TC.tx('Chope! Nobody'),
+      TC.tx('flip Red Table'),
+      TC.tx('Stop and claim the face-up food'),
+      TC.tx('Laksa'),
+      TC.plural(3, 'card'), TC.plural(0, 'card'), TC.plural(1, 'unused Table'), TC.plural(2, 'unused Table'),
+      TC.refusal({error: 'flip at least one card before stopping', rule: 'game turn'}),
+      TC.refusal({error: 'a die shows 1 to 6, not 7', rule: 'Matériel: 1 dé.'}),
+      TC.t('{n} of {want} chosen', {n: 1, want: 2}),
+    ]""")
+    assert said == [
+        "c’est le tour de Bo, pas de Ana",
+        "Bo pioche 4 carte(s) Ingredient et Cy pioche 1 carte(s) Action",
+        "Chope! Personne",
+        "retourner Red Table",
+        "S’arrêter et réclamer la food face visible",
+        "Laksa",
+        "3 cartes", "0 carte", "1 Table inutilisée", "2 Tables inutilisées",
+        "retournez au moins une carte avant de vous arrêter [game turn — tour de jeu]",
+        "un dé montre 1 à 6, pas 7 [Matériel: 1 dé.]",
+        "1 sur 2 choisies",
+    ]
