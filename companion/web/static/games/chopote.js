@@ -133,8 +133,8 @@
     for (const p of v.players || []) colourOf[p.name] = g.byColour[p.colour];
     const root = svg('svg', {
       viewBox: `${-SIZE / 2} ${-SIZE / 2} ${SIZE} ${SIZE}`, role: 'img',
-      'aria-label': `Chopote board: ${(v.players || []).map((p) =>
-        `${p.name} ${p.counts ? `${p.counts.home} home, ${p.counts.track + p.counts.corridor + p.counts.start} out` : ''}`).join('; ')}`,
+      'aria-label': TC.t('Chopote board: {players}', { players: (v.players || []).map((p) =>
+        `${p.name} ${p.counts ? TC.t('{home} home, {out} out', { home: p.counts.home, out: p.counts.track + p.counts.corridor + p.counts.start }) : ''}`).join('; ') }),
       style: 'display: block; width: 100%; max-width: 560px; height: auto; margin: 0 auto; touch-action: manipulation',
     });
     const line = 'stroke: var(--muted); stroke-opacity: .55; stroke-width: 1.2';
