@@ -150,3 +150,32 @@ def test_each_game_says_which_language_its_rulebook_is_in(client):
     langs = {g["name"]: g["rules_language"] for g in client.get("/api/games").json}
     assert langs["chopote"] == "fr"
     assert {langs[g] for g in ("chope", "chomp", "hawker", "tropichaos")} == {"en"}
+
+
+def test_the_three_commands_that_add_a_language_run_pybabel_on_the_catalogs(tmp_path):
+    """tasks.py i18n extract|add LANG|compile (docs/web.md): the pybabel lines
+    they run, and those lines on a copy of the catalogs make a new language's
+    .po and compile its .mo."""
+    import shutil
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    import tasks
+
+    extract_, update = tasks.i18n_commands(["extract"])
+    assert extract_[1:3] == ["extract", "-F"] and extract_[3].endswith("translations/babel.cfg")
+    assert update[1] == "update"
+    assert tasks.i18n_commands(["add", "de"])[0][1:2] == ["init"]
+    assert tasks.i18n_commands(["add", "de"])[0][-2:] == ["-l", "de"]
+    assert tasks.i18n_commands(["compile"])[0][1] == "compile"
+    with pytest.raises(SystemExit):
+        tasks.i18n_commands(["frobnicate"])
+    # the same pybabel lines on a copy of the catalogs: init a language, compile it
+    pybabel = str(Path(sys.executable).with_name("pybabel"))
+    copy = tmp_path / "translations"
+    shutil.copytree(TR, copy)
+    subprocess.run([pybabel, "init", "-i", str(copy / "messages.pot"), "-d", str(copy), "-l", "de"],
+                   check=True, capture_output=True)
+    subprocess.run([pybabel, "compile", "-f", "-d", str(copy)], check=True, capture_output=True)
+    assert (copy / "de" / "LC_MESSAGES" / "messages.mo").exists()
