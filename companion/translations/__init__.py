@@ -1,6 +1,7 @@
 """The companion's languages: gettext catalogs, one per language, for the
 server's words (Flask-Babel, in the templates) and the page scripts' words
-(the same catalog, shipped to the page as JSON: ``TC.t`` in js/i18n.js).
+(the same catalog, shipped to the page as JSON: ``TC.t`` in i18n.js, served
+at ``/i18n.js``).
 
 ``<lang>/LC_MESSAGES/messages.po`` is what a translator edits; the compiled
 ``messages.mo`` beside it is committed (``pybabel compile``), so a fresh
@@ -116,9 +117,10 @@ def switch() -> list[dict]:
 
 def install(app) -> None:
     """Flask-Babel on a Flask ``app`` (the table's pages, the league screen):
-    the templates' ``_()`` in the request's language, the cookie, and the
+    the templates' ``_()`` in the request's language, the cookie, the
     templates' helpers ``tc_lang()``, ``tc_switch()`` and ``tc_i18n()``
-    (the catalog as JSON, for the page scripts)."""
+    (the catalog as JSON, for the page scripts), and ``/i18n.js``
+    (endpoint ``tc_i18n_script``: TC.t and TC.tx, which read it)."""
     from flask_babel import Babel
     from markupsafe import Markup
 
@@ -127,6 +129,21 @@ def install(app) -> None:
     app.after_request(_remember)
     app.jinja_env.globals.update(tc_lang=current, tc_switch=switch,
                                  tc_i18n=lambda: Markup(catalog_json(current())))
+    app.add_url_rule("/i18n.js", "tc_i18n_script", script_response)
+
+
+#: the page scripts' side of the catalogs (TC.t, TC.tx): one file, served by
+#: the table's pages and the league screen alike at /i18n.js
+SCRIPT = DIR / "i18n.js"
+
+
+def script_response():
+    """``i18n.js`` as a Flask response (cached an hour: it changes with a release)."""
+    from flask import Response
+
+    resp = Response(SCRIPT.read_bytes(), mimetype="text/javascript")
+    resp.headers["Cache-Control"] = "public, max-age=3600"
+    return resp
 
 
 def gettext(lang: str, msgid: str, **params) -> str:
@@ -135,5 +152,5 @@ def gettext(lang: str, msgid: str, **params) -> str:
     return text.format(**params) if params else text
 
 
-__all__ = ["languages", "pick", "current", "install", "switch", "catalog", "catalog_json", "gettext", "NAMES", "COOKIE",
+__all__ = ["languages", "pick", "current", "install", "switch", "script_response", "SCRIPT", "catalog", "catalog_json", "gettext", "NAMES", "COOKIE",
            "RULEBOOK_LANGUAGE", "DIR"]

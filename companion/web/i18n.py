@@ -3,7 +3,7 @@
 :func:`install` puts Flask-Babel on the app: the templates' ``_()`` and
 ``{% trans %}`` read the request's language (:func:`current`), every page
 embeds its catalog for the page scripts (``tc_i18n()``: ``TC.t`` in
-js/i18n.js reads it), and ``?lang=xx`` on any page switches the language
+/i18n.js reads it), and ``?lang=xx`` on any page switches the language
 and remembers it in the ``lang`` cookie.
 
 :func:`extract` is the babel extractor (``companion/translations/babel.cfg``)
@@ -23,7 +23,19 @@ from __future__ import annotations
 import ast
 import re
 
-from ..translations import current, install
+from flask import Flask
+
+from .. import translations
+from ..translations import current
+from .policy import PUBLIC, allow
+
+
+def install(app: Flask) -> None:
+    """The languages on the table's app (:func:`companion.translations.install`),
+    ``/i18n.js`` served to anyone, on a reserve connection too (the login
+    page needs it, as it needs the static files)."""
+    translations.install(app)
+    allow(PUBLIC, reserve=True)(app.view_functions["tc_i18n_script"])
 
 # --- extraction (pybabel extract -F companion/translations/babel.cfg) --------
 

@@ -4,14 +4,9 @@
 (function () {
   "use strict";
   var pending = false, last = 0, MIN_MS = 250;
-  /* the page's words in its language: the table's catalog, embedded in the
-     page by the server (<script id="tc-i18n">), as TC.t on the table's pages */
-  var messages = {};
-  try { messages = JSON.parse(document.getElementById("tc-i18n").textContent).messages || {}; } catch (e) { /* English */ }
-  var TC = { t: function (msgid, params) {
-    var text = Object.prototype.hasOwnProperty.call(messages, msgid) ? messages[msgid] : msgid;
-    return text.replace(/\{(\w+)\}/g, function (m, k) { return params && params[k] != null ? String(params[k]) : m; });
-  } };
+  /* the page's words in its language: the tables' catalog, as on the tables'
+     pages (/i18n.js: TC.t for the page's words, TC.tx for the tables' lines) */
+  var TC = window.TC;
 
   function el(tag, text, cls) {
     var e = document.createElement(tag);
@@ -49,8 +44,8 @@
     });
     card.appendChild(ul);
     if (t.finished) card.appendChild(el("div", TC.t("Finished"), "small"));
-    if (t.last_race) card.appendChild(el("div", TC.t("Last race: {what}", {what: t.last_race}), "small"));
-    if (t.last_event) card.appendChild(el("div", TC.t("Last: {what}", {what: t.last_event}), "small"));
+    if (t.last_race) card.appendChild(el("div", TC.t("Last race: {what}", {what: TC.tx(t.last_race)}), "small"));
+    if (t.last_event) card.appendChild(el("div", TC.t("Last: {what}", {what: TC.tx(t.last_event)}), "small"));
     card.appendChild(el("div", TC.t("{n} events received", {n: t.events}), "small"));
     if (t.gaps) card.appendChild(el("div", TC.t("{n} event(s) missing so far", {n: t.gaps}), "gap"));
     return card;
@@ -75,7 +70,7 @@
         place += g.length;
       });
       box.appendChild(el("div", parts.join("   ")));
-      if (r.tiebreak) box.appendChild(el("div", TC.t("Ranking: {how}", {how: r.tiebreak}), "small"));
+      if (r.tiebreak) box.appendChild(el("div", TC.t("Ranking: {how}", {how: TC.tx(r.tiebreak)}), "small"));
       return box;
     }));
     fill("reactions", d.records.reactions.map(function (r) {

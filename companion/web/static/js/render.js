@@ -247,7 +247,7 @@
   /* --- small helpers for panels ---------------------------------------- */
   const cap = (t) => (t ? t.charAt(0).toUpperCase() + t.slice(1) : t);
   TC.cap = cap;
-  /* TC.plural: js/i18n.js (in the page's language) */
+  /* TC.plural: /i18n.js (in the page's language) */
   TC.pct = (p) => {
     if (typeof p !== 'number') return '–';
     const v = p * 100;
