@@ -84,14 +84,16 @@
     }
     return null;
   }
-  /* a line the server joined from several ("Bo draws 4 … and Cy draws 4 …"):
-   * each part translated, when every part is a message */
+  /* a line the server joined from several ("Bo draws 4 … and Cy draws 4 …",
+   * "Round 2 of 3 · Chope!"): each part translated; with " and ", only
+   * when every part is a message (else it joins names: "Ana and Bo") */
   const JOINS = [' and ', '; ', ' · '];
   function parts(text) {
     for (const sep of JOINS) {
       if (!text.includes(sep)) continue;
       const out = text.split(sep).map((p) => exact(p) ?? matched(p));
-      if (out.every((p) => p != null)) return out.join(sep === ' and ' ? TC.t(' and ') : sep);
+      const ok = sep === ' and ' ? out.every((p) => p != null) : out.some((p) => p != null);
+      if (ok) return out.map((p, i) => p ?? text.split(sep)[i]).join(sep === ' and ' ? TC.t(' and ') : sep);
     }
     return null;
   }
