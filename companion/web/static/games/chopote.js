@@ -350,10 +350,12 @@
       const last = v.last_move;
       if (last && last.player) {
         const caught = Object.entries(last.captures || {}).map(([q, n]) => TC.t('{n} × {name}', { n, name: q })).join(', ');
-        container.append(el('p', { class: 'muted small', text: last.passed
+        /* a blocked roll: the tracker passed by itself */
+        const only = last.forced ? ' ' + TC.t('by itself (no move)') : '';
+        container.append(el('p', { class: 'muted small last-move', text: (last.passed
           ? TC.t('Last: {name} rolled {n}, blocked, passed', { name: last.player, n: last.roll })
           : TC.t('Last: {name} rolled {n}, {from} → {to}', { name: last.player, n: last.roll, from: where(last.from), to: where(last.to) })
-            + (last.bounce ? ' ' + TC.t('(bounced off the finish)') : '') + (caught ? ', ' + TC.t('took {what}', { what: caught }) : '') }));
+            + (last.bounce ? ' ' + TC.t('(bounced off the finish)') : '') + (caught ? ', ' + TC.t('took {what}', { what: caught }) : '')) + only }));
       }
     },
 
