@@ -20,8 +20,12 @@ her own chips on her private page (``starting_hand``, the ``chips`` of a
 ``sell``, ``sold``); those names narrow the tracker's worlds (so a draw, an
 exchange or a reveal that cannot be true is refused) but never the public
 view, which depends on public events only. At the end the host turns the
-piles over one by one (``reveal``); piles the table can already work out are
-turned over automatically.
+piles over one by one (``reveal``; the console offers only what fits the
+players' notes too); piles the table can already work out are turned over
+automatically. A step the tracker took by itself (such a pile, an overstocked
+exchange with one possible answer) logged anyway is accepted as the same step.
+The season board is a named length (setting ``season_length``) or the
+table's own (``season_board``).
 
 Events (fruits: ``kiwi``, ``mango``, ``pomegranate``; Season chip: ``season``)::
 
@@ -104,7 +108,7 @@ def _board_words(board) -> str:
 SETTINGS = (
     Setting("season_length", "full", "choice", choices=tuple(BOARDS), label="Game length",
             rule='"place the season marker on the space in the upper left marked with an '
-                 "'S'\" ... \"Once the season marker reaches the final space, the game ends.\"",
+                 '\\"S\\"" ... "Once the season marker reaches the final space, the game ends."',
             help="The season board's spaces are not in the rulebook: the full board is an "
                  "assumption (the publisher's edition cycles spring, summer, autumn and ends "
                  "before the seasons go round twice); the shorter ones end sooner.",
