@@ -131,11 +131,16 @@ def test_390_px_chip_stand_fits_and_no_word_breaks_inside_a_button(live_server, 
     expect_text(host, "#legal", "Pomegranate")
     assert host.evaluate(BROKEN_WORDS, "#legal button") == []
     shot(host, "tropichaos-host-draw.png")
-    t.session.log({"type": "draw", "chip": M})
-    t.session.log({"type": "take", "chip": M})
-    t.session.log({"type": "draw", "chip": P})      # Pomegranate, Mango, Pomegranate: Cy's turn
+    t.session.log({"type": "draw", "chip": M})      # Mango, Pomegranate, Mango
     wait_version(host, t.session.version)
-    assert host.evaluate(BROKEN_WORDS, "#legal button") == []
+    assert host.evaluate(BROKEN_WORDS, "#legal button") == []    # Bo: Take or Sell
+    t.session.log({"type": "take", "chip": P})
+    t.session.log({"type": "draw", "chip": M})      # three Mangos: overstocked
+    wait_version(host, t.session.version)
+    # Bo's hidden chip may be a Kiwi or a Pomegranate as far as the table knows
+    expect_text(host, "#legal", "Overstocked: Bo puts Pomegranate into the Market")
+    assert host.evaluate(BROKEN_WORDS, "#legal button, #panel h2") == []
+    shot(host, "tropichaos-host-overstocked.png")
     # Bo's own page: his stand and his notes
     host.locator("#player-links details[data-player=Bo] > summary").click()
     url = host.locator("#player-links details[data-player=Bo] .pl-url").inner_text()

@@ -1228,8 +1228,8 @@ class Tropichaos(Game):
             give = e.get("give")
             give = [give] if isinstance(give, str) else give or []
             who = e.get("player") or "the taker"
-            return (f"Overstocked: {who} swaps {_counted(give)} for the Market's" if give else
-                    "Overstocked: no other fruit to swap")
+            return (f"Overstocked: {who} puts {_counted(give)} into the Market" if give else
+                    "Overstocked: no other fruit to put into the Market")
         if kind == "reveal":
             chips = e.get("chips") if isinstance(e.get("chips"), list) else []
             season = SEASON_NAMES.get(e.get("season"), e.get("season"))
