@@ -11,7 +11,8 @@ plain words"):
   with nothing below the fold.
 
 Screenshots go to artifacts/screenshots/ (not committed): tropichaos-*.png,
-tv-<game>.png (1280 x 800) and tv-<game>-phone.png (390 x 844).
+tv-<game>-<players>.png (1280 x 800) and tv-<game>-<players>-phone.png (390 x
+844).
 """
 
 from __future__ import annotations
@@ -183,12 +184,15 @@ def test_the_end_offers_only_reveals_the_tracker_accepts_and_says_game_over_once
     assert t.session.snapshot()["finished"]
 
 
-@pytest.mark.parametrize("game", ["tropichaos", "chope", "chomp", "chopote", "hawker"])
+@pytest.mark.parametrize("game, players", [
+    ("tropichaos", 3), ("chope", 3), ("chomp", 3), ("chopote", 3), ("hawker", 3),
+    ("tropichaos", 5),
+])
 def test_tv_1280x800_board_beside_the_players_nothing_below_the_fold(live_server, browser,
-                                                                     game):
+                                                                     game, players):
     t = live_server
-    t.session.new_game(game, [{"name": n} for n in ("Ana", "Bo", "Cy")])
-    play_some(t, 14, seed=3)
+    t.session.new_game(game, [{"name": n} for n in ("Ana", "Bo", "Cy", "Dee", "Eve")[:players]])
+    play_some(t, 14 if players == 3 else 60, seed=3)
     for name, ctx_args in (("", TV), ("-phone", PHONE)):
         ctx = browser.new_context(**ctx_args)
         ctx.set_default_timeout(TIMEOUT_MS)
@@ -206,7 +210,7 @@ def test_tv_1280x800_board_beside_the_players_nothing_below_the_fold(live_server
                    height: document.documentElement.scrollHeight,
                    width: document.documentElement.scrollWidth };
         }""")
-        page.screenshot(path=str(SHOTS / f"tv-{game}{name}.png"))
+        page.screenshot(path=str(SHOTS / f"tv-{game}-{players}{name}.png"))
         if name == "":
             assert boxes["panel"][0] >= boxes["players"][1], boxes     # beside, not below
             assert boxes["panel"][2] < 200 and boxes["players"][2] < 400, boxes
