@@ -109,12 +109,11 @@ SETTINGS = (
     Setting("season_length", "full", "choice", choices=tuple(BOARDS), label="Game length",
             rule='"place the season marker on the space in the upper left marked with an '
                  '\\"S\\"" ... "Once the season marker reaches the final space, the game ends."',
-            help="The season board's spaces are not in the rulebook: the full board is an "
-                 "assumption (the publisher's edition cycles spring, summer, autumn and ends "
-                 "before the seasons go round twice); the shorter ones end sooner.",
+            help="; ".join(f"{BOARD_NAMES[k]}: {_board_words(b)}" for k, b in BOARDS.items())
+                 + ". The board is not in the rulebook (the publisher's cycles the seasons and "
+                 "ends before they go round twice).",
             assumed=True, choice_labels=tuple(
-                f"{BOARD_NAMES[k]} ({len(b) - 1} moves of the marker: {_board_words(b)})"
-                for k, b in BOARDS.items())),
+                f"{BOARD_NAMES[k]} ({len(b) - 1} moves)" for k, b in BOARDS.items())),
     Setting("season_board", None, "data", label="Season board of your own",
             help="null: the board of the game length above. Or the spaces from S to the "
                  "final space, each the season it stands in, the last \"end\" (it replaces "
