@@ -28,12 +28,13 @@
 
   function board(v, s) {
     const b = v.board || { spaces: [], marker: 0 };
-    const row = el('div', { class: 'reveal' });
+    /* --spaces: a table TV lays the whole board out on one row */
+    const row = el('div', { class: 'reveal seasons', style: { '--spaces': String(b.spaces.length) } });
     b.spaces.forEach((space, i) => {
       const here = i === b.marker;
-      const label = i === 0 ? `S · ${name(s, space)}` : space === 'end' ? TC.t('Final space') : name(s, space);
+      const label = space === 'end' ? TC.t('Final space') : name(s, space);
       row.append(TC.paint(el('div', { class: 'slot' + (here ? ' may' : '') },
-        el('div', { class: 'who', text: TC.t('space {n}', { n: i }) }),
+        el('div', { class: 'who', text: i === 0 ? TC.t('S (start)') : TC.t('space {n}', { n: i }) }),
         el('div', { class: 'what', text: label, style: fit(label) }),
         here ? el('div', { class: 'piles', text: TC.t('season marker') }) : null),
       SEASON_COLOUR[space] || null));
@@ -80,6 +81,10 @@
           text: TC.t('{moves} of the marker to the final space', { moves: TC.plural(v.board.moves_left, 'move') }) }));
       }
 
+      if (v.finished) {          /* the Market and the bag no longer matter: the scores */
+        container.append(head(TC.t('Final scores')), results(v, s));
+        return;
+      }
       container.append(head(v.overstocked ? TC.t('Market: overstocked with {chip}', { chip: name(s, v.overstocked) }) : TC.t('Market')),
         market(v, s));
 
@@ -105,7 +110,6 @@
         container.append(head(TC.t('Piles still face down')),
           TC.chips(down.map((p) => `${p.player}: ${name(s, p.season)}`)));
       }
-      if (v.finished) container.append(head(TC.t('Final scores')), results(v, s));
     },
 
     extras(vp, s) {
@@ -129,10 +133,13 @@
         : [...(pv.known_chips || []).map((c) => name(s, c)), ...Array(pv.unknown_chips || 0).fill('?')];
       container.append(el('h2', { text: TC.t('Your chip stand') }),
         hand.length ? TC.chips(hand) : el('p', { class: 'muted', text: TC.t('empty') }));
-      const worth = (w) => (w.points != null ? TC.plural(w.points, 'point') : TC.t('{min}–{max} points', { min: w.min, max: w.max }));
+      /* the number alone in the big figure, the words under it: "0 points"
+       * in three boxes a row overflowed a 390 px phone */
+      const worth = (w) => (w.points != null ? String(w.points) : `${w.min}–${w.max}`);
+      const pts = (w) => (w.points === 1 ? TC.t('point') : TC.t('points'));
       const rows = [];
-      if (pv.now) rows.push([worth(pv.now), TC.t('if sold now ({season})', { season: name(s, pv.now.season) })]);
-      for (const w of pv.coming || []) rows.push([worth(w), TC.t('in {season}', { season: name(s, w.season) })]);
+      if (pv.now) rows.push([worth(pv.now), TC.t('{points} if sold now ({season})', { points: pts(pv.now), season: name(s, pv.now.season) })]);
+      for (const w of pv.coming || []) rows.push([worth(w), TC.t('{points} in {season}', { points: pts(w), season: name(s, w.season) })]);
       if (rows.length) container.append(TC.stats(rows));
       const sales = (pv.sales || []).map((x) => `${name(s, x.season)}: ${x.chips
         ? x.chips.map((c) => name(s, c)).join(', ') + ` = ${x.points}` : TC.plural(x.count, 'chip')}`);
