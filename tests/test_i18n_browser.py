@@ -307,3 +307,13 @@ def test_the_page_translates_the_servers_english_lines(live_server, ctx):
         "un dé montre 1 à 6, pas 7 [Matériel: 1 dé.]",
         "1 sur 2 choisies",
     ]
+
+
+def test_a_field_that_is_a_message_is_translated_and_a_name_is_not(live_server, ctx):
+    """A field of several words that is a message is translated ("Full game"
+    in "Full game (8 moves)"); a one-word field is a name, kept as typed
+    (a player called "Players" is not "Joueurs")."""
+    page = open_page(ctx(), live_server.url + "/")
+    assert page.evaluate("""() => [TC.tx('Full game (8 moves)'), TC.tx('Ana wins'),
+                                     TC.tx("it is Players's turn, not Bo's")]""") == [
+        "Partie complète (8 déplacements)", "Ana gagne", "c’est le tour de Players, pas de Bo"]

@@ -76,11 +76,17 @@
     if (has(key)) return fill(messages[key]);
     return null;
   }
+  /* a field that is itself a message of several words ("Full game (8
+   * moves)": {k} is "Full game") is translated too; a one-word field is
+   * left as it is: it is a name (a player called "Players" stays so) */
   function matched(text) {
     if (!patterns) compile();
     for (const p of patterns) {
       const m = p.re.exec(text);
-      if (m) return fill(messages[p.id], m.groups || {});
+      if (!m) continue;
+      const fields = Object.create(null);
+      for (const [k, v] of Object.entries(m.groups || {})) fields[k] = (v.includes(' ') && exact(v)) || v;
+      return fill(messages[p.id], fields);
     }
     return null;
   }
