@@ -1,10 +1,10 @@
 """The pages' languages (English and French; see :mod:`companion.translations`).
 
-:func:`install` puts Flask-Babel on the app: the templates' ``_()`` and
-``{% trans %}`` read the request's language (:func:`current`), every page
-embeds its catalog for the page scripts (``tc_i18n()``: ``TC.t`` in
-/i18n.js reads it), and ``?lang=xx`` on any page switches the language
-and remembers it in the ``lang`` cookie.
+:func:`install` puts Flask-Babel on the app (:func:`companion.translations.install`):
+the templates' ``_()`` and ``{% trans %}`` read the request's language
+(:func:`current`), every page embeds its catalog for the page scripts
+(``tc_i18n()``: ``TC.t`` in /i18n.js reads it), and ``?lang=xx`` on any page
+switches the language and remembers it in the ``lang`` cookie.
 
 :func:`extract` is the babel extractor (``companion/translations/babel.cfg``)
 for the Python side: besides ``_()``/``gettext()``/``N_()``, it collects the
@@ -37,13 +37,16 @@ def install(app: Flask) -> None:
     translations.install(app)
     allow(PUBLIC, reserve=True)(app.view_functions["tc_i18n_script"])
 
+
 # --- extraction (pybabel extract -F companion/translations/babel.cfg) --------
 
-#: calls whose first argument is a message the pages show
+#: calls whose first argument is a message the pages show (a RulesError's second,
+#: the rule it names, is one too: "game turn"; not a French rulebook's line)
 MESSAGE_CALLS = {"RulesError", "BadRequest", "_refuse", "_answer", "NoLink", "LinkError"}
 #: keyword arguments that hold words the pages show
 TEXT_KEYWORDS = {"label", "help", "rule", "title", "winner", "loser", "tie", "nobody",
                  "false_start", "ineligible", "choice_labels", "error"}
+#: marks a message that may be a single word (a rule's name, a word in _())
 RULE = "rule"
 GETTEXT = {"_", "gettext", "N_", "lazy_gettext", "ngettext"}
 _WORDS = re.compile(r"[A-Za-z]{2}")
