@@ -197,6 +197,8 @@ class LeagueSubscriber:
     def handle(self, topic: str, payload: bytes) -> str | None:
         """Store one message; its kind, or None if it was refused (not a
         league topic, not our wire format) or empty (a cleared retained one)."""
+        if self.topics.from_league(topic):
+            return None             # the league's own pairings, back from the broker
         where = self.topics.parse(topic)
         if where is None or not payload:
             if payload:
@@ -230,6 +232,13 @@ class LeagueSubscriber:
         self._notify(kind, data)
         return kind
 
+    def send(self, topic: str, payload: bytes) -> None:
+        """Publish a retained QoS 1 message (a convention's pairing); paho
+        queues it while the broker is away."""
+        client = self._client
+        if client is not None:
+            client.publish(topic, payload, qos=1, retain=True)
+
     def _notify(self, kind: str, data: dict) -> None:
         if self.on_stored is not None:
             try:
@@ -239,8 +248,10 @@ class LeagueSubscriber:
 
 
 def create_app(config: dict | None = None, store: LeagueStore | None = None,
-               hub: Hub | None = None, subscriber: LeagueSubscriber | None = None) -> Flask:
-    """The league page's Flask app (read-only: every route is a GET)."""
+               hub: Hub | None = None, subscriber: LeagueSubscriber | None = None,
+               convention=None) -> Flask:
+    """The league page's Flask app (read-only: every route is a GET);
+    ``convention``: the night's :class:`~companion.league.convention.Convention`, if any."""
     app = Flask(__name__, static_folder="static", template_folder="templates")
     app.config.update({"TITLE": "League", **(config or {})})
     store = store or LeagueStore(app.config.get("DB", ":memory:"))
@@ -263,6 +274,7 @@ def create_app(config: dict | None = None, store: LeagueStore | None = None,
     def api_league():
         out = store.league()
         out["broker"] = subscriber.status() if subscriber is not None else None
+        out["convention"] = convention.view() if convention is not None else None
         return jsonify(out)
 
     @app.get("/api/live")
@@ -300,11 +312,14 @@ class LeagueServer(Served):
 
     def __init__(self, broker: str, db_path, credentials: Credentials | None = None,
                  host: str = "0.0.0.0", port: int = 8090, prefix: str = DEFAULT_PREFIX,
-                 name: str = "league", threads: int = 32, title: str = "League"):
+                 name: str = "league", threads: int = 32, title: str = "League",
+                 convention=None):
         self.broker, self.db_path, self.credentials = broker, db_path, credentials
         self.host, self.port, self.prefix, self.name = host, port, prefix, name
         self.threads, self.title = threads, title
-        self.store = self.hub = self.subscriber = self.app = None
+        #: a convention's :class:`~companion.league.convention.Plan` (None: no rounds)
+        self.plan = convention
+        self.store = self.hub = self.subscriber = self.app = self.convention = None
         self._init_serving()
 
     def open(self) -> "LeagueServer":
@@ -315,14 +330,26 @@ class LeagueServer(Served):
         self.hub = Hub()
         self.subscriber = LeagueSubscriber(self.store, self.broker, self.credentials,
                                            prefix=self.prefix, name=self.name,
-                                           on_stored=self.hub.publish)
-        self.app = create_app({"TITLE": self.title}, self.store, self.hub, self.subscriber)
+                                           on_stored=self._stored)
+        if self.plan is not None:
+            from .convention import Convention
+            self.convention = Convention(self.store, self.plan, self.subscriber.topics,
+                                         send=self.subscriber.send, notify=self.hub.publish)
+            self.convention.open()
+        self.app = create_app({"TITLE": self.title}, self.store, self.hub, self.subscriber,
+                              self.convention)
         self.server = waitress.create_server(
             self.app, map=self._socket_map, host=self.host, port=self.port, threads=self.threads,
             ident="tabletop-league", asyncore_use_poll=True, channel_request_lookahead=1)
         self.port = int(self.server.effective_port)
         self.subscriber.start()
         return self
+
+    def _stored(self, kind: str, data: dict) -> None:
+        """A message is in the store: tell the pages, then the convention."""
+        self.hub.publish(kind, data)
+        if self.convention is not None:
+            self.convention.on_stored(kind, data)
 
     # -- running: run, start, stop and url are companion.serving.Served's ------
 
@@ -350,9 +377,11 @@ class LeagueServer(Served):
 
 def serve(broker: str, db_path, credentials: Credentials | None = None, host: str = "0.0.0.0",
           port: int = 8090, prefix: str = DEFAULT_PREFIX, name: str = "league",
-          print_fn: Callable[[str], None] = print) -> int:
-    """Run the league until SIGINT/SIGTERM; 0 on a clean stop, 2 if it cannot start."""
-    server = LeagueServer(broker, db_path, credentials, host, port, prefix, name)
+          print_fn: Callable[[str], None] = print, convention=None) -> int:
+    """Run the league until SIGINT/SIGTERM; 0 on a clean stop, 2 if it cannot
+    start. ``convention``: a :class:`~companion.league.convention.Plan` to run rounds."""
+    server = LeagueServer(broker, db_path, credentials, host, port, prefix, name,
+                          convention=convention)
     return serve_until_signalled(
         server, "companion league", host, port, (LeagueError, ValueError), print_fn,
         lambda: f"League page: {server.url}/  (broker {broker}, store {db_path}); Ctrl-C stops.")
