@@ -268,7 +268,8 @@ def create_app(config: dict | None = None, store: LeagueStore | None = None,
 
     @app.get("/")
     def page():
-        return render_template("league/index.html", title=app.config["TITLE"])
+        return render_template("league/index.html", title=app.config["TITLE"],
+                               convention=convention is not None)
 
     @app.get("/api/league")
     def api_league():

@@ -253,7 +253,7 @@ class Convention:
     def on_stored(self, kind: str, data: dict) -> None:
         """The subscriber stored a message: a result may complete a pod; a
         (re)connection publishes the pairings again."""
-        if kind == "result":
+        if kind in ("game", "result"):     # a game's result (its topic's kind)
             self.sweep()
         elif kind == "status" and data.get("league") and data.get("connected"):
             self.publish_all()
