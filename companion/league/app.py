@@ -12,9 +12,11 @@ of what it received (:class:`~companion.league.store.LeagueStore`):
   out when the callback returns), so a message the broker considers
   delivered is on the league's disk. The table id is taken from the topic
   (which the broker's ACL ties to the table's user), never from the payload.
-* :class:`Hub`: Server-Sent Events to the open league pages: a compact
-  notice per stored message (``event``, ``state``, ``result``, ``status``),
-  a ``heartbeat`` every 15 s; a page that cannot keep up gets ``resync``.
+* :class:`~companion.league.hall.Hub`: Server-Sent Events to the open
+  league pages (a hall of spectators: :data:`MAX_PAGES`): a compact notice
+  per stored message (``event``, ``state``, ``game``, ``status``,
+  ``convention``), a ``heartbeat`` every 15 s, written by one thread to
+  every page's connection.
 * :func:`create_app`: the page (``/``), the whole view as JSON
   (``/api/league``), the live stream (``/api/live``) and the exports
   (``/export.csv``, ``/export.json``). Every route is a GET: the league
@@ -29,15 +31,14 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
-import threading
 import time
-from typing import Callable, Iterator
+from typing import Callable
 
-from flask import Flask, Response, jsonify, render_template
+from flask import Flask, Response, jsonify, render_template, request
 
 from ..serving import Served, serve_until_signalled
 from .client import mqtt_client
+from .hall import Hub
 from .store import LeagueStore
 from .topics import (DEFAULT_PREFIX, BrokerURL, Credentials, LeagueError, Topics, check_table_id,
                      loads)
@@ -46,76 +47,9 @@ log = logging.getLogger(__name__)
 
 #: A league screen that is away keeps its queue at the broker this long.
 SESSION_EXPIRY_S = 14 * 24 * 3600
-
-
-class Hub:
-    """Fan-out of the league's notices to the open pages (bounded queues)."""
-
-    def __init__(self, queue_size: int = 256, max_clients: int = 100, heartbeat_s: float = 15.0):
-        self.queue_size, self.max_clients, self.heartbeat_s = queue_size, max_clients, heartbeat_s
-        self._clients: set[queue.Queue] = set()
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def publish(self, kind: str, data: dict) -> None:
-        frame = (f"event: {kind}\ndata: "
-                 f"{json.dumps({**data, 'pub_ns': time.monotonic_ns()}, separators=(',', ':'))}"
-                 "\n\n").encode()
-        with self._lock:
-            clients = list(self._clients)
-        for q in clients:
-            try:
-                q.put_nowait(frame)
-            except queue.Full:          # too slow: it reloads everything instead
-                try:
-                    while True:
-                        q.get_nowait()
-                except queue.Empty:
-                    pass
-                q.put_nowait(b"event: resync\ndata: {}\n\n")
-
-    def connect(self) -> queue.Queue | None:
-        with self._lock:
-            if self._closed or len(self._clients) >= self.max_clients:
-                return None
-            q: queue.Queue = queue.Queue(self.queue_size)
-            self._clients.add(q)
-            return q
-
-    def stream(self, q: queue.Queue) -> Iterator[bytes]:
-        try:
-            yield b"retry: 2000\n\nevent: hello\ndata: {}\n\n"
-            while True:
-                try:
-                    item = q.get(timeout=self.heartbeat_s)
-                except queue.Empty:
-                    yield b"event: heartbeat\ndata: {}\n\n"
-                    continue
-                if item is None:
-                    return
-                yield item
-        finally:
-            with self._lock:
-                self._clients.discard(q)
-
-    @property
-    def count(self) -> int:
-        with self._lock:
-            return len(self._clients)
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            clients = list(self._clients)
-        for q in clients:
-            try:
-                q.put_nowait(None)
-            except queue.Full:
-                try:
-                    q.get_nowait()
-                    q.put_nowait(None)
-                except (queue.Empty, queue.Full):
-                    pass
+#: Live league pages held at once (a convention hall's spectators); one
+#: more gets 503 and its page retries.
+MAX_PAGES = 500
 
 
 class LeagueSubscriber:
@@ -280,10 +214,10 @@ def create_app(config: dict | None = None, store: LeagueStore | None = None,
 
     @app.get("/api/live")
     def api_live():
-        q = hub.connect()
-        if q is None:
+        page = hub.connect(request.environ)
+        if page is None:
             return jsonify({"error": "too many live pages; reload later"}), 503
-        return Response(hub.stream(q), mimetype="text/event-stream",
+        return Response(hub.stream(page), mimetype="text/event-stream",
                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     @app.get("/export.csv")
@@ -314,8 +248,9 @@ class LeagueServer(Served):
     def __init__(self, broker: str, db_path, credentials: Credentials | None = None,
                  host: str = "0.0.0.0", port: int = 8090, prefix: str = DEFAULT_PREFIX,
                  name: str = "league", threads: int = 32, title: str = "League",
-                 convention=None):
+                 convention=None, max_pages: int = MAX_PAGES):
         self.broker, self.db_path, self.credentials = broker, db_path, credentials
+        self.max_pages = max_pages
         self.host, self.port, self.prefix, self.name = host, port, prefix, name
         self.threads, self.title = threads, title
         #: a convention's :class:`~companion.league.convention.Plan` (None: no rounds)
@@ -328,7 +263,7 @@ class LeagueServer(Served):
 
         BrokerURL.parse(self.broker)          # a bad URL fails before anything opens
         self.store = LeagueStore(self.db_path)
-        self.hub = Hub()
+        self.hub = Hub(max_clients=self.max_pages)
         self.subscriber = LeagueSubscriber(self.store, self.broker, self.credentials,
                                            prefix=self.prefix, name=self.name,
                                            on_stored=self._stored)
@@ -340,7 +275,9 @@ class LeagueServer(Served):
         self.app = create_app({"TITLE": self.title}, self.store, self.hub, self.subscriber,
                               self.convention)
         self.server = waitress.create_server(
-            self.app, map=self._socket_map, host=self.host, port=self.port, threads=self.threads,
+            self.app, map=self._socket_map, host=self.host, port=self.port,
+            # a live page holds a worker thread: one each, and the usual ones besides
+            threads=self.threads + self.max_pages, connection_limit=self.max_pages + 100,
             ident="tabletop-league", asyncore_use_poll=True, channel_request_lookahead=1)
         self.port = int(self.server.effective_port)
         self.subscriber.start()
