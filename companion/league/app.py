@@ -38,7 +38,7 @@ from flask import Flask, Response, jsonify, render_template, request
 
 from ..serving import Served, serve_until_signalled
 from .client import mqtt_client
-from .hall import Hub
+from .hall import Hub, ViewCache
 from .store import LeagueStore
 from .topics import (DEFAULT_PREFIX, BrokerURL, Credentials, LeagueError, Topics, check_table_id,
                      loads)
@@ -205,20 +205,7 @@ def create_app(config: dict | None = None, store: LeagueStore | None = None,
         return render_template("league/index.html", title=app.config["TITLE"],
                                convention=convention is not None)
 
-    @app.get("/api/league")
-    def api_league():
-        out = store.league()
-        out["broker"] = subscriber.status() if subscriber is not None else None
-        out["convention"] = convention.view() if convention is not None else None
-        return jsonify(out)
-
-    @app.get("/api/live")
-    def api_live():
-        page = hub.connect(request.environ)
-        if page is None:
-            return jsonify({"error": "too many live pages; reload later"}), 503
-        return Response(hub.stream(page), mimetype="text/event-stream",
-                        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    _live_routes(app, store, hub, subscriber, convention)
 
     @app.get("/export.csv")
     def export_csv():
@@ -237,6 +224,35 @@ def create_app(config: dict | None = None, store: LeagueStore | None = None,
                         if exc.code == 405 else exc.name}), exc.code
 
     return app
+
+
+def _live_routes(app: Flask, store: LeagueStore, hub: Hub, subscriber, convention) -> None:
+    """``/api/league`` (the whole view, made once per change for the whole
+    hall, with an ETag) and ``/api/live`` (the notices)."""
+
+    def view() -> bytes:
+        out = store.league()
+        out["broker"] = subscriber.status() if subscriber is not None else None
+        out["convention"] = convention.view() if convention is not None else None
+        return app.json.dumps(out).encode()
+
+    cache = ViewCache(view)
+
+    @app.get("/api/league")
+    def api_league():
+        version, body = cache.get(hub.version)     # once per change, for the whole hall
+        tag = f'"{version}"'
+        if request.headers.get("If-None-Match") == tag:
+            return Response(status=304, headers={"ETag": tag})
+        return Response(body, mimetype="application/json", headers={"ETag": tag})
+
+    @app.get("/api/live")
+    def api_live():
+        page = hub.connect(request.environ)
+        if page is None:
+            return jsonify({"error": "too many live pages; reload later"}), 503
+        return Response(hub.stream(page), mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
 class LeagueServer(Served):

@@ -3,7 +3,9 @@
 A convention's league screen is watched from hundreds of phones. Each
 stored message becomes a small Server-Sent Event (``event``, ``state``,
 ``game``, ``status``, ``convention``: the page then fetches what changed),
-with a ``heartbeat`` every 15 s.
+with a ``heartbeat`` every 15 s. The first event, ``hello``, tells the page
+how often it may refetch the view (``refresh_ms``: longer in a fuller
+hall), and the view itself is made once per change (:class:`ViewCache`).
 
 One thread, the hub's, writes every notice to every page: notices that
 arrive together are written together (one write per page, not one per
@@ -26,7 +28,7 @@ import logging
 import queue
 import threading
 import time
-from typing import Iterator
+from typing import Callable, Iterator
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +36,9 @@ log = logging.getLogger(__name__)
 MAX_BACKLOG = 256 * 1024
 #: Notices written together at most (a burst is split into writes this big).
 BATCH = 256
-HELLO = b"retry: 2000\n\nevent: hello\ndata: {}\n\n"
+#: A page refetches the league view at most this often (ms) per open page,
+#: and at least every 250 ms: 500 pages each every 2 s.
+REFRESH_MS_PER_PAGE = 4
 RESYNC = b"event: resync\ndata: {}\n\n"
 _STOP = object()
 
@@ -79,12 +83,15 @@ class Hub:
         self._closed = False
         self._out: queue.SimpleQueue = queue.SimpleQueue()
         self.ended_slow = 0               # pages ended for not reading
+        self.version = 0                  # notices published so far: the view's version
         self._thread = threading.Thread(target=self._run, daemon=True, name="league-hub")
         self._thread.start()
 
     # -- the league's side ---------------------------------------------------
     def publish(self, kind: str, data: dict) -> None:
         """Queue a notice for every page (any thread; never blocks)."""
+        with self._lock:
+            self.version += 1
         self._out.put((f"event: {kind}\ndata: "
                        f"{json.dumps({**data, 'pub_ns': time.monotonic_ns()}, separators=(',', ':'))}"
                        "\n\n").encode())
@@ -164,7 +171,8 @@ class Hub:
 
     def stream(self, page: Page) -> Iterator[bytes]:
         try:
-            yield HELLO
+            refresh = max(250, REFRESH_MS_PER_PAGE * self.count)
+            yield f'retry: 2000\n\nevent: hello\ndata: {{"refresh_ms":{refresh}}}\n\n'.encode()
             if page.channel is not None:
                 # the hello and the headers are out: from now on the hub writes
                 # to this connection itself; this thread only waits for the end
@@ -199,4 +207,22 @@ class Hub:
         self._out.put(_STOP)
 
 
-__all__ = ["Hub", "MAX_BACKLOG", "Page"]
+class ViewCache:
+    """The league view made once per change for every page that asks (a
+    notice sends the whole hall to fetch it at once): ``get(version)``
+    rebuilds it only when ``version`` (:attr:`Hub.version`) moved."""
+
+    def __init__(self, make: Callable[[], bytes]):
+        self.make = make
+        self._lock = threading.Lock()
+        self._version: int | None = None
+        self._body = b""
+
+    def get(self, version: int) -> tuple[int, bytes]:
+        with self._lock:
+            if version != self._version:
+                self._body, self._version = self.make(), version
+            return self._version, self._body
+
+
+__all__ = ["Hub", "MAX_BACKLOG", "Page", "ViewCache"]

@@ -127,7 +127,7 @@
 
   function load() {
     pending = false; last = Date.now();
-    fetch("api/league", {cache: "no-store"}).then(function (r) { return r.json(); })
+    fetch("api/league", {cache: "no-cache"}).then(function (r) { return r.json(); })
       .then(render).catch(function () { /* the next update retries */ });
   }
   function soon() {
@@ -140,6 +140,9 @@
   function connect() {
     var es = new EventSource("api/live");
     es.onopen = function () { live.textContent = "live"; live.className = "live"; soon(); };
+    es.addEventListener("hello", function (ev) {   // a fuller hall: fewer refetches each
+      try { MIN_MS = Math.max(250, JSON.parse(ev.data).refresh_ms || 250); } catch (e) { /* keep */ }
+    });
     es.onerror = function () { live.textContent = "reconnecting"; live.className = "live off"; };
     ["event", "state", "game", "result", "status", "convention", "resync"].forEach(function (k) {
       es.addEventListener(k, soon);
