@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -332,3 +333,121 @@ def test_a_table_cannot_write_a_pairing_nor_read_another_tables(tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__]))
+
+
+# -- the hall: the league page's live stream to many pages --------------------------
+
+def _hall_server(tmp_path, **kw):
+    """A league server with no broker behind it (its subscriber retries
+    quietly): only its pages are under test."""
+    from companion.league.app import LeagueServer
+
+    return LeagueServer("mqtt://127.0.0.1:9", tmp_path / "league.db", host="127.0.0.1",
+                        port=0, **kw).open().start()
+
+
+def _raw_page(port, version="1.0"):
+    import socket
+
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(f"GET /api/live HTTP/{version}\r\nHost: x\r\n\r\n".encode())
+    return s
+
+
+def _read_until(sock, marker: bytes, limit=1 << 20) -> bytes:
+    buf = b""
+    while marker not in buf and len(buf) < limit:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    return buf
+
+
+def test_every_page_gets_each_notice_over_http_1_0_and_chunked_1_1(tmp_path):
+    import http.client
+
+    league = _hall_server(tmp_path)
+    pages, conn = [], None
+    try:
+        pages = [_raw_page(league.port), _raw_page(league.port)]
+        heads = [_read_until(p, b"event: hello\ndata: ") for p in pages]
+        assert all(b" 200 " in h.split(b"\r\n")[0] and b"chunked" not in h for h in heads)
+        conn = http.client.HTTPConnection("127.0.0.1", league.port, timeout=5)
+        conn.request("GET", "/api/live")                 # HTTP/1.1: a chunked body
+        resp = conn.getresponse()
+        assert resp.getheader("Transfer-Encoding") == "chunked"
+        lines = []
+        while b"refresh_ms" not in b"".join(lines):
+            lines.append(resp.readline())
+        assert wait_for(lambda: league.hub.count == 3 and all(
+            p.ready for p in league.hub._pages), timeout=5)
+        league.hub.publish("event", {"table": "t1", "id": 7})
+        league.hub.publish("state", {"table": "t1"})
+        for raw in [_read_until(p, b"event: state") for p in pages]:
+            assert b'event: event\ndata: {"table":"t1","id":7' in raw
+        # http.client takes the chunks apart: a malformed one would raise here
+        while not lines[-1].startswith(b"event: state"):
+            lines.append(resp.readline())
+        assert any(ln.startswith(b'data: {"table":"t1","id":7') for ln in lines)
+    finally:
+        for p in pages:
+            p.close()
+        if conn is not None:
+            conn.close()
+        league.close()
+
+
+def test_the_hall_is_full_at_its_limit_and_a_page_that_stops_reading_is_ended(tmp_path):
+    import http.client
+
+    league = _hall_server(tmp_path, max_pages=2)
+    league.hub.max_backlog = 64 * 1024
+    pages = []
+    try:
+        stalled, reader = _raw_page(league.port), _raw_page(league.port)
+        pages += [stalled, reader]
+        for p in pages:
+            _read_until(p, b"event: hello")
+        assert wait_for(lambda: league.hub.count == 2, timeout=5)
+        conn = http.client.HTTPConnection("127.0.0.1", league.port, timeout=5)
+        conn.request("GET", "/api/live")
+        assert conn.getresponse().status == 503          # a third page: the hall is full
+        conn.close()
+        big = "x" * 200_000
+        for i in range(60):                              # ~12 MB: more than any socket buffers
+            league.hub.publish("event", {"table": "t1", "id": i, "line": big})
+            _read_until(reader, f'"id":{i},'.encode(), limit=1 << 24)
+            if league.hub.ended_slow:
+                break
+        assert league.hub.ended_slow == 1 and wait_for(lambda: league.hub.count == 1, timeout=5)
+        league.hub.publish("event", {"table": "t1", "id": 999})
+        assert b'"id":999' in _read_until(reader, b'"id":999')
+    finally:
+        for p in pages:
+            p.close()
+        league.close()
+
+
+def test_the_league_view_is_made_once_per_change_and_revalidates(tmp_path):
+    league = _hall_server(tmp_path)
+    calls = []
+    real = league.store.league
+    league.store.league = lambda: calls.append(1) or real()
+    try:
+        url = league.url + "/api/league"
+        with urllib.request.urlopen(url, timeout=5) as r:
+            tag = r.headers["ETag"]
+        for _ in range(5):
+            get_json(url)
+        assert len(calls) == 1
+        req = urllib.request.Request(url, headers={"If-None-Match": tag})
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(req, timeout=5)
+        assert err.value.code == 304
+        err.value.close()
+        league.hub.publish("state", {"table": "t1"})      # something changed: made again
+        get_json(url)
+        assert len(calls) == 2
+    finally:
+        league.close()
