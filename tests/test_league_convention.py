@@ -451,3 +451,56 @@ def test_the_league_view_is_made_once_per_change_and_revalidates(tmp_path):
         assert len(calls) == 2
     finally:
         league.close()
+
+
+# -- the pages, in a browser -----------------------------------------------------------
+
+@pytest.mark.browser
+def test_the_pairing_shows_on_the_scoreboard_and_the_host_console_and_the_league_page(
+        tmp_path, live_server, phone):
+    from browserkit import expect_text, shot
+
+    t = live_server
+    pairing = {"table": "t1", "round": 1, "rounds": 2, "game": "chope", "title": "Chope!",
+               "players": ["Ana", "Bo", "Cy"], "floor": 0, "counted": False, "done": False}
+    t.session.new_game("chomp", ["Ana", "Bo"])
+    t.services.broker.set_notice(seat_notice(pairing, t.session.snapshot()))
+    board = phone().new_page()
+    errors = []
+    board.on("pageerror", lambda exc: errors.append(str(exc)))
+    board.goto(t.url + "/")
+    expect_text(board, "#table-notice .notice.warn", "will not count")
+    shot(board, "convention-board-wrong-game.png")
+    host = phone().new_page()
+    host.on("pageerror", lambda exc: errors.append(str(exc)))
+    host.goto(t.url + "/host")
+    host.fill("#pin", t.pin)
+    host.click("button[type=submit]")
+    host.wait_for_selector("#conn.live")
+    expect_text(host, "#table-notice .notice.warn", "Start Chope! with Ana, Bo, Cy")
+    shot(host, "convention-host-wrong-game.png")
+    # the right game: the warning gives way, live, on both pages
+    t.session.new_game("chope", ["Ana", "Bo", "Cy"], SMALL_CHOPE)
+    t.services.broker.set_notice(seat_notice(pairing, t.session.snapshot()))
+    for page in (board, host):
+        expect_text(page, "#table-notice .notice.info", "Ana, Bo, Cy: playing")
+        assert page.locator("#table-notice .notice.warn").count() == 0
+    # the league page with the convention: pods, their states, the standings
+    league = _hall_server(tmp_path, convention=plan())
+    try:
+        conv = league.convention
+        pod1, pod2 = conv.current.pods
+        result(league.store, pod1.table, 1, [[p] for p in pod1.players])
+        league.store.set_state(pod2.table, {"game": "chomp", "title": "Chomp!", "game_id": 1,
+                                            "players": [{"name": "zed"}], "sent_ns": 1})
+        conv.sweep()
+        page = phone().new_page()
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(league.url + "/")
+        expect_text(page, "#pods .pod.done .status", "result counted")
+        expect_text(page, "#pods .pod.wrong", "Chomp! with zed: not this pod")
+        expect_text(page, "#conv-standings tbody", pod1.players[0])
+        shot(page, "convention-league-page.png")
+    finally:
+        league.close()
+    assert errors == []
