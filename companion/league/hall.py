@@ -36,6 +36,10 @@ log = logging.getLogger(__name__)
 MAX_BACKLOG = 256 * 1024
 #: Notices written together at most (a burst is split into writes this big).
 BATCH = 256
+#: After a notice, how long the hub waits for the next before writing (a
+#: table's event and its new state arrive together: one write per page
+#: for both, not two).
+COALESCE_S = 0.003
 #: A page refetches the league view at most this often (ms) per open page,
 #: and at least every 250 ms: 500 pages each every 2 s.
 REFRESH_MS_PER_PAGE = 4
@@ -107,7 +111,8 @@ class Hub:
                 frames.append(first)
             while not stop and len(frames) < BATCH:
                 try:
-                    item = self._out.get_nowait()
+                    item = self._out.get(timeout=COALESCE_S) if len(frames) == 1 \
+                        else self._out.get_nowait()
                 except queue.Empty:
                     break
                 stop = item is _STOP
