@@ -335,6 +335,45 @@ if __name__ == "__main__":
     sys.exit(pytest.main([__file__]))
 
 
+@needs_broker
+def test_companion_serve_shows_its_pairing_on_its_live_pages(tmp_path):
+    """`companion serve --league ...`: the served table reads its pairing on
+    its own league connection and every live page of it gets the notice."""
+    from companion.app import Table as ServedTable
+    from companion.league.app import LeagueServer
+
+    broker = Broker(tmp_path / "broker", tables=TABLES).start()
+    league = LeagueServer(broker.url, tmp_path / "league.db", broker.creds("league"),
+                          host="127.0.0.1", port=0,
+                          convention=plan(tables=["t1"], players=PLAYERS[:3])).open().start()
+    served = ServedTable(host="127.0.0.1", port=0, db_path=tmp_path / "served.db", pin="246810",
+                         source="mock", demo=True,
+                         league={"url": broker.url, "table_id": "t1",
+                                 "password_file": broker.files["secrets"]["t1"]})
+    try:
+        served.open().start()
+        assert wait_for(lambda: served.seat.notice is not None, timeout=10)
+        pod = league.convention.current.pods[0]
+        with urllib.request.urlopen(served.url + "/events", timeout=5) as r:
+            head = b""
+            while b"event: notice" not in head:
+                line = r.readline()
+                assert line, head
+                head += line
+            head += r.readline()
+        # the demo game (its own players) is not the pairing: a warning
+        assert b'"level":"warn"' in head and b"Start Chope! with " + \
+            ", ".join(pod.players).encode() in head
+        served.session.new_game("chope", list(pod.players))
+        assert wait_for(lambda: served.seat.notice["level"] == "info" and
+                        served.seat.notice["text"].endswith("playing."), timeout=5)
+    finally:
+        served.close()
+        league.close()
+        broker.stop()
+    assert served.seat is None
+
+
 # -- the hall: the league page's live stream to many pages --------------------------
 
 def _hall_server(tmp_path, **kw):
