@@ -185,6 +185,11 @@ def test_the_table_notice_says_what_to_start_and_warns_of_the_wrong_game():
         "will not count" in n["text"]
     assert seat_notice(dict(p, players=[]), {})["text"] == "No pod at this table this round."
     assert "counted" in seat_notice(dict(p, counted=True), ok)["text"]
+    over = dict(p, counted=True, counted_game=5, done=True)
+    assert seat_notice(over, ok)["title"] == "Convention over"
+    assert seat_notice(over, dict(ok, game_id=6)) is None        # the table plays on after
+    assert seat_notice(dict(over, players=[], counted=False, counted_game=None),
+                       {"game_id": 4})["title"] == "Convention over"
 
 
 def test_a_notice_reaches_every_live_page_and_pages_that_connect_later():

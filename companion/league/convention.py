@@ -9,7 +9,8 @@ makes the league run rounds (:mod:`.rounds` seats them). For each round it
   it, only that table reads it): the round, the game, the players in seat
   order (or none: no pod at this table this round), ``floor`` (the table's
   last game the league had seen finished when the round began: only a
-  later game counts) and ``counted``;
+  later game counts), ``counted`` (and ``counted_game``, its id) and
+  ``done`` (the last round's results are all in);
 * takes each pod's result from the tables: a *finished* game of the night's
   game, at the pod's table, later than its floor, whose players are the
   pod's (names compared ignoring case and outer spaces), not counted for
@@ -337,11 +338,13 @@ class Convention:
         with self._lock:
             rnd = self.current
             pod = next((p for p in rnd.pods if p.table == table), None)
+            got = self.results.get((rnd.number, table))
             return {"table": table, "round": rnd.number, "rounds": self.plan.rounds,
                     "game": self.plan.game, "title": self.plan.title,
                     "players": list(pod.players) if pod else [],
                     "floor": self.floors[rnd.number].get(table, 0),
-                    "counted": (rnd.number, table) in self.results, "done": self.done,
+                    "counted": got is not None, "counted_game": got[0] if got else None,
+                    "done": self.done,
                     "sent_ns": time.time_ns()}
 
     def publish_all(self) -> None:

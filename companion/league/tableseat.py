@@ -53,7 +53,11 @@ def seat_notice(pairing: dict | None, state: dict) -> dict | None:
         return {"key": NOTICE_KEY, "level": level, "title": top or f"{head} · {title}",
                 "text": text}
 
-    if pairing.get("done") and pairing.get("counted"):
+    gid = state.get("game_id")
+    if pairing.get("done"):          # until the table plays on after the night
+        last = pairing.get("counted_game") or pairing["floor"]
+        if isinstance(gid, int) and isinstance(last, int) and gid > last:
+            return None
         return say("info", "The convention is over: the final standings are on the league "
                            "screen.", "Convention over")
     if not pairing["players"]:
@@ -61,7 +65,6 @@ def seat_notice(pairing: dict | None, state: dict) -> dict | None:
     if pairing.get("counted"):
         return say("info", f"{seats}: the result is counted. The next round is seated when "
                            f"every table has finished.")
-    gid = state.get("game_id")
     names = [p.get("name") for p in state.get("players") or [] if isinstance(p, dict)]
     if not (isinstance(gid, int) and gid > pairing["floor"] and state.get("game")):
         return say("info", f"Start {title} with {seats} (in this seat order).")
