@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from typing import Callable
 
@@ -50,6 +51,8 @@ SESSION_EXPIRY_S = 14 * 24 * 3600
 #: Live league pages held at once (a convention hall's spectators); one
 #: more gets 503 and its page retries.
 MAX_PAGES = 500
+#: The stack of each of the league server's worker threads (bytes).
+PAGE_THREAD_STACK = 512 * 1024
 
 
 class LeagueSubscriber:
@@ -290,11 +293,17 @@ class LeagueServer(Served):
             self.convention.open()
         self.app = create_app({"TITLE": self.title}, self.store, self.hub, self.subscriber,
                               self.convention)
-        self.server = waitress.create_server(
-            self.app, map=self._socket_map, host=self.host, port=self.port,
-            # a live page holds a worker thread: one each, and the usual ones besides
-            threads=self.threads + self.max_pages, connection_limit=self.max_pages + 100,
-            ident="tabletop-league", asyncore_use_poll=True, channel_request_lookahead=1)
+        # a worker thread per live page: small stacks (512 KiB, not 8 MiB), so
+        # 500 of them fit a 32-bit Pi's address space
+        old_stack = threading.stack_size(PAGE_THREAD_STACK)
+        try:
+            self.server = waitress.create_server(
+                self.app, map=self._socket_map, host=self.host, port=self.port,
+                # a live page holds a worker thread: one each, and the usual ones besides
+                threads=self.threads + self.max_pages, connection_limit=self.max_pages + 100,
+                ident="tabletop-league", asyncore_use_poll=True, channel_request_lookahead=1)
+        finally:
+            threading.stack_size(old_stack)
         self.port = int(self.server.effective_port)
         self.subscriber.start()
         return self
@@ -338,7 +347,18 @@ def serve(broker: str, db_path, credentials: Credentials | None = None, host: st
                           convention=convention)
     return serve_until_signalled(
         server, "companion league", host, port, (LeagueError, ValueError), print_fn,
-        lambda: f"League page: {server.url}/  (broker {broker}, store {db_path}); Ctrl-C stops.")
+        lambda: f"League page: {server.url}/  (broker {broker}, store {db_path}); Ctrl-C stops."
+        + _convention_line(server))
+
+
+def _convention_line(server: LeagueServer) -> str:
+    conv = server.convention
+    if conv is None:
+        return ""
+    p = conv.plan
+    return (f"\nConvention: {p.title}, round {conv.current.number} of {p.rounds} "
+            f"({conv.current.mode}), {len(p.players)} players at {', '.join(p.tables)}, "
+            f"seed {p.seed}")
 
 
 __all__ = ["Hub", "LeagueServer", "LeagueSubscriber", "SESSION_EXPIRY_S", "create_app", "serve"]
