@@ -278,3 +278,40 @@ def test_far_fewer_repeats_than_the_naive_seating_over_a_night(n, target, rounds
             else:
                 naive += total
     assert ours <= naive * ratio, (ours, naive)
+
+
+rankings = st.lists(st.integers(1, 3), min_size=2, max_size=6).map(
+    lambda sizes: [[f"p{i}" for i in range(sum(sizes[:k]), sum(sizes[:k + 1]))]
+                   for k in range(len(sizes))])
+
+
+@settings(max_examples=80, deadline=None)
+@given(rankings)
+def test_a_games_points_share_out_half_a_point_per_pair_and_follow_the_places(ranking):
+    pts = game_points(ranking)
+    n = sum(len(g) for g in ranking)
+    assert sum(pts.values()) == Fraction(n, 2)            # each pair shares one point
+    assert all(0 <= v <= 1 for v in pts.values())
+    by_group = [{pts[p] for p in g} for g in ranking]
+    assert all(len(s) == 1 for s in by_group)              # a shared place: equal points
+    flat = [s.pop() for s in by_group]
+    assert flat == sorted(flat, reverse=True) and len(set(flat)) == len(flat)
+
+
+@settings(max_examples=30, deadline=None)
+@given(night)
+def test_standings_are_ordered_and_share_a_rank_only_when_level_on_every_tie_break(p):
+    players, out = _night(p)
+    if out is None:
+        return
+    rounds, results = out
+    table = standings(players, rounds, results)
+    keys = [(-s.points, -s.buchholz, -s.h2h) for s in table]
+    assert keys == sorted(keys) and sorted(s.name for s in table) == players
+    for a, b in zip(table, table[1:]):
+        assert (a.rank == b.rank) == ((a.points, a.buchholz, a.h2h) ==
+                                      (b.points, b.buchholz, b.h2h))
+    assert table[0].rank == 1
+    total_games = sum(len(r.pods) for r in rounds)
+    assert sum(s.games for s in table) == sum(len(pod.players) for r in rounds
+                                              for pod in r.pods) and total_games >= 1
