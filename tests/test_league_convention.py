@@ -548,3 +548,25 @@ def test_the_pairing_shows_on_the_scoreboard_and_the_host_console_and_the_league
     finally:
         league.close()
     assert errors == []
+
+
+@pytest.mark.browser
+def test_a_league_page_refused_by_a_full_hall_comes_back_when_there_is_room(tmp_path, phone):
+    from playwright.sync_api import expect
+
+    league = _hall_server(tmp_path, max_pages=1)
+    holder = None
+    try:
+        holder = _raw_page(league.port)
+        _read_until(holder, b"event: hello")
+        page = phone().new_page()
+        page.goto(league.url + "/")
+        expect(page.locator("#live")).to_have_text("reconnecting")      # 503: the hall is full
+        holder.close()
+        holder = None
+        expect(page.locator("#live")).to_have_text("live", timeout=15_000)
+        assert league.hub.count == 1
+    finally:
+        if holder is not None:
+            holder.close()
+        league.close()

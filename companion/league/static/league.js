@@ -136,14 +136,23 @@
     setTimeout(load, Math.max(0, MIN_MS - (Date.now() - last)));
   }
 
-  var live = document.getElementById("live");
+  var live = document.getElementById("live"), retryMs = 2000;
   function connect() {
     var es = new EventSource("api/live");
     es.onopen = function () { live.textContent = "live"; live.className = "live"; soon(); };
     es.addEventListener("hello", function (ev) {   // a fuller hall: fewer refetches each
       try { MIN_MS = Math.max(250, JSON.parse(ev.data).refresh_ms || 250); } catch (e) { /* keep */ }
     });
-    es.onerror = function () { live.textContent = "reconnecting"; live.className = "live off"; };
+    es.onerror = function () {
+      live.textContent = "reconnecting"; live.className = "live off";
+      // a full hall answers 503, after which the browser gives up: try again
+      // later, at a random moment so the refused pages do not come back at once
+      if (es.readyState === EventSource.CLOSED) {
+        retryMs = Math.min(retryMs * 2, 60000);
+        setTimeout(connect, retryMs / 2 + Math.random() * retryMs);
+      }
+    };
+    es.addEventListener("open", function () { retryMs = 2000; });
     ["event", "state", "game", "result", "status", "convention", "resync"].forEach(function (k) {
       es.addEventListener(k, soon);
     });
