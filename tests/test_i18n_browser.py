@@ -317,3 +317,39 @@ def test_a_field_that_is_a_message_is_translated_and_a_name_is_not(live_server, 
     assert page.evaluate("""() => [TC.tx('Full game (8 moves)'), TC.tx('Ana wins'),
                                      TC.tx("it is Players's turn, not Bo's")]""") == [
         "Partie complète (8 déplacements)", "Ana gagne", "c’est le tour de Players, pas de Bo"]
+
+
+def test_a_convention_in_french_on_the_tables_and_the_league(tmp_path, live_server, ctx):
+    """The league's pairing notice on a table's scoreboard, and the league
+    page with a convention (pods, their states, the standings), in French."""
+    from test_league import SMALL_CHOPE
+    from test_league_convention import _hall_server, plan, result
+
+    from companion.league.tableseat import seat_notice
+
+    t = live_server
+    pairing = {"table": "t1", "round": 1, "rounds": 2, "game": "chope", "title": "Chope!",
+               "players": ["Ana", "Bo", "Cy"], "floor": 0, "counted": False, "done": False}
+    t.session.new_game("chomp", ["Ana", "Bo"])
+    t.services.broker.set_notice(seat_notice(pairing, t.session.snapshot()))
+    c = ctx()
+    board = open_page(c, t.url + "/")
+    expect_text(board, "#table-notice .notice.warn", "ne comptera pas")
+    check(board, "convention-scoreboard-wrong-game")
+    t.session.new_game("chope", ["Ana", "Bo", "Cy"], SMALL_CHOPE)
+    t.services.broker.set_notice(seat_notice(pairing, t.session.snapshot()))
+    expect_text(board, "#table-notice .notice.info", "Ana, Bo, Cy : en jeu")
+    league = _hall_server(tmp_path, convention=plan())
+    try:
+        conv = league.convention
+        pod1, pod2 = conv.current.pods
+        result(league.store, pod1.table, 1, [[p] for p in pod1.players])
+        league.store.set_state(pod2.table, {"game": "chomp", "title": "Chomp!", "game_id": 1,
+                                            "players": [{"name": "zed"}], "sent_ns": 1})
+        conv.sweep()
+        page = open_page(c, league.url + "/", ready="#standings")
+        expect_text(page, "#pods .pod.done .status", "résultat compté")
+        expect_text(page, "#conv-round", "ronde 1 sur")
+        check(page, "convention-league")
+    finally:
+        league.close()

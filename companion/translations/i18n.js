@@ -77,15 +77,18 @@
     return null;
   }
   /* a field that is itself a message of several words ("Full game (8
-   * moves)": {k} is "Full game") is translated too; a one-word field is
-   * left as it is: it is a name (a player called "Players" stays so) */
-  function matched(text) {
+   * moves)": {k} is "Full game"; "Round 1 of 2: not this table's pairing")
+   * is translated too, one level down; a one-word field is left as it is:
+   * it is a name (a player called "Players" stays so) */
+  function matched(text, inner) {
     if (!patterns) compile();
     for (const p of patterns) {
       const m = p.re.exec(text);
       if (!m) continue;
       const fields = Object.create(null);
-      for (const [k, v] of Object.entries(m.groups || {})) fields[k] = (v.includes(' ') && exact(v)) || v;
+      for (const [k, v] of Object.entries(m.groups || {})) {
+        fields[k] = (v.includes(' ') && (exact(v) ?? (inner ? null : matched(v, true)))) || v;
+      }
       return fill(messages[p.id], fields);
     }
     return null;

@@ -46,6 +46,9 @@ MESSAGE_CALLS = {"RulesError", "BadRequest", "_refuse", "_answer", "NoLink", "Li
 #: keyword arguments that hold words the pages show
 TEXT_KEYWORDS = {"label", "help", "rule", "title", "winner", "loser", "tie", "nobody",
                  "false_start", "ineligible", "choice_labels", "error"}
+#: methods whose docstring a page shows (a game's ranking rule, on the league
+#: screen: companion/league/store.py), one line
+SHOWN_DOCSTRINGS = {"ranking"}
 #: marks a message that may be a single word (a rule's name, a word in _())
 RULE = "rule"
 GETTEXT = {"_", "gettext", "N_", "lazy_gettext", "ngettext"}
@@ -129,6 +132,7 @@ def _messages(call: ast.Call, skip_rules: bool):
             yield word(value)
 
 
+_SQL = re.compile(r"\s*(SELECT|INSERT|CREATE|DELETE|UPDATE|PRAGMA|DROP|ALTER)\b")
 #: words of the rulebook's own French (a Chopote rule line quoted in the code)
 _FRENCH = re.compile(r"[éèàçùâêîôû]|\b(?:le|la|les|un|une|des|du|il|est|sa|son)\b")
 
@@ -136,12 +140,16 @@ _FRENCH = re.compile(r"[éèàçùâêîôû]|\b(?:le|la|les|un|une|des|du|il|es
 def _all_strings(tree: ast.Module, skip_french: bool):
     """Every sentence a game module writes (statuses, log lines, the buttons'
     words, the pending choice): each string or f-string with a space in it,
-    but not a docstring, and not a rulebook's French line."""
+    but not a docstring (but for a ranking rule's, which the league shows),
+    and not a rulebook's French line."""
     docs, inner = set(), set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
                 and isinstance(body[0].value, ast.Constant):
+            if getattr(node, "name", None) in SHOWN_DOCSTRINGS:
+                doc = " ".join(str(body[0].value.value).split())   # as the league shows it
+                yield body[0].lineno, "_", doc, []
             docs.add(id(body[0].value))
         if isinstance(node, ast.JoinedStr | ast.BinOp):
             inner.update(id(c) for c in ast.walk(node) if c is not node)
@@ -154,8 +162,8 @@ def _all_strings(tree: ast.Module, skip_french: bool):
         text = _plain(node) if isinstance(node, ast.Constant) else template(node)
         if not text or " " not in text.strip() or not _words(text):
             continue
-        if " | " in text or "%s" in text or "%r" in text:
-            continue                     # a type annotation, a log line for the terminal
+        if " | " in text or "%s" in text or "%r" in text or _SQL.match(text):
+            continue                     # a type annotation, a log line, a query
         if skip_french and _FRENCH.search(text):
             continue
         yield node.lineno, "_", text, []

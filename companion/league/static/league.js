@@ -71,11 +71,12 @@
     ranking.forEach(function (g) { parts.push(place + ". " + g.join(" = ")); place += g.length; });
     return parts.join("   ");
   }
+  var MODES = {swiss: TC.t("Swiss"), rotation: TC.t("rotation")};
   function renderConvention(c) {
     if (!c || !document.getElementById("convention")) return;
     document.getElementById("conv-round").textContent = c.title + ", " +
       (c.done ? TC.t("final standings after {n} rounds", {n: c.rounds})
-        : TC.t("round {n} of {total}", {n: c.round, total: c.rounds})) + " (" + TC.tx(c.mode) + ")";
+        : TC.t("round {n} of {total}", {n: c.round, total: c.rounds})) + " (" + (MODES[c.mode] || c.mode) + ")";
     var pods = document.getElementById("pods");
     pods.replaceChildren.apply(pods, c.pods.map(podCard));
     var byes = document.getElementById("byes");
