@@ -49,8 +49,8 @@ from pathlib import Path
 from typing import Any
 
 from .client import mqtt_client
-from .topics import (DEFAULT_PREFIX, BrokerURL, Credentials, LeagueError, Topics,
-                     check_table_id, dumps)
+from .topics import (DEFAULT_PREFIX, MAX_MESSAGE_BYTES, BrokerURL, Credentials, LeagueError,
+                     Topics, check_table_id, dumps)
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,9 @@ SCHEMA = (
         since INTEGER NOT NULL,         -- events up to this id were never published (before joining)
         acked INTEGER NOT NULL,         -- every event up to this id is acknowledged by the broker
         updated INTEGER NOT NULL        -- wall clock, Unix ns
+    )""",
+    """CREATE TABLE IF NOT EXISTS league_identity (
+        store TEXT NOT NULL             -- this store's id in the league (random, made once)
     )""",
     """CREATE TABLE IF NOT EXISTS league_results (
         table_id TEXT NOT NULL,
@@ -158,7 +161,8 @@ class LeaguePublisher:
                  credentials: Credentials | None = None, *, prefix: str = DEFAULT_PREFIX,
                  window: int = 200, keepalive_s: int = 15, from_start: bool = False,
                  reconnect_s: tuple[int, int] = (1, 10), ack_timeout_s: float = 30.0,
-                 refused_retry_s: float = 15.0, poll_s: float = 1.0):
+                 refused_retry_s: float = 15.0, poll_s: float = 1.0, stall_s: float = 10.0,
+                 ca_file=None):
         self.session = session
         self.store = store
         self.broker = BrokerURL.parse(url)
@@ -176,7 +180,17 @@ class LeaguePublisher:
         self.ack_timeout_s = ack_timeout_s
         self.refused_retry_s = refused_retry_s
         self.poll_s = poll_s
+        self.stall_s = stall_s
+        self.ca_file = ca_file
         self._db: _Db | None = None
+        self.store_id = ""
+        self._seq = 0                               # published events up to the cursor
+        self.mark: int | None = None                # the league's mark for this store
+        self._mark_moved = 0.0                      # when it last moved (monotonic)
+        self._mark_fresh = False                    # no mark seen since the last connect
+        self._rewound_at: tuple[int, float] | None = None   # (mark, when) of the last rewind
+        self._backoff = 1
+        self.rewinds = 0
         self._client = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -213,7 +227,8 @@ class LeaguePublisher:
             self._db.write(sql)
         self._load_progress()
         client = mqtt_client(self.broker, self.credentials,
-                             f"{self.topics.prefix}-table-{self.table_id}", self.reconnect_s)
+                             f"{self.topics.prefix}-table-{self.table_id}", self.reconnect_s,
+                             ca_file=self.ca_file)
         client.will_set(self.topics.status(self.table_id), self._status_payload(False),
                         qos=1, retain=True)
         client.max_inflight_messages_set(min(self.window, 100))
@@ -221,6 +236,7 @@ class LeaguePublisher:
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_publish = self._on_publish
+        client.on_message = self._on_message
         self._client = client
         self._unsubscribe = self.session.subscribe(self._on_update)
         self._thread = threading.Thread(target=self._run, daemon=True,
@@ -279,6 +295,12 @@ class LeaguePublisher:
                " ORDER BY e.id LIMIT ?")
 
     def _load_progress(self) -> None:
+        ident = self._db.rows("SELECT store FROM league_identity")
+        if not ident:
+            import uuid
+            self._db.write("INSERT INTO league_identity VALUES (?)", (uuid.uuid4().hex,))
+            ident = self._db.rows("SELECT store FROM league_identity")
+        self.store_id = ident[0][0]
         rows = self._db.rows("SELECT since, acked FROM league_published WHERE table_id = ?",
                              (self.table_id,))
         if rows:
@@ -289,6 +311,7 @@ class LeaguePublisher:
             self._db.write("INSERT INTO league_published VALUES (?, ?, ?, ?)",
                            (self.table_id, self.since, self.acked, time.time_ns()))
         self._saved = self._cursor = self.acked
+        self._seq = self._count_upto(self._cursor)
 
     def _joining_point(self) -> int:
         """Where a table joining the league starts: just before its current
@@ -319,8 +342,9 @@ class LeaguePublisher:
         (the log's last event), ``pending``, ``published``, ``refused``,
         ``error`` (the last refusal or connection error, or null)."""
         with self._lock:
-            out = {"broker": str(self.broker), "table": self.table_id,
+            out = {"broker": str(self.broker), "table": self.table_id, "store": self.store_id,
                    "connected": self._connected, "since": self.since, "acked": self.acked,
+                   "league_mark": self.mark, "rewinds": self.rewinds,
                    "published": self.published, "acknowledged": self.acknowledged,
                    "refused": self.refused, "connects": self.connects, "error": self.error}
         try:
@@ -342,6 +366,17 @@ class LeaguePublisher:
             time.sleep(0.02)
         return False
 
+    def delivered(self, timeout_s: float = 10.0) -> bool:
+        """Wait until the *league* says it holds every event in the log (its
+        mark); False if ``timeout_s`` passes first."""
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            if self._db is not None and self.mark is not None and self.mark >= self.latest():
+                return True
+            self._wake.set()
+            time.sleep(0.05)
+        return False
+
     # -- paho's thread: only queue what happened ----------------------------
     def _on_connect(self, client, userdata, flags, reason_code, properties=None):
         if reason_code.is_failure:
@@ -350,6 +385,7 @@ class LeaguePublisher:
             log.warning("league: %s", self.error)
             return
         client.drop_out_messages()    # the log is the queue: resend from the acked point
+        client.subscribe(self.topics.mark(self.table_id), qos=1)
         self._control.put(("connected",))
         self._wake.set()
 
@@ -360,6 +396,11 @@ class LeaguePublisher:
     def _on_publish(self, client, userdata, mid, reason_code, properties=None):
         self._control.put(("ack", mid, reason_code.is_failure, str(reason_code)))
         self._wake.set()
+
+    def _on_message(self, client, userdata, message):
+        if message.topic == self.topics.mark(self.table_id):
+            self._control.put(("mark", bytes(message.payload)))
+            self._wake.set()
 
     def _on_update(self, update: dict) -> None:
         if update.get("type") == "state":
@@ -412,6 +453,7 @@ class LeaguePublisher:
                     self.connects += 1
                     self.error = None
                 self._reset_flight()
+                self._mark_fresh = True
                 self._state_dirty = self._results_dirty = True
                 self._send(self.topics.status(self.table_id), self._status_payload(True),
                            ("status", None), retain=True)
@@ -423,6 +465,8 @@ class LeaguePublisher:
                 self._reset_flight()
             elif kind == "ack":
                 self._ack(item[1], item[2], item[3])
+            elif kind == "mark":
+                self._on_mark(item[1])
 
     def _reset_flight(self) -> None:
         """Forget what is in flight; publish again from the acknowledged point."""
@@ -431,6 +475,73 @@ class LeaguePublisher:
         self._acked_ids.clear()
         self._results_inflight.clear()
         self._cursor = self.acked
+        self._seq = self._count_upto(self._cursor)
+
+    def _count_upto(self, eid: int) -> int:
+        """How many of the log's published events (after ``since``) are up to ``eid``."""
+        return self._db.rows("SELECT COUNT(*) FROM events e JOIN games g ON g.id = e.game_id"
+                             " WHERE g.source = 'table' AND e.id > ? AND e.id <= ?",
+                             (self.since, eid))[0][0]
+
+    # -- the league's mark ------------------------------------------------------
+    def _on_mark(self, payload: bytes) -> None:
+        """The league's mark for this table: re-send from it if it lags
+        behind what the broker acknowledged (just after a connect, when it
+        reports events it holds beyond a hole, or when the league is alive
+        but its mark has not moved for ``stall_s``, backing off while that
+        repeats); results the league does not hold are sent again."""
+        from .topics import check_mark, loads
+
+        try:
+            mark = check_mark(loads(payload))
+        except LeagueError as exc:
+            log.warning("league: ignored a mark: %s", exc)
+            return
+        now = time.monotonic()
+        if mark["store"] != self.store_id:      # the league knows another (older) store
+            mark = {"store": self.store_id, "since": self.since, "upto": self.since,
+                    "ahead": False, "results": {}}
+        upto = mark["upto"]
+        with self._lock:
+            moved, self.mark = upto != self.mark, upto
+        fresh, self._mark_fresh = self._mark_fresh, False
+        if moved:
+            self._mark_moved = now
+        if upto >= self.acked:
+            self._backoff = 1
+            self._check_results(mark, fresh or now - self._mark_moved >= self.stall_s)
+            return
+        stalled = now - self._mark_moved >= self.stall_s * self._backoff
+        if fresh or mark["ahead"] or stalled:
+            self._rewind(upto, now)
+
+    def _rewind(self, upto: int, now: float) -> None:
+        again = self._rewound_at is not None and self._rewound_at[0] == upto
+        if again and now - self._rewound_at[1] < self.stall_s * self._backoff:
+            return                      # just did: give the re-sent events time to arrive
+        self._backoff = min(32, self._backoff * 2) if again else 1
+        self._rewound_at = (upto, now)
+        self._mark_moved = now
+        log.info("league: the league holds up to event %d, the broker acknowledged %d: "
+                 "sending again from %d", upto, self.acked, upto)
+        with self._lock:
+            self.acked = max(self.since, upto)
+            self.rewinds += 1
+        self._reset_flight()
+        self._results_dirty = True
+
+    def _check_results(self, mark: dict, act: bool) -> None:
+        """Forget the acknowledgement of a result the league does not hold."""
+        if not act:
+            return
+        held = mark["results"]
+        for gid, version, finished in self._db.rows(
+                "SELECT game_id, version, finished FROM league_results WHERE table_id = ?",
+                (self.table_id,)):
+            if (version or 0) <= mark["upto"] and held.get(str(gid)) != version:
+                self._db.write("DELETE FROM league_results WHERE table_id = ? AND game_id = ?",
+                               (self.table_id, gid))
+                self._results_dirty = True
 
     def _ack(self, mid: int, failed: bool, reason: str) -> None:
         entry = self._inflight.pop(mid, None)
@@ -490,8 +601,10 @@ class LeaguePublisher:
             if not rows:
                 return
             for eid, gid, body, created, game, players in rows:
+                self._seq += 1
                 payload = self._event_payload(eid, gid, body, created, game, players)
                 if not self._send(self.topics.event(self.table_id), payload, ("event", eid)):
+                    self._seq -= 1
                     return
                 self._order.append(eid)
                 self._cursor = eid
@@ -510,13 +623,17 @@ class LeaguePublisher:
         else:
             public = views.public_event(game, event)
             line = views.public_line(game, event)
-        return dumps({"table": self.table_id, "id": eid, "prev": self._cursor,
-                      "since": self.since, "game_id": gid, "game": game_name,
-                      "title": getattr(game, "title", game_name),
-                      "players": [p.get("name") for p in json.loads(players)],
-                      "type": public.get("type") if isinstance(public, dict) else None,
-                      "event": public, "line": line, "logged_ns": created,
-                      "sent_ns": time.time_ns()})
+        msg = {"table": self.table_id, "store": self.store_id, "id": eid,
+               "prev": self._cursor, "seq": self._seq, "since": self.since, "game_id": gid,
+               "game": game_name, "title": getattr(game, "title", game_name),
+               "players": [p.get("name") for p in json.loads(players)],
+               "type": public.get("type") if isinstance(public, dict) else None,
+               "event": public, "line": line[:500], "logged_ns": created,
+               "sent_ns": time.time_ns()}
+        out = dumps(msg)
+        if len(out) > MAX_MESSAGE_BYTES:     # the league would refuse it: send its kind only
+            out = dumps({**msg, "event": {"type": msg["type"], "truncated": True}})
+        return out
 
     def _publish_results(self) -> None:
         """Each game whose ending changed since the broker last acknowledged
@@ -544,15 +661,41 @@ class LeaguePublisher:
                 title = get_game(game).title
             except (KeyError, ImportError):
                 title = game
-            payload = dumps({"table": self.table_id, "game_id": gid, "game": game,
-                             "title": title, "players": json.loads(players),
-                             "version": version, "finished": done,
-                             "summary": json.loads(summary) if done else None,
-                             "created_ns": created, "finished_ns": finished if done else None,
-                             "sent_ns": time.time_ns()})
+            payload = self._result_payload(gid, game, title, players, version, done, summary,
+                                           created, finished)
             if self._send(self.topics.game(self.table_id, gid), payload, ("result", key),
                           retain=True):
                 self._results_inflight.add(key)
+
+    def _result_payload(self, gid, game, title, players, version, done, summary, created,
+                        finished) -> bytes:
+        msg = {"table": self.table_id, "store": self.store_id, "game_id": gid, "game": game,
+               "title": title, "players": json.loads(players), "version": version,
+               "finished": done, "summary": json.loads(summary) if done else None,
+               "created_ns": created, "finished_ns": finished if done else None,
+               "sent_ns": time.time_ns()}
+        if done:
+            msg.update(self._game_facts(gid, game))
+        return dumps(msg)
+
+    def _game_facts(self, gid: int, game_name: str) -> dict:
+        """What the league needs to replay a game: its options, how many
+        events it has, and whether any of them hides something on the wire."""
+        from .. import views
+        from ..games import get_game
+
+        rows = self._db.rows("SELECT body FROM events WHERE game_id = ? ORDER BY id", (gid,))
+        options = self._db.rows("SELECT options FROM games WHERE id = ?", (gid,))[0][0]
+        try:
+            game = get_game(game_name)
+        except (KeyError, ImportError):
+            game = None
+        hidden = game is None
+        for (body,) in rows:
+            ev = json.loads(body)
+            if not hidden and views.public_event(game, ev) != ev:
+                hidden = True
+        return {"events": len(rows), "hidden": hidden, "options": json.loads(options)}
 
     def _publish_state(self) -> None:
         self._state_dirty = False
@@ -561,7 +704,7 @@ class LeaguePublisher:
         except Exception:
             log.exception("league: no snapshot")
             return
-        payload = dumps({"table": self.table_id, **public_state(snap),
+        payload = dumps({"table": self.table_id, "store": self.store_id, **public_state(snap),
                          "acked": self.acked, "sent_ns": time.time_ns()})
         if not self._send(self.topics.state(self.table_id), payload, ("state", None),
                           retain=True):
@@ -572,7 +715,7 @@ class LeaguePublisher:
 
 
 def publisher_from_options(session, store, url: str | None, table_id: str | None,
-                           user: str | None = None, password_file=None,
+                           user: str | None = None, password_file=None, ca_file=None,
                            **kwargs: Any) -> "LeaguePublisher | None":
     """The publisher ``companion serve --league URL --table-id ID
     [--league-user USER --league-password-file FILE]`` asks for (None when
@@ -588,7 +731,7 @@ def publisher_from_options(session, store, url: str | None, table_id: str | None
         creds = Credentials.from_file(user or table_id, password_file)
     elif user:
         raise LeagueError("--league-user needs --league-password-file")
-    return LeaguePublisher(session, store, url, table_id, creds, **kwargs)
+    return LeaguePublisher(session, store, url, table_id, creds, ca_file=ca_file, **kwargs)
 
 
 __all__ = ["LeaguePublisher", "public_state", "publisher_from_options", "SCHEMA"]
