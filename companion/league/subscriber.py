@@ -76,6 +76,7 @@ class LeagueSubscriber:
         self.received = self.duplicates = self.rejected = 0
         self.events = 0             # new events stored (not duplicates)
         self.marks_sent = 0
+        self.disconnects = 0        # connections lost (a session taken over counts)
         self._client = None
         self._stop = threading.Event()
         self._all_marks = threading.Event()   # publish every table's mark now
@@ -119,7 +120,8 @@ class LeagueSubscriber:
     def status(self) -> dict:
         return {"broker": str(self.broker), "connected": self.connected, "error": self.error,
                 "received": self.received, "events": self.events, "duplicates": self.duplicates,
-                "rejected": self.rejected, "marks_sent": self.marks_sent}
+                "rejected": self.rejected, "marks_sent": self.marks_sent,
+                "disconnects": self.disconnects}
 
     def _on_connect(self, client, userdata, flags, reason_code, properties=None):
         if reason_code.is_failure:
@@ -132,6 +134,8 @@ class LeagueSubscriber:
         self._notify("status", {"league": True, "connected": True})
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties=None):
+        if self.connected:
+            self.disconnects += 1
         self.connected = False
         self._notify("status", {"league": True, "connected": False})
 
