@@ -237,6 +237,7 @@ class LeaguePublisher:
         client.on_disconnect = self._on_disconnect
         client.on_publish = self._on_publish
         client.on_message = self._on_message
+        client.on_connect_fail = self._on_connect_fail
         self._client = client
         self._unsubscribe = self.session.subscribe(self._on_update)
         self._thread = threading.Thread(target=self._run, daemon=True,
@@ -388,6 +389,11 @@ class LeaguePublisher:
         client.subscribe(self.topics.mark(self.table_id), qos=1)
         self._control.put(("connected",))
         self._wake.set()
+
+    def _on_connect_fail(self, client, userdata):
+        with self._lock:
+            self.error = (f"cannot connect to {self.broker} (down, unreachable, or its TLS "
+                          f"certificate not trusted)")
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties=None):
         self._control.put(("disconnected", str(reason_code)))
