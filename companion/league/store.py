@@ -157,6 +157,7 @@ class LeagueStore:
         self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
                           (str(SCHEMA_VERSION),))
         self.marks_changed: set[str] = set()     # tables whose mark moved (for the subscriber)
+        self._marks: dict[tuple[str, str], tuple[int, int]] = {}   # (since, upto), as stored
 
     def close(self) -> None:
         with self._lock:
@@ -174,6 +175,7 @@ class LeagueStore:
                 self.conn.execute("COMMIT")
             except BaseException:
                 self.conn.execute("ROLLBACK")
+                self._marks.clear()         # it may hold what was rolled back
                 raise
             return out
 
@@ -199,8 +201,9 @@ class LeagueStore:
         store, eid, gid = msg["store"], msg["id"], msg["game_id"]
 
         def tx():
-            self._touch(table, now)
-            self.conn.execute("UPDATE tables SET store = ? WHERE table_id = ?", (store, table))
+            self.conn.execute("INSERT INTO tables (table_id, seen_ns, store) VALUES (?, ?, ?)"
+                              " ON CONFLICT (table_id) DO UPDATE SET seen_ns = excluded.seen_ns,"
+                              " store = excluded.store", (table, now, store))
             cur = self.conn.execute(
                 "INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (table, store, eid, msg["prev"], msg["seq"], gid, msg.get("type"),
@@ -222,8 +225,10 @@ class LeagueStore:
 
     def _advance(self, table: str, store: str, since: int) -> None:
         """Move the table's mark along its chain of events (each names its ``prev``)."""
-        row = self.conn.execute("SELECT since, upto FROM marks WHERE table_id = ? AND"
-                                " store = ?", (table, store)).fetchone()
+        row = self._marks.get((table, store))
+        if row is None:
+            row = self.conn.execute("SELECT since, upto FROM marks WHERE table_id = ? AND"
+                                    " store = ?", (table, store)).fetchone()
         if row is None or row[0] != since:
             upto = since if row is None or since < row[0] else max(row[1], since)
             self.conn.execute("INSERT OR REPLACE INTO marks VALUES (?, ?, ?, ?)",
@@ -242,6 +247,7 @@ class LeagueStore:
             self.conn.execute("UPDATE marks SET upto = ? WHERE table_id = ? AND store = ?",
                               (upto, table, store))
             self.marks_changed.add(table)
+        self._marks[(table, store)] = (since, upto)
 
     def set_state(self, table: str, msg: dict, now: int | None = None) -> bool:
         """Keep a table's state if it is newer than the one held. Its
