@@ -203,3 +203,32 @@ def test_a_gap_the_league_reports_is_filled_at_once(tmp_path, broker):
         t1.close()
         lg.close()
 
+
+
+def test_a_result_the_league_never_got_is_sent_again_and_so_is_playing_again(
+        tmp_path, broker):
+    from test_league import play_chope
+
+    lg = league(tmp_path, broker)
+    t1 = publish(Table(tmp_path, broker, "t1"), stall_s=1.0)
+    original = lg.subscriber.handle
+    dropped: list[str] = []
+
+    def lossy(topic, payload):          # the first result and "playing again" vanish
+        kind = b'"finished":true' in payload and "result" or "again"
+        if "/game/" in topic and kind not in dropped:
+            dropped.append(kind)
+            return None
+        return original(topic, payload)
+    try:
+        lg.subscriber.handle = lossy
+        play_chope(t1)
+        assert wait_for(lambda: len(lg.store.results()) == 1, timeout=20), (
+            dropped, t1.pub.status())
+        assert dropped == ["result"]
+        t1.session.log({"type": "undo"})        # the ending undone: "playing again"
+        assert wait_for(lambda: lg.store.results() == [], timeout=20), dropped
+        assert dropped == ["result", "again"]
+    finally:
+        t1.close()
+        lg.close()

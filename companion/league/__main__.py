@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=8090)
     s.add_argument("--prefix", default="tabletop")
     s.add_argument("--name", default="league",
-                   help="this screen's name at the broker (two screens need two names)")
+                   help="this screen's name (the broker binds the session to --user: one "
+                        "league process per user)")
     s.add_argument("--ca-file", default=None,
                    help="the CA an mqtts:// broker's certificate is checked against")
     s.set_defaults(run=_serve)

@@ -537,7 +537,8 @@ class LeaguePublisher:
         self._results_dirty = True
 
     def _check_results(self, mark: dict, act: bool) -> None:
-        """Forget the acknowledgement of a result the league does not hold."""
+        """Forget the acknowledgement of a result (or "playing again") the
+        league does not hold, so it is sent again."""
         if not act:
             return
         held = mark["results"]
@@ -545,8 +546,9 @@ class LeaguePublisher:
                 "SELECT game_id, version, finished FROM league_results WHERE table_id = ?",
                 (self.table_id,)):
             if (version or 0) <= mark["upto"] and held.get(str(gid)) != version:
-                self._db.write("DELETE FROM league_results WHERE table_id = ? AND game_id = ?",
-                               (self.table_id, gid))
+                self._db.write("DELETE FROM league_results WHERE table_id = ? AND game_id = ?"
+                               if finished else "UPDATE league_results SET finished = 1 WHERE"
+                               " table_id = ? AND game_id = ?", (self.table_id, gid))
                 self._results_dirty = True
 
     def _ack(self, mid: int, failed: bool, reason: str) -> None:
@@ -655,10 +657,10 @@ class LeaguePublisher:
         for gid, game, players, finished, summary, created, version, r_version, r_finished \
                 in rows:
             done = finished is not None and summary is not None
-            want = (version, True) if done else (None, False)
+            want = (version, done)
             have = (r_version, bool(r_finished)) if r_finished is not None else (None, False)
-            if want == have or (version or 0) > self.acked:
-                continue
+            if want == have or (not done and not have[1]) or (version or 0) > self.acked:
+                continue        # the same news, or no ending ever reported to undo
             key = (gid, want[0], want[1])
             if key in self._results_inflight:
                 continue

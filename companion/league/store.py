@@ -77,7 +77,6 @@ SCHEMA = (
         PRIMARY KEY (table_id, store, event_id)
     )""",
     "CREATE INDEX IF NOT EXISTS events_by_game ON events (table_id, store, game_id, event_id)",
-    "CREATE INDEX IF NOT EXISTS events_by_prev ON events (table_id, store, prev)",
     """CREATE TABLE IF NOT EXISTS marks (
         table_id TEXT NOT NULL,
         store TEXT NOT NULL,
@@ -158,6 +157,10 @@ class LeagueStore:
                           (str(SCHEMA_VERSION),))
         self.marks_changed: set[str] = set()     # tables whose mark moved (for the subscriber)
         self._marks: dict[tuple[str, str], tuple[int, int]] = {}   # (since, upto), as stored
+        # (table, store, game) known to have a row / a finished result not yet counted
+        self._games: set[tuple] = set()
+        self._pending: set[tuple] = {tuple(r) for r in self.conn.execute(
+            "SELECT table_id, store, game_id FROM games WHERE finished = 1 AND counted = 0")}
 
     def close(self) -> None:
         with self._lock:
@@ -175,7 +178,8 @@ class LeagueStore:
                 self.conn.execute("COMMIT")
             except BaseException:
                 self.conn.execute("ROLLBACK")
-                self._marks.clear()         # it may hold what was rolled back
+                self._marks.clear()         # they may hold what was rolled back
+                self._games.clear()
                 raise
             return out
 
@@ -212,14 +216,16 @@ class LeagueStore:
             if not new:      # sent again after the table reset its progress: its new place
                 self.conn.execute("UPDATE events SET seq = ? WHERE table_id = ? AND store = ?"
                                   " AND event_id = ?", (msg["seq"], table, store, eid))
-            self.conn.execute(
-                "INSERT OR IGNORE INTO games (table_id, store, game_id, game, title, players,"
-                " created_ns) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (table, store, gid, msg["game"], msg.get("title") or msg["game"],
-                 json.dumps(msg["players"]), msg.get("logged_ns")))
+            if (table, store, gid) not in self._games:
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO games (table_id, store, game_id, game, title,"
+                    " players, created_ns) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (table, store, gid, msg["game"], msg.get("title") or msg["game"],
+                     json.dumps(msg["players"]), msg.get("logged_ns")))
             self._advance(table, store, msg["since"])
-            if new:
+            if new and (table, store, gid) in self._pending:
                 self._verify(table, store, gid)
+            self._games.add((table, store, gid))
             return new
         return self._tx(tx)
 
@@ -236,13 +242,13 @@ class LeagueStore:
         else:
             upto = row[1]
         start = upto
-        while True:
-            nxt = self.conn.execute("SELECT MIN(event_id) FROM events WHERE table_id = ? AND"
-                                    " store = ? AND prev = ? AND event_id > ?",
-                                    (table, store, upto, upto)).fetchone()[0]
-            if nxt is None:
+        while True:     # the chain follows the ids: the next one held, if its prev is here
+            nxt = self.conn.execute("SELECT event_id, prev FROM events WHERE table_id = ? AND"
+                                    " store = ? AND event_id > ? ORDER BY event_id LIMIT 1",
+                                    (table, store, upto)).fetchone()
+            if nxt is None or nxt[1] != upto:
                 break
-            upto = nxt
+            upto = nxt[0]
         if upto != start or row is None or row[0] != since:
             self.conn.execute("UPDATE marks SET upto = ? WHERE table_id = ? AND store = ?",
                               (upto, table, store))
@@ -293,6 +299,7 @@ class LeagueStore:
                 (int(msg["finished"]), version, json.dumps(msg), msg.get("finished_ns"),
                  table, store, game_id, msg["game"], version))
             if cur.rowcount == 1:
+                self._pending.add((table, store, game_id))
                 self._verify(table, store, game_id)
                 self.marks_changed.add(table)
             return cur.rowcount == 1
@@ -308,6 +315,7 @@ class LeagueStore:
                                 " games WHERE table_id = ? AND store = ? AND game_id = ?",
                                 (table, store, game_id)).fetchone()
         if row is None or not row[2] or row[5]:
+            self._pending.discard((table, store, game_id))
             return
         game, players, _, version, claim, _ = row
         claim = json.loads(claim)
@@ -340,6 +348,7 @@ class LeagueStore:
         self.conn.execute("UPDATE games SET counted = 1, checked = ?, ranking = ?, scores = ?"
                           " WHERE table_id = ? AND store = ? AND game_id = ?",
                           (how, json.dumps(ranking), json.dumps(scores), table, store, game_id))
+        self._pending.discard((table, store, game_id))
 
     # -- views --------------------------------------------------------------------
     def event_ids(self, table: str, store: str | None = None) -> list[int]:
