@@ -285,3 +285,15 @@ def test_every_field_of_an_event_is_checked(field, value):
         assert store.event_ids("t1") == [4]
     finally:
         store.close()
+
+
+def test_the_leagues_own_topics_heard_back_are_neither_stored_nor_refused():
+    store = LeagueStore(":memory:")
+    sub = LeagueSubscriber(store, "mqtt://127.0.0.1:1")
+    try:
+        assert sub.handle(TOPICS.mark("t1"), dumps({"store": STORE, "since": 0, "upto": 3})) \
+            is None
+        assert sub.handle("tabletop/_league/t1/pairing", b'{"v":1}') is None
+        assert sub.rejected == 0 and store.tables() == []
+    finally:
+        store.close()

@@ -187,6 +187,8 @@ class LeagueSubscriber:
         """Store one message; its kind, or None if it was refused (not a
         league topic, not our wire format, a bad field), empty (a cleared
         retained one) or one of the league's own marks."""
+        if topic.startswith(f"{self.topics.prefix}/_"):
+            return None     # the league's own tree (no table id starts with "_"), heard back
         where = self.topics.parse(topic)
         if where is None or not payload:
             if payload:
