@@ -78,9 +78,13 @@ def _listening(port: int, proc: subprocess.Popen | None = None, timeout: float =
             raise RuntimeError(f"process exited with {proc.returncode} before listening")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
         except OSError:
             time.sleep(0.02)
+            continue
+        time.sleep(0.2)             # not someone else's server on that port, with ours gone
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode}: port {port} taken?")
+        return
     raise RuntimeError(f"nothing listens on {port} after {timeout:.0f} s")
 
 
@@ -159,6 +163,8 @@ class Relay:
             except OSError:
                 client.close()
                 continue
+            for sock in (client, upstream):     # a quiet link is no reason to drop it
+                sock.settimeout(None)
             with self._lock:
                 self._socks |= {client, upstream}
             for a, b in ((client, upstream), (upstream, client)):
@@ -287,7 +293,7 @@ class CafeNight:
     """The whole setup in ``root``: central broker, café broker bridged to it
     through a :class:`Relay`, the league process, ``tables`` tables."""
 
-    def __init__(self, root: Path, tables: list[str], stall_s: float = 3.0):
+    def __init__(self, root: Path, tables: list[str], stall_s: float = 10.0):
         self.root = Path(root)
         run_as = "root" if os.geteuid() == 0 else None
         cport, fport = free_port(), free_port()

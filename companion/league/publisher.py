@@ -185,12 +185,7 @@ class LeaguePublisher:
         self._db: _Db | None = None
         self.store_id = ""
         self._seq = 0                               # published events up to the cursor
-        self.mark: int | None = None                # the league's mark for this store
-        self._mark_moved = 0.0                      # when it last moved (monotonic)
-        self._mark_fresh = False                    # no mark seen since the last connect
-        self._rewound_at: tuple[int, float] | None = None   # (mark, when) of the last rewind
-        self._backoff = 1
-        self.rewinds = 0
+        self._init_marks()
         self._client = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -217,6 +212,15 @@ class LeaguePublisher:
         self.refused = 0
         self.connects = 0
         self.error: str | None = None
+
+    def _init_marks(self) -> None:
+        self.mark: int | None = None                # the league's mark for this store
+        self._mark_moved = 0.0                      # when it last moved (monotonic)
+        self._mark_fresh = False                    # no mark seen since the last connect
+        self._heard = None                          # the mark's heard_ns, last seen
+        self._rewound_at: tuple[int, float] | None = None   # (mark, when) of the last rewind
+        self._backoff = 1
+        self.rewinds = 0
 
     # -- lifecycle ---------------------------------------------------------
     def start(self) -> "LeaguePublisher":
@@ -492,10 +496,12 @@ class LeaguePublisher:
     # -- the league's mark ------------------------------------------------------
     def _on_mark(self, payload: bytes) -> None:
         """The league's mark for this table: re-send from it if it lags
-        behind what the broker acknowledged (just after a connect, when it
-        reports events it holds beyond a hole, or when the league is alive
-        but its mark has not moved for ``stall_s``, backing off while that
-        repeats); results the league does not hold are sent again."""
+        behind what the broker acknowledged: just after a connect; when the
+        league is alive (its marks arrive) but neither its mark nor the last
+        event it heard from us (``heard_ns``: a league busy with a backlog
+        is still hearing our stream) has moved for ``stall_s``, backing off
+        while that repeats; and, when it reports events beyond a hole, the
+        hole's events only. Results the league does not hold are sent again."""
         from .topics import check_mark, loads
 
         try:
@@ -508,6 +514,8 @@ class LeaguePublisher:
             mark = {"store": self.store_id, "since": self.since, "upto": self.since,
                     "ahead": False, "results": {}}
         upto = mark["upto"]
+        if mark.get("heard_ns") != self._heard:     # the league is still taking our stream
+            self._heard, self._mark_moved = mark.get("heard_ns"), now
         with self._lock:
             moved, self.mark = upto != self.mark, upto
         fresh, self._mark_fresh = self._mark_fresh, False
@@ -518,16 +526,46 @@ class LeaguePublisher:
             self._check_results(mark, fresh or now - self._mark_moved >= self.stall_s)
             return
         stalled = now - self._mark_moved >= self.stall_s * self._backoff
-        if fresh or mark["ahead"] or stalled:
+        if fresh or stalled:
             self._rewind(upto, now)
+        elif mark["ahead"] and mark.get("next"):
+            self._fill_hole(upto, mark["next"], now)
 
-    def _rewind(self, upto: int, now: float) -> None:
+    def _again(self, upto: int, now: float) -> bool:
+        """False if a re-send from ``upto`` was just made (the re-sent events
+        are on their way); else note this one, backing off if it repeats."""
         again = self._rewound_at is not None and self._rewound_at[0] == upto
         if again and now - self._rewound_at[1] < self.stall_s * self._backoff:
-            return                      # just did: give the re-sent events time to arrive
+            return False
         self._backoff = min(32, self._backoff * 2) if again else 1
         self._rewound_at = (upto, now)
         self._mark_moved = now
+        return True
+
+    def _fill_hole(self, upto: int, nxt: int, now: float) -> None:
+        """The league holds events beyond a hole (upto, nxt): send the hole's
+        events again (at most ``window`` of them; a larger hole is a rewind)."""
+        rows = self._db.rows(self._EVENTS.replace("WHERE e.id > ?", "WHERE e.id > ? AND e.id < ?"),
+                             (upto, nxt, self.window + 1))
+        if len(rows) > self.window:
+            self._rewind(upto, now)
+            return
+        if not rows or not self._again(upto, now):
+            return
+        prev, seq = upto, self._count_upto(upto)
+        for eid, gid, body, created, game, players in rows:
+            seq += 1
+            payload = self._event_payload(eid, gid, body, created, game, players, prev, seq)
+            if not self._send(self.topics.event(self.table_id), payload, ("resend", eid)):
+                return
+            prev = eid
+        with self._lock:
+            self.rewinds += 1
+        log.info("league: the league misses events %d to %d: sent them again", upto + 1, prev)
+
+    def _rewind(self, upto: int, now: float) -> None:
+        if not self._again(upto, now):
+            return                      # just did: give the re-sent events time to arrive
         log.info("league: the league holds up to event %d, the broker acknowledged %d: "
                  "sending again from %d", upto, self.acked, upto)
         with self._lock:
@@ -617,7 +655,8 @@ class LeaguePublisher:
                 self._order.append(eid)
                 self._cursor = eid
 
-    def _event_payload(self, eid, gid, body, created, game_name, players) -> bytes:
+    def _event_payload(self, eid, gid, body, created, game_name, players, prev=None,
+                       seq=None) -> bytes:
         from .. import views
         from ..games import get_game
 
@@ -632,7 +671,8 @@ class LeaguePublisher:
             public = views.public_event(game, event)
             line = views.public_line(game, event)
         msg = {"table": self.table_id, "store": self.store_id, "id": eid,
-               "prev": self._cursor, "seq": self._seq, "since": self.since, "game_id": gid,
+               "prev": self._cursor if prev is None else prev,
+               "seq": self._seq if seq is None else seq, "since": self.since, "game_id": gid,
                "game": game_name, "title": getattr(game, "title", game_name),
                "players": [p.get("name") for p in json.loads(players)],
                "type": public.get("type") if isinstance(public, dict) else None,

@@ -157,6 +157,8 @@ class LeagueStore:
                           (str(SCHEMA_VERSION),))
         self.marks_changed: set[str] = set()     # tables whose mark moved (for the subscriber)
         self._marks: dict[tuple[str, str], tuple[int, int]] = {}   # (since, upto), as stored
+        #: (table, store) -> the sent_ns of the last event message heard from it
+        self.heard: dict[tuple[str, str], int] = {}
         # (table, store, game) known to have a row / a finished result not yet counted
         self._games: set[tuple] = set()
         self._pending: set[tuple] = {tuple(r) for r in self.conn.execute(
@@ -203,6 +205,7 @@ class LeagueStore:
         now = time.time_ns() if now is None else now
         check_event(msg, now)
         store, eid, gid = msg["store"], msg["id"], msg["game_id"]
+        self.heard[(table, store)] = msg["sent_ns"]       # copies too: the stream moves
 
         def tx():
             self.conn.execute("INSERT INTO tables (table_id, seen_ns, store) VALUES (?, ?, ?)"
@@ -362,20 +365,25 @@ class LeagueStore:
 
     def mark(self, table: str) -> dict | None:
         """The league's delivery mark for a table (its latest store): what
-        the table's publisher reads on ``<prefix>/<table>/mark``."""
+        the table's publisher reads on ``<prefix>/<table>/mark``: ``upto``
+        (every event up to it is held), ``ahead`` and ``next`` (the first
+        event held beyond a hole, or None), ``heard_ns`` (the table's
+        ``sent_ns`` of the last event message this league process heard
+        from it, copies included: whether the table's stream is still
+        arriving), ``results`` (each game's result version held)."""
         row = self._rows("SELECT m.store, m.since, m.upto FROM marks m JOIN tables t ON"
                          " t.table_id = m.table_id AND t.store = m.store WHERE m.table_id = ?",
                          (table,))
         if not row:
             return None
         store, since, upto = row[0]
-        ahead = self._rows("SELECT MAX(event_id) FROM events WHERE table_id = ? AND store = ?",
-                           (table, store))[0][0] or 0
+        nxt = self._rows("SELECT MIN(event_id) FROM events WHERE table_id = ? AND store = ?"
+                         " AND event_id > ?", (table, store, upto))[0][0]
         results = {str(g): v for g, v in self._rows(
             "SELECT game_id, version FROM games WHERE table_id = ? AND store = ? AND"
             " version IS NOT NULL", (table, store))}
-        return {"store": store, "since": since, "upto": upto, "ahead": ahead > upto,
-                "results": results}
+        return {"store": store, "since": since, "upto": upto, "ahead": nxt is not None,
+                "next": nxt, "heard_ns": self.heard.get((table, store), 0), "results": results}
 
     def missing(self, table: str) -> int:
         """How many of the table's events (of its latest store) the league

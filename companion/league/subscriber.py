@@ -215,6 +215,7 @@ class LeagueSubscriber:
     def _store(self, table: str, kind: str, game_id: int | None, msg: dict, now: int) -> dict:
         if kind == "event":
             new = self.store.add_event(table, msg, now)
+            self.store.marks_changed.add(table)         # its heard_ns moved
             if new:
                 self.events += 1
             else:

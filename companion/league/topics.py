@@ -341,6 +341,8 @@ def check_mark(msg: dict) -> dict:
     check_store_id(msg.get("store"))
     _int(msg, "since")
     _int(msg, "upto", msg["since"])
+    _int(msg, "next", msg["upto"] + 1, optional=True)
+    _int(msg, "heard_ns", optional=True)
     results = msg.get("results", {})
     if not isinstance(results, dict) or not all(
             k.isdigit() and isinstance(v, int) and not isinstance(v, bool)
