@@ -60,7 +60,7 @@ class LeagueSubscriber:
                  *, prefix: str = DEFAULT_PREFIX, name: str = "league",
                  on_stored: Callable[[str, dict], None] | None = None,
                  reconnect_s: tuple[int, int] = (1, 10), keepalive_s: int = 15,
-                 mark_every_s: float = 0.2, heartbeat_s: float = 5.0,
+                 mark_every_s: float = 1.0, heartbeat_s: float = 5.0,
                  ca_file: str | None = None):
         self.store = store
         self.broker = BrokerURL.parse(url)
@@ -148,23 +148,27 @@ class LeagueSubscriber:
 
     # -- marks -----------------------------------------------------------------
     def _marks_loop(self) -> None:
-        """Publish the marks that moved (every ``mark_every_s``) and all of
-        them every ``heartbeat_s`` and after each connect."""
-        beat = time.monotonic()
+        """Publish the marks that moved (every ``mark_every_s``), every mark
+        after each connect, and each table's mark once every ``heartbeat_s``
+        (a slice of the tables each round, so a hall of tables is not one
+        burst)."""
+        turn = 0
         while not self._stop.wait(self.mark_every_s):
             if not self.connected:
                 continue
-            if self._all_marks.is_set() or time.monotonic() - beat >= self.heartbeat_s:
+            with self.store._lock:
+                tables = set(self.store.marks_changed)
+                self.store.marks_changed.clear()
+            every = [r[0] for r in self.store._rows("SELECT DISTINCT table_id FROM marks"
+                                                    " ORDER BY table_id")]
+            if self._all_marks.is_set():
                 self._all_marks.clear()
-                beat = time.monotonic()
-                tables = [r[0] for r in self.store._rows("SELECT table_id FROM marks")]
-                with self.store._lock:
-                    self.store.marks_changed.clear()
-            else:
-                with self.store._lock:
-                    tables = list(self.store.marks_changed)
-                    self.store.marks_changed.clear()
-            for table in sorted(set(tables)):
+                tables.update(every)
+            elif every:
+                rounds = max(1, round(self.heartbeat_s / self.mark_every_s))
+                tables.update(t for i, t in enumerate(every) if i % rounds == turn % rounds)
+                turn += 1
+            for table in sorted(tables):
                 self.publish_mark(table)
 
     def publish_mark(self, table: str) -> bool:
