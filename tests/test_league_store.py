@@ -111,8 +111,10 @@ def test_the_acl_lets_each_table_write_only_its_own_tree_and_the_league_only_rea
     blocks = [b.strip().splitlines() for b in text.split("\n\n")[1:]]
     mine = ["topic write tabletop/{0}/event", "topic write tabletop/{0}/state",
             "topic write tabletop/{0}/status", "topic write tabletop/{0}/game/+",
-            "topic read tabletop/{0}/mark"]
-    assert blocks == [["user league", "topic read tabletop/#", "topic write tabletop/+/mark"],
+            "topic read tabletop/{0}/mark", "topic read tabletop/_league/{0}/pairing"]
+    # the league writes the marks and the convention's pairings; each table reads its own
+    assert blocks == [["user league", "topic read tabletop/#", "topic write tabletop/+/mark",
+                       "topic write tabletop/_league/+/pairing"],
                       ["user t1", *[m.format("t1") for m in mine]],
                       ["user t2", *[m.format("t2") for m in mine]],
                       ["# the bridge from café broker cafe1", "user cafe1",

@@ -15,9 +15,10 @@ has its own credentials and may publish only under its own topic:
   for the league screen, hashed as ``mosquitto_passwd`` does (PBKDF2-SHA512,
   ``$7$``), so the passwords themselves are not in the broker's files;
 * ``acl``: a table writes its own ``event``, ``state``, ``status`` and
-  ``game/+`` topics and reads its own ``mark``; the league reads
-  ``<prefix>/#`` and writes only ``<prefix>/+/mark``; a café's bridge user
-  has its tables' rights; nobody else anything;
+  ``game/+`` topics and reads its own ``mark`` and its convention
+  ``pairing`` (``<prefix>/_league/<table>/pairing``); the league reads
+  ``<prefix>/#`` and writes only ``<prefix>/+/mark`` and the pairings; a
+  café's bridge user has its tables' rights; nobody else anything;
 * ``secrets/<user>.password``: each password, mode 0600, for
   ``--league-password-file`` on that table's Pi.
 
@@ -77,14 +78,14 @@ def check_password(line: str, password: str) -> bool:
 
 def _table_lines(topics: Topics, table: str) -> list[str]:
     return [f"topic write {t}" for t in topics.table_writes(table)] + \
-        [f"topic read {topics.mark(table)}"]
+        [f"topic read {topics.mark(table)}", f"topic read {topics.pairing(table)}"]
 
 
 def acl_text(tables: list[str], league_user: str = LEAGUE_USER,
              prefix: str = DEFAULT_PREFIX, cafes: dict[str, list[str]] | None = None) -> str:
     """The ACL: each table writes its own event, state, status and game
-    topics and reads only its own mark; the league reads everything and
-    writes only marks; a café broker's bridge user (``cafes``: user ->
+    topics and reads only its own mark and pairing; the league reads
+    everything and writes only marks and pairings; a café broker's bridge user (``cafes``: user ->
     its tables) has the rights of its tables. ``league_user`` None: no
     league on this broker (a café's)."""
     topics = Topics(prefix)
@@ -93,7 +94,8 @@ def acl_text(tables: list[str], league_user: str = LEAGUE_USER,
              "# the league screen reads everything and writes only the marks."]
     if league_user:
         lines += ["", f"user {league_user}", f"topic read {topics.everything}",
-                  f"topic write {topics.marks}"]
+                  f"topic write {topics.marks}",
+                  f"topic write {topics.pairing('+')}"]     # convention rounds' seatings
     for t in tables:
         lines += ["", f"user {t}", *_table_lines(topics, t)]
     for cafe, its in (cafes or {}).items():
@@ -181,6 +183,7 @@ def bridge_lines(central: str, user: str, password: str, prefix: str = DEFAULT_P
     for kind in ("event", "state", "status", "game/+"):
         lines.append(f"topic {topics.prefix}/+/{kind} out 1")
     lines.append(f"topic {topics.marks} in 1")
+    lines.append(f"topic {topics.pairing('+')} in 1")      # convention rounds' seatings
     return lines
 
 

@@ -159,6 +159,8 @@ class LeagueStore:
         self._marks: dict[tuple[str, str], tuple[int, int]] = {}   # (since, upto), as stored
         #: (table, store) -> the sent_ns of the last event message heard from it
         self.heard: dict[tuple[str, str], int] = {}
+        #: results counted since the subscriber last looked (take_counted)
+        self.counted_now: list[dict] = []
         # (table, store, game) known to have a row / a finished result not yet counted
         self._games: set[tuple] = set()
         self._pending: set[tuple] = {tuple(r) for r in self.conn.execute(
@@ -352,6 +354,14 @@ class LeagueStore:
                           " WHERE table_id = ? AND store = ? AND game_id = ?",
                           (how, json.dumps(ranking), json.dumps(scores), table, store, game_id))
         self._pending.discard((table, store, game_id))
+        self.counted_now.append({"table": table, "game_id": game_id, "finished": True})
+
+    def take_counted(self) -> list[dict]:
+        """The results that came to count in the standings since the last call
+        (a result whose last events arrived after it): ``{table, game_id, finished}``."""
+        with self._lock:
+            out, self.counted_now = self.counted_now, []
+        return out
 
     # -- views --------------------------------------------------------------------
     def event_ids(self, table: str, store: str | None = None) -> list[int]:

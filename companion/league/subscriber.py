@@ -214,6 +214,9 @@ class LeagueSubscriber:
             return None
         self.received += 1
         self._notify(kind, data)
+        for counted in self.store.take_counted():   # a result its last events completed
+            if kind != "game" or counted.get("game_id") != game_id:
+                self._notify("game", counted)
         return kind
 
     def _store(self, table: str, kind: str, game_id: int | None, msg: dict, now: int) -> dict:
@@ -235,6 +238,13 @@ class LeagueSubscriber:
             return {"table": table, "online": msg["online"]}
         self.store.set_result(table, game_id, msg, now)
         return {"table": table, "game_id": game_id, "finished": bool(msg.get("finished"))}
+
+    def send(self, topic: str, payload: bytes) -> None:
+        """Publish a retained QoS 1 message (a convention's pairing); paho
+        queues it while the broker is away."""
+        client = self._client
+        if client is not None:
+            client.publish(topic, payload, qos=1, retain=True)
 
     def _notify(self, kind: str, data: dict) -> None:
         if self.on_stored is not None:

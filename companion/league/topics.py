@@ -8,10 +8,12 @@ One topic tree per table, under a prefix (default ``tabletop``)::
     tabletop/<table>/status         "online" / "offline" (the broker's will): retained
     tabletop/<table>/mark           the league's delivery mark for the table: retained,
                                     written only by the league, read only by that table
+    tabletop/_league/<table>/pairing  a convention round's seating: retained, the league's
 
 A table's broker user is its table id and the ACL lets it write only its
 own ``event``, ``state``, ``status`` and ``game/+`` topics and read only its
-own ``mark``; the league reads ``tabletop/#`` and writes only ``mark``s.
+own ``mark`` and ``pairing``; the league reads ``tabletop/#`` and writes
+only ``mark``s and ``pairing``s.
 The league takes the table id from the *topic*, never from the payload, so
 a table cannot speak for another one even if its payload says so.
 
@@ -174,6 +176,20 @@ class Topics:
     def marks(self) -> str:
         """What the league writes."""
         return f"{self.prefix}/+/mark"
+
+    # -- from the league to one table (convention rounds, docs/league.md) ----
+    #: No table id can be this level (an id starts with a letter or digit), so
+    #: no table's own tree holds it: the league writes here, each table reads
+    #: only its own.
+    LEAGUE_LEVEL = "_league"
+
+    def pairing(self, table: str) -> str:
+        """A table's seating for the current round (retained, QoS 1)."""
+        return f"{self.prefix}/{self.LEAGUE_LEVEL}/{table}/pairing"
+
+    def from_league(self, topic: str) -> bool:
+        """True for a topic the league itself writes (not a table's)."""
+        return topic.startswith(f"{self.prefix}/{self.LEAGUE_LEVEL}/")
 
     @property
     def everything(self) -> str:
