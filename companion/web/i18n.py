@@ -132,7 +132,7 @@ def _messages(call: ast.Call, skip_rules: bool):
             yield word(value)
 
 
-_SQL = re.compile(r"\s*(SELECT|INSERT|CREATE|DELETE|UPDATE|PRAGMA|DROP|ALTER)\b")
+_SQL = re.compile(r"\s*(SELECT|INSERT|CREATE|DELETE|UPDATE|PRAGMA|DROP|ALTER)\b|.*\(SELECT\b")
 #: words of the rulebook's own French (a Chopote rule line quoted in the code)
 _FRENCH = re.compile(r"[éèàçùâêîôû]|\b(?:le|la|les|un|une|des|du|il|est|sa|son)\b")
 
@@ -184,7 +184,8 @@ def extract(fileobj, keywords, comment_tags, options):
         if isinstance(node, ast.Call):
             for text in _messages(node, skip_rules):
                 loose, text = (True, text[1]) if isinstance(text, tuple) else (False, text)
-                if text and _words(text) and (loose or " " in text.strip()):
+                if text and _words(text) and (loose or " " in text.strip()) \
+                        and not _SQL.match(text):
                     yield node.lineno, "_", text, []
         elif isinstance(node, ast.AnnAssign | ast.Assign):
             target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
