@@ -983,9 +983,7 @@ class HawkerWars(Game):
         """Do what needs no choice and no card: shuffle the Events in, start a
         turn, skip what cannot happen; stop at the next thing to log."""
         while True:
-            if s["chain"] and not self.finished(s) and not s["loss"] and \
-                    not self._may_stop(s, "public"):
-                self._resolve(s, auto=True)   # nobody at the table can stop it
+            if self._auto_step(s):
                 continue
             if self.finished(s) or s["chain"] or s["loss"]:
                 return
@@ -1011,17 +1009,6 @@ class HawkerWars(Game):
                     s["todo"].pop(0)          # no Event can be on top
                 else:
                     return
-            elif do == "stall" and len(s["players"]) - len(s["stalls"]) == 1 == \
-                    len(STALLS) - len(s["stalls"]):          # one player, one stall left
-                p = next(q for q in s["players"] if q not in s["stalls"])
-                ev = {"type": "choose_stall", "player": p,
-                      "stall": next(k for k in STALLS if k not in s["stalls"].values())}
-                self._on_choose_stall(s, ev)
-                s.setdefault("auto", []).append(ev)
-            elif do == "dish" and len(self._dish_kinds_left(s)) == 1:
-                card = self._dish_kinds_left(s)[0]     # only one Dish can turn up
-                self._on_dish(s, {"card": card})
-                s.setdefault("auto", []).append({"type": "dish", "card": card})
             elif do == "draw":
                 if self._apile_left(s) == 0 and any(
                         d["pile"] == "action" for d in self._draw_items(s)):
@@ -1052,6 +1039,34 @@ class HawkerWars(Game):
                 self._start_turn(s)
             else:
                 return
+
+    def _auto_step(self, s) -> bool:
+        """Take one step that has a single possible outcome the whole table
+        can see (True if one was taken): the resolve of an action nobody can
+        stop, the last stall for the last player, the only Dish a pile can
+        turn up. Each is remembered in ``auto``: logged anyway, it is the
+        same step (:meth:`_done_already`)."""
+        if self.finished(s) or s["loss"]:
+            return False
+        if s["chain"]:
+            if self._may_stop(s, "public"):
+                return False
+            self._resolve(s, auto=True)         # nobody at the table can stop it
+            return True
+        do = s["todo"][0]["do"] if s["todo"] else None
+        ev = None
+        if do == "stall" and len(s["players"]) - len(s["stalls"]) == 1 == \
+                len(STALLS) - len(s["stalls"]):  # one player, one stall left
+            ev = {"type": "choose_stall",
+                  "player": next(q for q in s["players"] if q not in s["stalls"]),
+                  "stall": next(k for k in STALLS if k not in s["stalls"].values())}
+        elif do == "dish" and len(self._dish_kinds_left(s)) == 1:
+            ev = {"type": "dish", "card": self._dish_kinds_left(s)[0]}
+        if ev is None:
+            return False
+        getattr(self, "_on_" + ev["type"])(s, ev)
+        s.setdefault("auto", []).append(ev)
+        return True
 
     def _merge_draws(self, s):
         out = []
