@@ -42,8 +42,9 @@ def play_one(browser, game: str) -> dict:
 
     mod = importlib.import_module(f"bench.taps_{game}")
     with tempfile.TemporaryDirectory() as tmp:
+        # a game with players' pages open may ask for more threads (one live stream each)
         table = Table(host="127.0.0.1", port=0, db_path=os.path.join(tmp, "taps.db"), pin=PIN,
-                      source="mock", threads=8, **mod.TABLE)
+                      source="mock", **{"threads": 8, **mod.TABLE})
         table.open()
         table.start()
         try:
@@ -58,8 +59,11 @@ def figures(game: str, got: dict) -> list[tuple[str, float, str]]:
     print(f"# bench_taps {game}: {got['turns']} turns, {got['host_taps']} host taps "
           f"({got['scrolls']} off screen), {got['player_taps']} player taps; "
           f"by kind {got['kinds']}", file=sys.stderr)
+    # a game may count its players' taps per action they log (``player_actions``)
+    per = max(got.get("player_actions") or n, 1)
     return [(f"host_taps_per_turn_{game}", got["host_taps"] / n, unit),
-            (f"player_taps_per_turn_{game}", got["player_taps"] / n, unit),
+            (f"player_taps_per_turn_{game}", got["player_taps"] / per,
+             got.get("player_unit", unit)),
             (f"host_scrolls_per_turn_{game}", got["scrolls"] / n, unit.replace("taps", "scrolls"))]
 
 

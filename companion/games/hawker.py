@@ -1213,6 +1213,12 @@ class HawkerWars(Game):
             cardless = {"type": "draw", "player": item["player"], "pile": item["pile"],
                         "count": self._draw_size(s, item)}
             chance = [cardless] if view == "public" else chance + [cardless]
+        elif chance and chance[0]["type"] == "event_check":
+            t = self._past_check(s)       # no Event on top: the draw may be logged at once
+            items = self._draw_items(t) if t is not s else []
+            if items and self._draw_size(t, items[0]):
+                chance.append({"type": "draw", "player": items[0]["player"],
+                               "pile": items[0]["pile"], "count": self._draw_size(t, items[0])})
         return out + chance
 
     def decisions(self, s, view: str = "tracker") -> list[dict]:
@@ -1470,7 +1476,23 @@ class HawkerWars(Game):
             "draw_due": self._draw_due(s, player),
         }
 
+    def _past_check(self, s):
+        """The state once the Event check found none, when the check is due
+        and the top card may be no Event (else ``s``): a draw logged then
+        says no Event was on top, so the draws are offered already."""
+        head = s["todo"][0]["do"] if s["todo"] else None
+        if head != "check" or s["chain"] or s["loss"] or (s["race"] and self._hold_blocks(s)):
+            return s
+        top = s["apile"]["stacks"][0]
+        if top[0] <= top[1]:
+            return s
+        t = copy.deepcopy(s)
+        self._on_event_check(t, {"event": None})
+        self._settle(t)
+        return t
+
     def _draw_due(self, s, player) -> dict | None:
+        s = self._past_check(s)
         if self.finished(s) or s["chain"] or s["loss"] or (s["race"] and self._hold_blocks(s)):
             return None
         items = [d for d in self._draw_items(s) if d["player"] == player]
@@ -1488,12 +1510,13 @@ class HawkerWars(Game):
             return []
         out = []
         if s["rules"]["draws"] == "private" and self._draw_due(s, player):
-            for item in self._draw_items(s):
-                n = self._draw_size(s, item)
+            t = self._past_check(s)
+            for item in self._draw_items(t):
+                n = self._draw_size(t, item)
                 if item["player"] == player and n:
                     out += [{"type": "draw", "player": player, "pile": item["pile"],
                              "cards": cards_list(g)}
-                            for g, _ in self._draw_odds(s, item["pile"], n, player)]
+                            for g, _ in self._draw_odds(t, item["pile"], n, player)]
         moves = self.decisions(s, player)
         mine = []
         for e in moves:
