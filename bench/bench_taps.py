@@ -7,7 +7,9 @@ Each game's player is its own file, ``bench/taps_<game>.py``, with
 * ``GAME``: the game's kind (``"chope"``),
 * ``TABLE``: keywords for :class:`companion.app.Table` (players, demo game),
 * ``play(browser, table) -> dict``: plays ``turns`` turns and returns
-  ``{"turns", "host_taps", "player_taps", "scrolls", "kinds", "unit"}``.
+  ``{"turns", "host_taps", "player_taps", "scrolls", "kinds", "unit"}``
+  (optionally ``"player_actions"``: the player figure is then per action a
+  player logged, in ``"player_unit"``).
 
 ``run()`` plays every such file and returns ``[(name, value, unit), ...]``:
 ``host_taps_per_turn_<game>``, ``player_taps_per_turn_<game>`` and

@@ -173,7 +173,9 @@ def draws(host: Host, phones: dict, deck: Deck, deal: bool = False) -> None:
         if len(cards) < n:
             raise RuntimeError(f"the {pile} pile ran out: {n} due, {len(cards)} left; "
                                f"{hs['view']['piles']}")
-        if ph.page.locator(".picker").count():
+        if n == 1:         # one card: a button per card
+            ph.log(f"#my-events button.event[data-event*='\"cards\":[\"{cards[0]}\"]']")
+        elif ph.page.locator(".picker").count():
             ph.pick(cards, n)
         else:              # one possible draw: its own button
             ph.log("#my-events button.event")

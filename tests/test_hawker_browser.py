@@ -61,10 +61,9 @@ def test_a_turn_is_composed_action_first_then_only_the_cards_it_can_take(live_se
     for card in (EGG, WATER):
         picker.locator(f"button[data-card={card}]").tap()
     picker.locator("button.log-pick").tap()
-    expect(ana.locator("#my-events .picker h3")).to_have_text(
-        "Your draw: the 1 Action card you got")
-    ana.locator("#my-events button[data-card=price-inflation]").tap()
-    ana.locator("#my-events button.log-pick").tap()
+    # one card to name: a button per card, one tap
+    expect_text(ana, "#my-events", "Your draw: the 1 Action card you got")
+    ana.locator("#my-events button.event", has_text="Price Inflation").tap()
     expect_text(ana, "#my-events", "End my turn")
     buttons = ana.locator("#my-events button")
     assert buttons.count() <= 16, buttons.all_inner_texts()       # not every combination

@@ -94,8 +94,16 @@ Event odds on the scoreboard are public and exact.
 
 An action (COOK, an Action card, TRADE) is *in play* until the host logs
 ``resolve`` or any other event: until then anyone may play Licence Suspended
-on it (``stop``), and on that Stop, and so on. Rule readings and settings are
-in docs/rules-notes.md (Hawker Wars).
+on it (``stop``), and on that Stop, and so on.
+
+**Steps with one outcome take no tap.** The tracker takes by itself, from
+public information only: the resolve of an action nobody at the table can
+stop (nobody else may hold a Licence Suspended), the Event check when a draw
+of the turn is logged first (no Event was on top) or when no Event can be
+on top, the one Dish a refill can turn up, the last stall for the last
+player. Each is kept in ``auto`` until the next event: logged anyway, it is
+the same step, accepted once (never "cannot ... now"). Rule readings and
+settings are in docs/rules-notes.md (Hawker Wars).
 
 >>> g = HawkerWars()
 >>> s = g.setup(["ana", "bo"])

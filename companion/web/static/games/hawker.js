@@ -106,7 +106,9 @@
     /* a picker stays open while its move is still there; the cards chosen
      * stay while some move still takes them */
     if (pick.key && !groups.has(pick.key)) { pick.key = null; pick.cards = []; }
-    const auto = [...groups.values()].find((g) => g.open && g.events.length > 1);
+    /* a draw, a loss, a discard of several cards opens its picker at once
+     * (one card: a button per card instead, one tap) */
+    const auto = [...groups.values()].find((g) => g.open && g.events.length > 1 && cardsIn(g.events[0]).length > 1);
     if (!pick.key && auto) pick.key = auto.key;
     const g = pick.key && groups.get(pick.key);
     if (g && !g.events.some((e) => covers(cardsIn(e), pick.cards))) pick.cards = [];
@@ -124,7 +126,11 @@
     for (const g of groups.values()) {
       const list = by.get(g.section) || by.get('End of turn');
       const open = () => { pick.key = g.key; pick.cards = []; api.redraw(); };
-      if (g.events.length === 1) {
+      if (g.open && cardsIn(g.events[0]).length === 1) {
+        /* one card to name: a button per card, under what it is for */
+        list.push(el('p', { class: 'muted small pick-for', text: g.title }),
+          ...g.events.map((e) => moveButton(e, nm(cardsIn(e)[0]), api)));
+      } else if (g.events.length === 1) {
         const e = g.events[0];
         const with_ = cardsIn(e).length ? ` with ${cardsIn(e).map(nm).join(', ')}` : '';
         const text = g.verb ? (e.type === 'trade' ? `${g.verb}: give ${cardsIn(e).map(nm).join(', ')}` : `${g.verb}${with_}`) : g.title;
