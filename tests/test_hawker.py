@@ -176,7 +176,7 @@ def test_turn_checks_the_event_then_draws_2_ingredients_and_1_action():
     card'."""
     s = start()
     refused(s, {"type": "cook", "dish": NL, "cards": [MEAT, RICE, CHILI]}, "cannot cook now",
-            "check the top of the action pile")
+            "ana draws 2 Ingredient cards and 1 Action card (an Event on top")
     s = play(s, NO_EVENT)
     refused(s, draw("ana", "ingredient", EGG), "draws 2")
     refused(s, draw("bo", "ingredient", EGG, EGG), "the draw due now")

@@ -1621,13 +1621,18 @@ class HawkerWars(Game):
         if do == "market":
             return "place an Ingredient face up in the Black Market"
         if do == "check":
-            return "check the top of the Action pile for an Event"
+            t = self._past_check(s)
+            if t is s or not self._draw_items(t):
+                return "check the top of the Action pile for an Event"
+            return self._pending_words(t) + " (an Event on top of the Action pile first)"
         if self._reshuffle_due(s):
             return "the Ingredient pile ran out: shuffle the Black Market into it, leaving 3"
         if do == "draw":
-            return " and ".join(f"{d['player']} draws "
-                                f"{n_cards(self._draw_size(s, d), d['pile'].capitalize())}"
-                                for d in self._draw_items(s))
+            by: dict = {}
+            for d in self._draw_items(s):
+                by.setdefault(d["player"], []).append(
+                    n_cards(self._draw_size(s, d), d["pile"].capitalize()))
+            return " and ".join(f"{p} draws {' and '.join(w)}" for p, w in by.items())
         if do == "play":
             return f"{self._turn(s)} plays (up to {PER_TURN - len(s['used'])} more actions)"
         if do == "limit":
