@@ -1082,3 +1082,20 @@ def test_plain_words():
     with pytest.raises(RulesError) as info:
         G.apply(start(), draw("ana", "ingredient", EGG))
     assert "card(s)" not in str(info.value) and "2 Ingredient cards" in str(info.value)
+
+
+def test_the_console_offers_the_turns_draw_while_the_event_check_is_due():
+    """With public draws the host logs each draw: the turn's first draw is offered at
+    once (no "no Event" tap), beside the Event that would come first."""
+    s = G.setup(["ana", "bo"], {"draws": "public"})
+    s = play(s, *[{"type": "choose_stall", "player": p, "stall": k}
+                  for p, k in (("ana", "malay"), ("bo", "chinese"))],
+             *[{"type": "dish", "card": d} for d in (NL, YT, FHC, ROJAK)],
+             *[{"type": "market", "card": c} for c in (EGG, WATER, SPICES)])
+    while G.public_view(s)["pending"]["kind"] == "draw":
+        s = play(s, next(e for e in G.host_events(s) if e["type"] == "draw"))
+    offers = G.host_events(s)
+    first = {"type": "draw", "player": "ana", "pile": "ingredient", "count": 2}
+    assert first in offers and EVENT in offers
+    s = play(s, first)
+    assert G.public_view(s)["pending"]["text"] == "ana draws 1 Action card"
