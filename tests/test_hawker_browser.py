@@ -58,8 +58,10 @@ def test_a_turn_is_composed_action_first_then_only_the_cards_it_can_take(live_se
     # the turn opens on the draw: no Event check to tap, the page asks for the cards
     picker = ana.locator("#my-events .picker")
     expect(picker.locator("h3")).to_have_text("Your draw: the 2 Ingredient cards you got")
+    expect_text(ana, "#private-view", "Draw now2 Ingredient cards")
     for card in (EGG, WATER):
         picker.locator(f"button[data-card={card}]").tap()
+    shot(ana, "hawker-player-draw.png")
     picker.locator("button.log-pick").tap()
     # one card to name: a button per card, one tap
     expect_text(ana, "#my-events", "Your draw: the 1 Action card you got")

@@ -56,7 +56,7 @@
    * cards it needs, each card offered only while some legal move still
    * takes it; every picker says what it is for. The moves are the page's
    * own list (private_events), sent exactly as listed. */
-  const pick = { key: null, cards: [] };
+  const pick = { key: null, cards: [], dismissed: null };
   const SECTIONS = ['Your draw', 'Your stall', 'Food Poisoning', 'Stop it', 'Hand limit', 'Cook', 'Action cards', 'Trade', 'End of turn'];
 
   function describeMove(e, s, view) {
@@ -108,7 +108,8 @@
     if (pick.key && !groups.has(pick.key)) { pick.key = null; pick.cards = []; }
     /* a draw, a loss, a discard of several cards opens its picker at once
      * (one card: a button per card instead, one tap) */
-    const auto = [...groups.values()].find((g) => g.open && g.events.length > 1 && cardsIn(g.events[0]).length > 1);
+    if (!groups.has(pick.dismissed)) pick.dismissed = null;
+    const auto = [...groups.values()].find((g) => g.open && g.key !== pick.dismissed && g.events.length > 1 && cardsIn(g.events[0]).length > 1);
     if (!pick.key && auto) pick.key = auto.key;
     const g = pick.key && groups.get(pick.key);
     if (g && !g.events.some((e) => covers(cardsIn(e), pick.cards))) pick.cards = [];
@@ -176,7 +177,7 @@
           onclick: () => { if (match) api.send(match, () => { pick.key = null; pick.cards = []; }); } },
         match ? `Log: ${names.join(', ')}` : `${chosen.length} of ${want} chosen`),
         el('button', { type: 'button', class: 'clear-pick', disabled: !chosen.length, onclick: () => set([]) }, 'Clear'),
-        back ? el('button', { type: 'button', class: 'back-pick', onclick: () => { pick.key = null; pick.cards = []; api.redraw(); } }, 'Back') : null));
+        back ? el('button', { type: 'button', class: 'back-pick', onclick: () => { pick.dismissed = pick.key; pick.key = null; pick.cards = []; api.redraw(); } }, 'Back') : null));
   }
 
   TC.panels.hawker = {
