@@ -261,6 +261,8 @@ def my_turn(host: Host, ph: Phone, deck: Deck, rng) -> None:
     discard = ph.page.locator(".picker[data-group=discard]")
     if discard.count():             # over 10 cards: down to 10
         ph.pick(None, int(discard.get_attribute("data-want")))
+    elif ph.page.locator("#my-events button.event[data-event*='discard']").count():
+        ph.log("#my-events button.event[data-event*='discard']")      # one card: its button
 
 
 def after_turn(host: Host, deck: Deck) -> None:
