@@ -476,7 +476,7 @@
     const cls = v.winner ? 'win' : v.loser ? 'lose' : '';
     if (race.text) return [TC.tx(race.text), cls];
     const r = reasonInfo(s, race.reason) || {};
-    const fields = { winner: v.winner, loser: v.loser, tied: (v.tied || []).join(TC.t(' and ')) };
+    const fields = Object.assign({}, race.info || {}, { winner: v.winner, loser: v.loser, tied: (v.tied || []).join(TC.t(' and ')) });
     const tpl = v.winner ? r.winner : v.loser ? r.loser : (v.tied && v.tied.length) ? r.tie : r.nobody;
     const worded = fill(typeof tpl === 'string' ? TC.t(tpl) : tpl, fields);
     if (worded) return [worded, cls];
@@ -533,7 +533,7 @@
       if (race.confirm) notes.push(TC.t('waiting for the host: {why}', { why: TC.tx(race.confirm) }));
       if (v.false_starts && v.false_starts.length) notes.push(`${r.false_start ? TC.tx(r.false_start) : TC.t('false start')}: ${v.false_starts.join(', ')}`);
       if (v.ineligible && v.ineligible.length) notes.push(`${r.ineligible ? TC.tx(r.ineligible) : TC.t('not eligible')}: ${v.ineligible.join(', ')}`);
-      if (v.no_edge && v.no_edge.length && race.kind !== 'first-press') notes.push(TC.t('no press: {names}', { names: v.no_edge.join(', ') }));
+      if (v.no_edge && v.no_edge.length && race.kind !== 'first-press') notes.push(race.kind === 'first-release' ? TC.t('held on: {names}', { names: v.no_edge.join(', ') }) : TC.t('no press: {names}', { names: v.no_edge.join(', ') }));
       if (race.error) notes.push(TC.t('not logged: {why}', { why: TC.tx(race.error) }));
       els.notes.textContent = notes.join(' · ');
     } else if (doubt) {
