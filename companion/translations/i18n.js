@@ -39,8 +39,10 @@
       return v == null ? m : String(v);
     });
   }
+  /* a word given as "singular|plural" (for TC.plural) reads as its singular */
+  const one = (text) => (text.includes('|') && !text.includes('{') ? text.split('|')[0] : text);
   TC.t = function (msgid, params) {
-    return fill(has(msgid) ? messages[msgid] : msgid, params);
+    return fill(has(msgid) ? one(messages[msgid]) : msgid, params);
   };
 
   /* --- lines the server wrote in English ------------------------------- */
@@ -72,8 +74,8 @@
   }
   function exact(text) {
     const key = text.replace(/\{/g, '{{').replace(/\}/g, '}}');
-    if (has(text)) return messages[text];
-    if (has(key)) return fill(messages[key]);
+    if (has(text)) return one(messages[text]);
+    if (has(key)) return fill(one(messages[key]));
     return null;
   }
   /* a field that is itself a message of several words ("Full game (8
