@@ -285,7 +285,7 @@ def test_the_page_translates_the_servers_english_lines(live_server, ctx):
     page = open_page(ctx(), live_server.url + "/")
     said = page.evaluate("""() => [
       TC.tx("it is Bo's turn, not Ana's"),
-      TC.tx('Bo draws 4 Ingredient card(s) and Cy draws 1 Action card(s)'),
+      TC.tx('Bo rolls a 3 and Cy rolls a 4'),
       TC.tx('Chope! Nobody'),
       TC.tx('flip Red Table'),
       TC.tx('Stop and claim the face-up food'),
@@ -297,7 +297,7 @@ def test_the_page_translates_the_servers_english_lines(live_server, ctx):
     ]""")
     assert said == [
         "c’est le tour de Bo, pas de Ana",
-        "Bo pioche 4 carte(s) Ingredient et Cy pioche 1 carte(s) Action",
+        "Bo fait un 3 et Cy fait un 4",
         "Chope! Personne",
         "retourner Red Table",
         "S’arrêter et réclamer la food face visible",

@@ -64,12 +64,6 @@
     'Stop it': TC.t('Stop it'), 'Hand limit': TC.t('Hand limit'), Cook: TC.t('Cook'), 'Action cards': TC.t('Action cards'),
     Trade: TC.t('Trade'), 'End of turn': TC.t('End of turn'),
   };
-  /* each section's heading in the page's language (the keys stay English) */
-  const SECTION_WORDS = {
-    'Your draw': TC.t('Your draw'), 'Your stall': TC.t('Your stall'), 'Food Poisoning': 'Food Poisoning',
-    'Stop it': TC.t('Stop it'), 'Hand limit': TC.t('Hand limit'), Cook: TC.t('Cook'), 'Action cards': TC.t('Action cards'),
-    Trade: TC.t('Trade'), 'End of turn': TC.t('End of turn'),
-  };
 
   function describeMove(e, s, view) {
     const nm = (c) => TC.cardName(s, c);
