@@ -181,6 +181,14 @@
   }
 
   TC.panels.hawker = {
+    /* the console's headings over its groups of buttons, in the table's words */
+    groupTitles: {
+      choose_stall: 'Stalls', event_check: 'Event on top of the Action pile?',
+      dish: 'Dish turned up', market: 'Black Market card turned up', draw: 'Draws',
+      cook: 'Cook', play: 'Action cards', trade: 'Trades', stop: 'Stop it',
+      resolve: 'Nobody stops it', reshuffle: 'Reshuffle', end_turn: 'End of turn',
+      discard: 'Hand limit: discard', race: 'Food Poisoning', lose: 'Food Poisoning: who loses'
+    },
     render(container, v, s) {
       const odds = v.event_odds;
       const piles = v.piles || {};

@@ -199,7 +199,8 @@
     if (slot) out.push(slot.node);
     for (const [type, items] of groups) {
       if (slot && slot.types.has(type)) continue;
-      const heading = cap(String(type).replace(/[-_]/g, ' '));
+      const titles = TC.panelOf(hs).groupTitles || {};
+      const heading = Object.hasOwn(titles, type) ? titles[type] : cap(String(type).replace(/[-_]/g, ' '));
       out.push(el('h3', { class: 'group', text: nextTypes.has(type) ? `Next card: ${heading} (waits for the race)` : heading }));
       if (hs.draw && hs.draw.type === type) out.push(drawButton(hs.draw));
       if (items.length <= MAX_BUTTONS) {
