@@ -188,6 +188,14 @@
   }
 
   TC.panels.hawker = {
+    /* the console's headings over its groups of buttons, in the table's words */
+    groupTitles: {
+      choose_stall: TC.t('Stalls'), event_check: TC.t('Event on top of the Action pile?'),
+      dish: TC.t('Dish turned up'), market: TC.t('Black Market card turned up'), draw: TC.t('Draws'),
+      cook: TC.t('Cook'), play: TC.t('Action cards'), trade: TC.t('Trades'), stop: TC.t('Stop it'),
+      resolve: TC.t('Nobody stops it'), reshuffle: TC.t('Reshuffle'), end_turn: TC.t('End of turn'),
+      discard: TC.t('Hand limit: discard'), race: 'Food Poisoning', lose: TC.t('Food Poisoning: who loses'),
+    },
     render(container, v, s) {
       const odds = v.event_odds;
       const piles = v.piles || {};

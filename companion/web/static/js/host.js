@@ -201,7 +201,8 @@
     if (slot) out.push(slot.node);
     for (const [type, items] of groups) {
       if (slot && slot.types.has(type)) continue;
-      const heading = typeWord(type);
+      const titles = TC.panelOf(hs).groupTitles || {};
+      const heading = Object.hasOwn(titles, type) ? titles[type] : typeWord(type);
       out.push(el('h3', { class: 'group', text: nextTypes.has(type) ? TC.t('Next card: {heading} (waits for the race)', { heading }) : heading }));
       if (hs.draw && hs.draw.type === type) out.push(drawButton(hs.draw));
       if (items.length <= MAX_BUTTONS) {

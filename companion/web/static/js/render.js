@@ -30,6 +30,9 @@
  *       },
  *       // optional: short facts under a player's name in the score list
  *       extras(vp, snapshot) { return [TC.plural(vp.wins, 'win')]; },
+ *       // optional (host console): the heading over a group of buttons of
+ *       // one event type, in the table's words (else the type, capitalised)
+ *       groupTitles: { flip_coin: 'Flip the coin' },
  *       // optional: the colour of a host console button for `event`
  *       eventColour(event, snapshot) { return null; },
  *       // optional (games that hide scores): what the big number shows
