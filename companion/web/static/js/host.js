@@ -214,6 +214,19 @@
     box.replaceChildren(...out);
   }
 
+  /* A keyboard stays where it was when `draw` redraws `box`: the control
+   * at the same place gets the focus back (a logged card's button is
+   * replaced by the next step's), else Undo. */
+  function keepFocus(box, draw) {
+    const controls = () => [...box.querySelectorAll('button, select, input')];
+    const at = box.contains(document.activeElement) ? controls().indexOf(document.activeElement) : -1;
+    draw();
+    if (at < 0 || box.contains(document.activeElement)) return;
+    const now = controls().filter((c) => !c.disabled);
+    const next = now[Math.min(at, now.length - 1)] || ($('undo').disabled ? null : $('undo'));
+    if (next) next.focus({ preventScroll: true });
+  }
+
   function eventButton(e, text) {
     return TC.paint(el('button', {
       type: 'button', class: 'event', 'data-event': JSON.stringify(e), onclick: () => logEvent(e, text),
@@ -423,7 +436,7 @@
     placeNext();
     TC.renderBurst(hs, $('burst-card'), $('burst'), canUse() ? usePresses : null);
     TC.renderFaults(hs, $('faults'));
-    renderLegal();
+    keepFocus($('legal'), renderLegal);
     const undo = $('undo'), redo = $('redo');
     undo.disabled = !hs.undo;
     undo.textContent = hs.undo ? `Undo: ${hs.undo}` : 'Undo';
@@ -678,6 +691,7 @@
         $('ng-confirm').hidden = false;
         $('ng-start').hidden = true;
         $('ng-confirm').scrollIntoView({ block: 'center' });
+        $('ng-confirm-no').focus({ preventScroll: true });   /* the keyboard's next step: the safe answer */
         return;
       }
       endConfirm();
