@@ -18,13 +18,11 @@ docs/web.md ("Accessibility") says what is checked and how.
 
 from __future__ import annotations
 
-import json
-import re
 import threading
 
 import pytest
 
-from browserkit import BROWSER, CHROMIUM, PHONE, TIMEOUT_MS, expect_text, shot
+from browserkit import BROWSER, PHONE, SHOTS, TIMEOUT_MS, expect_text, shot
 from test_browser import open_host
 from test_player_browser import hawker
 
@@ -166,6 +164,7 @@ def test_chope_mid_race_every_page_passes_axe(browser, live_server_with):
     def login_page(ctx):
         page = watched(ctx.new_page())
         page.goto(t.url + "/host")
+        page.wait_for_selector("#pin")
         return page
 
     def join(ctx):
@@ -173,8 +172,9 @@ def test_chope_mid_race_every_page_passes_axe(browser, live_server_with):
         page.goto(t.url + "/join")
         return page
 
-    found = check_everywhere(browser, [("scoreboard", board), ("console", console),
-                                       ("new-game form", new_game_form), ("log-in", login_page),
+    # the log-in page first: once logged in, /host is the console
+    found = check_everywhere(browser, [("log-in", login_page), ("scoreboard", board),
+                                       ("console", console), ("new-game form", new_game_form),
                                        ("join", join)], "Chope! race")
     for buzzer in ("Cy", "Bo"):
         t.source.press(buzzer)
@@ -499,8 +499,8 @@ def test_tap_targets_are_44_px_on_the_console_and_the_private_page(live_server, 
     assert host.errors == [] and mine.errors == []
 
 
-def test_a_phone_that_asks_for_less_motion_gets_none(live_server, screens):
-    t = live_server
+def test_a_phone_that_asks_for_less_motion_gets_none(live_server_with, screens):
+    t = live_server_with(wait_ms=600_000, claim_window_ms=600_000)
     t.session.log({"type": "flip", "card": "table:red"})      # a draining race window
     still = open_live(screens(reduced_motion="reduce"), t.url + "/")
     moving = open_live(screens(), t.url + "/")
@@ -518,6 +518,12 @@ def test_a_phone_that_asks_for_less_motion_gets_none(live_server, screens):
     name, duration, transition = still.evaluate(probe)
     assert name == "none" or duration == "0s"
     assert transition == "0s"
+
+
+def viewport_shot(page, name: str) -> None:
+    """What the phone shows (a full page at 200 % text is too tall to take)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / name))
 
 
 def scrolls_sideways(page) -> bool:
@@ -547,12 +553,20 @@ def test_the_pages_reflow_at_200_percent_text(live_server, screens):
             wide.append((path, page.evaluate("""() => [...document.querySelectorAll('body *')]
                 .filter((n) => n.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
                 .slice(0, 5).map((n) => n.tagName + '#' + n.id + '.' + n.className)""")))
-        shot(page, f"a11y-200pc-{path.strip('/').split('/')[0] or 'board'}.png")
+        viewport_shot(page, f"a11y-200pc-{'player' if path == url else path.strip('/') or 'board'}.png")
     login_page = watched(screens().new_page())
     login_page.goto(t.url + "/host")
     login_page.evaluate(ZOOM_JS)
     if scrolls_sideways(login_page):
         wide.append(("/host log-in", None))
+    with league_screen(t) as league_url:
+        league = watched(screens().new_page())
+        league.goto(league_url + "/")
+        league.wait_for_selector("#standings tbody tr")
+        league.evaluate(ZOOM_JS)
+        if scrolls_sideways(league):
+            wide.append(("league", None))
+        viewport_shot(league, "a11y-200pc-league.png")
     assert wide == []
 
 

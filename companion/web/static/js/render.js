@@ -58,6 +58,8 @@
  * Helpers a panel may use (all return DOM nodes or strings):
  *   TC.el(tag, props, ...children)  a node; props: class, text, style {}, on<event>, attributes
  *   TC.paint(node, colour)          sets --pc / --pc-fg (colour words or #rrggbb)
+ *   TC.markNode(s, name, colour)    the player's letter on their colour (never
+ *                                   the colour alone); TC.marks(s): {name: letter}
  *   TC.colours(snapshot)            {player: colour}, the game's colours first
  *                                   (no prototype: only players are in it)
  *   TC.map()                        an empty object without a prototype, for maps
