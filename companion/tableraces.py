@@ -154,7 +154,8 @@ class TableRaces:
                 self.interrupted = None
                 self.desk.take_card(req, now if logged_ns is None else logged_ns, now,
                                     t.names, t.version)
-            elif req.announced and t.settings["auto_start"] and trigger in ("host", "race"):
+            elif req.announced and (t.settings["auto_start"] or req.auto_start) \
+                    and trigger in ("host", "race"):
                 self.start_announced(req, None)
         except _RACE_ERRORS as exc:
             self.fault("race", f"cannot run the race the game asked for: {exc}")

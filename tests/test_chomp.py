@@ -132,17 +132,59 @@ def test_bad_chomp_slapping_a_higher_card_cannot_be_pressed():
             "cannot be ineligible")
 
 
-def test_bad_chomp_in_an_octopus_ink_out():
+def test_an_ink_out_needs_no_race_and_no_tap():
+    """"Since no one can see, no one can chomp and all cards played are set
+    aside. Each player plays another card": the tracker sets them aside at
+    once; nothing waits for a race."""
     s = reveal(new("ana bo cy"), ana="octopus", bo="seal", cy="plankton")
-    req = G.race_request(s)
-    assert (req.reason, req.eligible) == ("ink-out", ())
-    assert G.public_view(s)["ink_out"]
-    illegal(s, {"type": "race", "winner": "bo"}, "no one can chomp in an Octopus Ink Out")
-    s = race(s, ineligible=["bo"])
+    assert G.race_request(s) is None
+    view = G.public_view(s)
+    assert view["phase"] == "reveal" and view["next"] == "ink-out"
+    assert view["set_aside_count"] == 3 and view["last_round"]["result"] == "ink-out"
+    assert view["ink_out"] and "Ink Out" in view["status"]
+    assert [e["type"] for e in G.host_events(s)].count("turn") == 3 * 8
+
+
+def test_bad_chomp_in_an_octopus_ink_out():
+    """"slap a card in an Octopus Ink Out": logged after the tracker set the
+    cards aside, it costs the top card of the slapper's pile."""
+    s = reveal(new("ana bo cy"), ana="octopus", bo="seal", cy="plankton")
+    offered = [e for e in G.host_events(s) if e["type"] == "race"]
+    assert [e["ineligible"] for e in offered] == [["ana"], ["bo"], ["cy"]]
+    illegal(s, {"type": "race", "reason": "ink-out", "winner": "bo"},
+            "no one can chomp in an Octopus Ink Out")
+    illegal(s, {"type": "race", "reason": "ink-out", "tied": ["bo", "cy"]}, "no tie")
+    illegal(s, {"type": "race", "reason": "ink-out", "ineligible": ["zed"]}, "zed")
+    illegal(s, {"type": "race", "reason": "chomp", "ineligible": ["bo"]}, "no race is pending")
+    s = race(s, ineligible=["bo"], reason="ink-out")
     aside = G.public_view(s)["set_aside"]
-    assert len(aside) == 4 and [i["why"] for i in aside].count("bad-chomp") == 2
+    assert len(aside) == 4 and [i["why"] for i in aside].count("bad-chomp") == 1
     assert {"owner": "bo", "card": None, "face_down": True, "why": "bad-chomp"} in aside
-    assert seat(s, "bo")["pile"] == 14
+    assert seat(s, "bo")["pile"] == 14 and G.public_view(s)["last_round"]["bad_chomps"] == ["bo"]
+    G.check_invariants(s)
+
+
+def test_an_ink_out_logged_anyway_is_the_same_step():
+    """An old console (or file) logs the Ink Out's race: "nobody" changes
+    nothing, even after some of the next round's cards are turned over."""
+    s = reveal(new("ana bo cy"), ana="octopus", bo="seal", cy="plankton")
+    s = G.apply(s, {"type": "turn", "player": "ana", "card": "shark"})
+    again = race(s, reason="ink-out")
+    assert G.public_view(again) == G.public_view(s)
+    s = G.apply(again, {"type": "turn", "player": "bo", "card": "seal"})
+    s = G.apply(s, {"type": "turn", "player": "cy", "card": "plankton"})
+    assert G.race_request(s).reason == "chomp"
+    illegal(s, {"type": "race", "reason": "ink-out"}, "the race under way is 'chomp'")
+
+
+def test_a_bad_chomp_in_an_ink_out_can_wash_a_player_up():
+    s = new("ana bo cy", counts={"octopus": 1, "seal": 2, "plankton": 2, "shark": 1})
+    s = reveal(s, ana="octopus", bo="seal", cy="plankton")
+    s = race(s, reason="ink-out", ineligible=["ana"])       # her last card, face down
+    view = G.public_view(s)
+    assert seat(s, "ana")["eliminated"] and view["set_aside_count"] == 4
+    G.check_invariants(s)
+    illegal(s, {"type": "race", "reason": "ink-out", "ineligible": ["ana"]}, "washed up")
 
 
 def test_bad_chomp_with_no_winner_the_next_winner_takes_your_cards():
@@ -217,7 +259,6 @@ def test_octopus_vs_electric_eel_the_eel_prevails():
 
 def test_ink_out_cards_set_aside_next_winner_takes_them_and_what_she_can_chomp():
     s = reveal(new("ana bo cy"), ana="octopus", bo="shark", cy="seal")
-    s = race(s, reason="ink-out")
     view = G.public_view(s)
     assert view["set_aside_count"] == 3 and view["next"] == "ink-out"
     assert "Ink Out" in view["status"]
@@ -325,7 +366,7 @@ def test_two_player_end_underwater_war_switches_games():
 def test_last_player_with_cards_wins_and_sweeps_the_centre():
     s = new("ana bo cy", counts={**SIX, "big-fish": 0, "octopus": 1})
     s = race(reveal(s, ana="shark", bo="seal", cy="plankton"), "ana")
-    s = race(reveal(s, ana="octopus", bo="little-fish", cy="shrimp"))     # Ink Out
+    s = reveal(s, ana="octopus", bo="little-fish", cy="shrimp")     # Ink Out: no race
     assert G.finished(s) and G.public_view(s)["winner"] == "ana"
     assert G.scores(s) == {"ana": 6, "bo": 0, "cy": 0}
     assert G.ranking(s) == [["ana"], ["bo", "cy"]]
@@ -653,8 +694,10 @@ class RealTable:
             else:
                 self.collect(a if FOOD_CHAIN[x] > FOOD_CHAIN[y] else b, everything=True)
                 self.finish_round()
+        elif "octopus" in up:           # "no one can chomp and all cards played are set aside"
+            self.finish_round("ink")
         else:
-            self.reason = "ink-out" if "octopus" in up else "chomp"
+            self.reason = "chomp"
         return turned
 
     def may_chomp(self):
@@ -681,7 +724,31 @@ class RealTable:
         self.centre += [(p, k, why) for p, k in self.table.items()]
         self.table = {}
 
+    def late_ink_out(self, ev):
+        """A slap in the Ink Out just set aside: the slapper's top card follows it."""
+        bad = [p for p in ev.get("ineligible", ())]
+        if self.rules["false_start_is_bad_chomp"]:
+            bad += [p for p in ev.get("false_starts", ()) if p not in bad]
+        for p in sorted(bad, key=self.players.index):
+            penalty = self.top(p)
+            if penalty is not None:
+                self.centre.append((p, penalty, "bad"))
+        for p in self.alive():
+            if p not in self.table and not self.hand(p):
+                self.out[p] = self.round - 1
+        left = self.alive()
+        if len(left) < 2:
+            for p, k in self.table.items():
+                self.discard[p].append(k)
+            self.table = {}
+            if left:
+                self.discard[left[0]] += [k for _, k, _ in self.centre]
+                self.centre = []
+            self.over = True
+
     def race(self, ev):
+        if self.reason is None and ev.get("reason") == "ink-out":
+            return self.late_ink_out(ev)
         bad = []
         if not self.war:
             bad = [p for p in self.table if p in ev.get("ineligible", ())
@@ -784,6 +851,12 @@ def test_real_shuffled_deals_are_always_accepted(seed):
             ev = rng.choice(G.legal_events(s))
             s = G.apply(s, ev)
             table.race(ev)
+        elif not table.war and not table.over and "octopus" in cards.values() \
+                and "eel" not in cards.values() and rng.random() < 0.5:
+            assert G.race_request(s) is None          # an Ink Out: set aside, no race
+            ev = rng.choice([e for e in G.host_events(s) if e["type"] == "race"])
+            s = G.apply(s, ev)                        # someone slapped in it
+            table.race(ev)
         G.check_invariants(s)
         assert G.scores(s) == table.cards()
     assert table.over and G.finished(s)
@@ -798,3 +871,48 @@ def test_example_game_replays_to_the_end():
     kinds = {json.dumps(e.get("reason")) for e in rep.events}
     assert {'"chomp"', '"feeding-frenzy"', '"ink-out"'} <= kinds
     assert 40 <= len(rep.events) <= 100
+
+
+# -- the host console: one tap a card, the race by itself ---------------------
+
+def test_the_console_offers_one_button_a_card_in_any_order():
+    s = new("ana bo cy")
+    offered = G.host_events(s)
+    assert {e["type"] for e in offered} == {"turn"}
+    assert [e["player"] for e in offered] == ["ana"] * 8 + ["bo"] * 8 + ["cy"] * 8
+    assert [e["card"] for e in offered[:8]] == list(FOOD_CHAIN) + ["octopus", "eel"]
+    s = G.apply(s, {"type": "turn", "player": "bo", "card": "shark"})     # out of order
+    assert {e["player"] for e in G.host_events(s)} == {"ana", "cy"}
+    s = G.apply(s, {"type": "turn", "player": "ana", "card": "seal"})
+    s = G.apply(s, {"type": "turn", "player": "cy", "card": "plankton"})
+    req = G.race_request(s)
+    assert req.auto_start and req.to_json()["auto_start"] is True
+    assert G.host_events(s) == G.race_outcomes(s)
+
+
+def test_a_card_that_cannot_be_there_is_not_offered():
+    s = new("ana bo cy", counts={"shark": 1, "plankton": 5})
+    s = G.apply(s, {"type": "turn", "player": "ana", "card": "shark"})
+    assert {e["card"] for e in G.host_events(s)} == {"plankton"}    # the only Shark is out
+
+
+def test_the_last_card_logged_starts_the_race_with_no_tap():
+    """On a table whose ``auto_start`` setting is off, Chomp!'s race still
+    starts by itself: its countdown begins with the round's last card."""
+    from companion.session import TableSession
+    from companion.store import Store
+
+    t = TableSession(Store(":memory:"), clock=lambda: 10**12)
+    assert t.settings["auto_start"] is False
+    t.new_game("chomp", [{"name": n} for n in ("ana", "bo", "cy")])
+    t.log({"type": "turn", "player": "ana", "card": "seal"})
+    t.log({"type": "turn", "player": "bo", "card": "shark"})
+    assert t.snapshot()["race"] is None
+    t.log({"type": "turn", "player": "cy", "card": "plankton"})
+    assert t.snapshot()["race"]["phase"] == "countdown"
+    t.log({"type": "race", "reason": "chomp", "winner": "ana"})      # decided by hand
+    t.log({"type": "turn", "player": "ana", "card": "octopus"})
+    t.log({"type": "turn", "player": "bo", "card": "seal"})
+    t.log({"type": "turn", "player": "cy", "card": "plankton"})
+    assert t.snapshot()["race"] is None                   # an Ink Out: nothing to wait for
+    assert t.snapshot()["view"]["next"] == "ink-out"

@@ -59,7 +59,9 @@ def position(bottles: dict, turn="ana", rolled=None, players=DUO, **options):
         where = list(where) + ["casier"] * (4 - len(where))
         s["bottles"][p] = sorted(G._progress(s, p, w) for w in where)
     G.check_invariants(s)
-    return play(s, roll(turn, rolled)) if rolled else s
+    if rolled:      # the die on the table, before the tracker plays a forced move by itself
+        s["roll"], s["last_roll"] = rolled, {"player": turn, "value": rolled, "opening": False}
+    return s
 
 
 def where(state, player):
@@ -70,6 +72,14 @@ def where(state, player):
 
 def moves(state):
     return [(m["from"], m["to"]) for m in G.decisions(state)]
+
+
+def lay(state, value):
+    """The die on the table for the player to play, before the tracker plays
+    a forced move by itself: the position the rules are asked about."""
+    s = json.loads(json.dumps(state))
+    s["roll"], s["last_roll"] = value, {"player": s["turn"], "value": value, "opening": False}
+    return s
 
 
 def refused(state, event, *words):
@@ -351,7 +361,7 @@ def test_a_player_must_play_even_a_bad_move():
     move walks a bottle next to an opponent who can take it."""
     s = position({"ana": ["track:10"], "bo": ["track:5"]}, rolled=2)
     assert G.decisions(s) == [move("ana", "track:10", "track:12", {})]
-    refused(s, {"type": "pass", "player": "ana"}, "obligé de jouer", "track:10 -> track:12")
+    refused(s, {"type": "pass", "player": "ana"}, "obligé de jouer", "square 10 → square 12")
 
 
 def test_a_player_passes_only_when_blocked_as_in_the_text():
@@ -636,9 +646,9 @@ def test_the_public_view_shows_every_bottle_and_the_last_move():
 
 def test_describe_reads_like_the_table():
     assert G.describe(roll("ana", 6)) == "ana rolls a 6"
-    assert G.describe(move("ana", "casier", "start", {})) == "ana: the casier -> the start zone"
+    assert G.describe(move("ana", "casier", "start", {})) == "ana: casier → start zone"
     assert G.describe(move("bo", "track:3", "track:9", {"ana": 1})) == \
-        "bo: track 3 -> track 9, takes ana's bottle"
+        "bo: square 3 → square 9, takes ana's bottle"
     assert G.describe({"type": "pass", "player": "cy"}) == "cy is blocked and passes"
 
 
@@ -679,3 +689,19 @@ def conformance_check(rep) -> None:
     assert sum(v == 4 for v in G.scores(s).values()) == 1
     last = [e for e in rep.events if e["type"] == "move"][-1]
     assert last["to"] == "home" and last["player"] == winner
+
+
+# -- steps the tracker takes by itself (issue 23) ---------------------------------------------
+def test_a_blocked_roll_passes_by_itself_and_logging_the_pass_anyway_is_that_step():
+    """« Le joueur ne passe son tour que dans une situation de blocage »: with no
+    move, there is nothing to choose, so the roll alone passes (one host tap)."""
+    s = play(position({}), roll("ana", 3))              # all in the casier: blocked
+    assert G.current_player(s) == "bo" and s["forced"] == {"type": "pass", "player": "ana"}
+    assert G.public_view(s)["last_move"]["forced"] is True
+    same = play(s, {"type": "pass", "player": "ana"})     # an old console logs it anyway
+    assert G.public_view(same) == G.public_view(s) and same["forced"] is None
+    refused(same, {"type": "pass", "player": "ana"}, "bo's turn")     # but only once
+    s = play(position({}), roll("ana", 6))               # a 6 brings a bottle out: a move
+    assert s["forced"] is None and moves(s) == [("casier", "start")]
+    s = play(position({"ana": ["track:10"]}), roll("ana", 3))
+    assert moves(s) == [("track:10", "track:13")]        # one move: still the host's tap

@@ -490,17 +490,18 @@ def test_the_new_game_form_on_a_phone(live_server, phone):
 @pytest.mark.browser
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no chromium at {CHROMIUM}")
 def test_chomp_card_pickers_follow_the_food_chain_with_no_default(live_server, phone):
+    """One button a creature (issue 23: one tap a card), down the food chain;
+    nothing is logged until the host taps the card she saw."""
     t = live_server
     t.session.new_game("chomp", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
     h = console(phone(), t)
-    h.wait_for_selector("#legal form.builder select")
-    sel = h.locator("#legal form.builder select").first
-    texts = sel.locator("option").all_inner_texts()
-    assert texts[0].startswith("—") and sel.input_value() == ""
+    h.wait_for_selector("#chomp-cards button.event")
+    texts = h.locator("#chomp-cards button.event").all_inner_texts()
     cards = t.session.snapshot()["view"]["cards"]
     ranks = {c["name"]: c["rank"] for c in cards.values()}
-    shown = [ranks[x] for x in texts[1:] if isinstance(ranks.get(x), int)]
-    assert shown == sorted(shown) and len(shown) > 2
+    shown = [ranks[x] for x in texts if isinstance(ranks.get(x), int)]
+    assert shown == sorted(shown, reverse=True) and len(shown) == 6
+    assert t.session.snapshot()["view"]["revealed"] == {}
     assert h.errors == []
 
 

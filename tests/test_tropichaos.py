@@ -108,11 +108,30 @@ def test_season_marker_starts_on_S_and_the_board_layout_is_a_labelled_assumption
     """ "place the season marker on the space in the upper left marked with an "S"" """
     v = view(new())
     assert v["board"]["marker"] == 0 and v["season"] == "spring"
-    board = next(x for x in G.info()["settings"] if x["name"] == "season_board")
-    assert board["assumed"] is True and board["kind"] == "data"
-    assert board["default"][-1] == "end"
+    length = next(x for x in G.info()["settings"] if x["name"] == "season_length")
+    assert length["assumed"] is True and length["kind"] == "choice"
+    assert length["default"] == "full" and view(new())["board"]["spaces"][-1] == "end"
     s = new(season_board=["summer", "autumn", "end"])
     assert view(s)["season"] == "summer" and view(s)["board"]["moves_left"] == 2
+    assert view(s)["rules"]["season_length"] == "custom"
+
+
+def test_the_game_length_is_a_setting_with_named_boards_no_json():
+    """Issue 23: "The Tropichaos season board as a setting with named lengths"."""
+    length = next(x for x in G.info()["settings"] if x["name"] == "season_length")
+    assert [c["value"] for c in length["choices"]] == ["full", "short", "quick"]
+    assert length["choices"][0]["label"].startswith("Full game (8 moves")
+    moves = {}
+    for name in ("full", "short", "quick"):
+        v = view(new(season_length=name))
+        spaces = v["board"]["spaces"]
+        assert spaces[0] == "spring" and spaces[-1] == "end"
+        assert {"spring", "summer", "autumn"} <= set(spaces)   # every season has its turn
+        assert v["rules"]["season_length"] == name
+        moves[name] = v["board"]["moves_left"]
+    assert moves == {"full": 8, "short": 6, "quick": 3}
+    with pytest.raises(RulesError, match="season_length"):
+        new(season_length="marathon")
 
 
 def test_a_board_longer_than_the_season_chips_or_malformed_is_refused():
@@ -292,6 +311,16 @@ def test_overstock_with_one_possible_exchange_is_made_automatically():
     assert vp(s, "ana")["hand"] == 1
     assert vp(s, "ana")["taken"] == {M: 1, K: 1} and vp(s, "ana")["given"] == {M: 1}
     assert v["current_player"] == "bo" and any("exchanges" in n for n in v["news"])
+    # logged anyway (the host saw it happen at the table): the same step, not a refusal
+    same = play(s, {"type": "exchange", "player": "ana", "give": [M]})
+    assert same["stands"] == s["stands"] and same["market"] == s["market"]
+    assert view(same)["current_player"] == "bo" and "same step" in view(same)["news"][0]
+    assert play(s, {"type": "exchange", "give": [M]})["stands"] == s["stands"]
+    refused(s, {"type": "exchange", "player": "ana", "give": [P]}, "only one possible: Mango")
+    refused(s, {"type": "exchange", "player": "bo", "give": [M]}, "already made ana's")
+    # only right after it: once the next step is logged, an exchange is out of turn
+    later = play(s, take(K))
+    refused(later, {"type": "exchange", "player": "ana", "give": [M]}, "cannot exchange now")
 
 
 def test_overstock_exchange_several_setting():
@@ -448,9 +477,41 @@ def test_a_reveal_that_does_not_fit_is_refused():
     s = short_game()
     s = play(s, take(K), draw("season"))
     refused(s, {"type": "reveal", "player": "bo", "season": "spring", "chips": [K, K]}, "1")
-    refused(s, {"type": "reveal", "player": "ana", "season": "autumn", "chips": [K, P]},
-            "already")
+    refused(s, {"type": "reveal", "player": "ana", "season": "autumn", "chips": [K, K]},
+            "already turned over: Kiwi, Pomegranate")
     refused(s, {"type": "reveal", "player": "bo", "season": "autumn", "chips": [K]}, "nothing")
+
+
+def test_a_reveal_the_tracker_made_itself_is_accepted_as_the_same_step():
+    """Issue 23: steps the tracker takes by itself (a pile the table can work out is
+    turned over automatically) are accepted as the same step when logged anyway, even
+    once the game is over."""
+    s = short_game()
+    s = play(s, take(K), draw("season"))
+    assert "autumn" in s["auto_revealed"]["ana"]
+    same = {"type": "reveal", "player": "ana", "season": "autumn", "chips": [P, K]}
+    s2 = play(s, same)
+    assert s2["revealed"] == s["revealed"] and "same step" in view(s2)["news"][0]
+    s = play(s, {"type": "reveal", "player": "bo", "season": "spring", "chips": [P]})
+    assert G.finished(s)
+    done = play(s, same)                            # after the last pile: still the same step
+    assert G.finished(done) and G.scores(done) == G.scores(s)
+    refused(s, {"type": "reveal", "player": "ana", "season": "autumn", "chips": [K, K]},
+            "already turned over")
+    refused(s, take(K), "over")
+
+
+def test_the_end_offers_only_reveals_that_fit_what_the_players_noted():
+    """Issue 23: the console offered pile reveals the tracker then refused ("no way of
+    filling ... chip stand") when a player had named her chips on her own page."""
+    s = short_game()
+    s = play(s, {"type": "starting_hand", "player": "bo", "chip": M})
+    s = play(s, take(K), draw("season"))
+    offered = G.decisions(s)
+    assert offered == [{"type": "reveal", "player": "bo", "season": "spring", "chips": [M]}]
+    s = play(s, offered[0])
+    assert G.finished(s) and G.decisions(s) == []
+    assert view(s)["status"] == "ana wins with 6 points"
 
 
 def test_a_reveal_is_checked_against_what_the_player_logged():

@@ -72,6 +72,10 @@ class RaceRequest:
     press before GO is a false start; unannounced ones (a Chope! Table) are
     already over when the host logs the card seconds after its flip, so they
     take the burst of presses recorded live when the card was flipped.
+    ``auto_start``: an announced race the companion starts (its countdown)
+    as soon as the game asks for it, with no "Start race" tap (Chomp!: the
+    round's last card logged is the signal), whatever the table's
+    ``auto_start`` setting.
     """
 
     kind: str
@@ -83,6 +87,7 @@ class RaceRequest:
     #: the player who turned the card and does not race it (a Chope! Table):
     #: with flipper arming (docs/rules-notes.md), their press marks the flip
     flipper: str | None = None
+    auto_start: bool = False
 
     def to_json(self) -> dict:
         out = {"kind": self.kind, "eligible": list(self.eligible), "reason": self.reason,
@@ -90,6 +95,8 @@ class RaceRequest:
                "info": self.info}
         if self.flipper is not None:
             out["flipper"] = self.flipper
+        if self.auto_start:
+            out["auto_start"] = True
         return out
 
 

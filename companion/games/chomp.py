@@ -4,8 +4,9 @@ All players still in turn over the top card of their pile together. The first
 to slap the lowest creature *chomps*: she takes every card her creature can
 chomp (and her own); the other cards go to their owners' discard piles. An
 Electric Eel starts a *Feeding Frenzy* (the first press takes every card); an
-Octopus an *Ink Out* (no one may chomp, the cards wait for the next round's
-winner). A press that may not chomp is a *Bad Chomp*: the chomper's card and
+Octopus an *Ink Out* (no one may chomp: the tracker sets the cards aside at
+once for the next round's winner, with no race; a slap in it, logged as the
+``ink-out`` race with the slapper ``ineligible``, is a Bad Chomp). A press that may not chomp is a *Bad Chomp*: the chomper's card and
 the top card of her pile go to the round's winner. Run out of cards and you are
 *washed up*. The last two players count their cards or play *Underwater War*
 (two players play it from the start).
@@ -26,7 +27,9 @@ Events (card ids: ``shark``, ``seal``, ``big-fish``, ``little-fish``,
 
 A ``reveal`` names the card of every player who has not turned one over yet
 this round; ``turn`` logs one player's card, and the round goes on once every
-player still in has turned one over (the two can be mixed).
+player still in has turned one over (the two can be mixed). The console offers
+``turn`` events (:meth:`Chomp.host_events`: one tap a card) and the race the
+last one calls starts by itself (the race request's ``auto_start``).
 
 Rule readings and house-rule settings are in docs/rules-notes.md (Chomp!);
 every option is declared in :attr:`Chomp.settings`.
@@ -67,7 +70,8 @@ from pathlib import Path
 
 from fractions import Fraction
 
-from .base import Game, RaceReason, RaceRequest, RulesError, Setting, copy_json, rank_by
+from .base import (Game, RaceReason, RaceRequest, RulesError, Setting, check_verdict, copy_json,
+                   rank_by)
 
 DATA = json.loads((Path(__file__).parent / "data" / "chomp.json").read_text())
 CREATURES = {c["id"]: c for c in DATA["creatures"]}
@@ -200,7 +204,8 @@ class Chomp(Game):
                    help="An Electric Eel: the first press takes all the cards."),
         RaceReason("ink-out", "first-press", "Ink Out!", announced=True,
                    winner="{winner} chomps!", ineligible="Bad Chomp",
-                   help="An Octopus: no one may chomp; any press is a Bad Chomp."),
+                   help="An Octopus: no one may chomp; the cards are set aside at once and a "
+                        "press is a Bad Chomp (logged only if someone slapped)."),
     )
     score_unit = "cards"
 
@@ -316,8 +321,11 @@ class Chomp(Game):
         lowest = None
         if EEL in kinds:            # "Octopus vs. Electric Eel: the Eel prevails"
             reason, eligible = "feeding-frenzy", players
-        elif OCTOPUS in kinds:
-            reason, eligible = "ink-out", []
+        elif OCTOPUS in kinds:      # "no one can chomp and all cards played are set aside"
+            last = self._last(s, "ink-out")
+            self._set_aside(s, "ink-out")
+            self._end_round(s, last, "ink-out")
+            return
         else:
             lowest = min(kinds, key=RANK.__getitem__)
             reason = "chomp"
@@ -349,6 +357,9 @@ class Chomp(Game):
             self._end_round(s, last, "round")
 
     def _on_race(self, s, ev):
+        if self._inked(s) and ev.get("reason") == "ink-out":
+            self._late_ink_out(s, ev)
+            return
         if s["phase"] != "race":
             raise RulesError("no race is pending: turn the cards over first", "race")
         race = s["race"]
@@ -395,6 +406,55 @@ class Chomp(Game):
                 _put(s["discard"][p], card)
             s["table"] = {}
         self._end_round(s, last, why if why in ("tie", "ink-out") else "round")
+
+    @staticmethod
+    def _inked(s) -> bool:
+        """Whether the last round was an Ink Out the tracker set aside by
+        itself and the next round's cards are still being turned over."""
+        return s["phase"] == "reveal" and s["next"] == "ink-out" and bool(s["last"])
+
+    def _late_ink_out(self, s, ev):
+        """An Ink Out's race logged anyway (the tracker set the cards aside by
+        itself): "nobody" is the same step again; a press in it ("slap a card
+        in an Octopus Ink Out") is a Bad Chomp: the top card of her pile goes
+        face down into the centre (her turned card is there already)."""
+        last = s["last"]
+        if ev.get("winner") is not None or ev.get("tied"):
+            raise RulesError("no one can chomp in an Octopus Ink Out: no winner, no tie",
+                             "who may chomp")
+        _, _, _, false_starts, ineligible = check_verdict(
+            ev, "first-press", list(last["cards"]), (), absent="turned no card over in that Ink Out")
+        fs_bad = s["mode"] == "multi" and s["rules"]["false_start_is_bad_chomp"]
+        bad = [p for p in last["cards"] if p in ineligible or (fs_bad and p in false_starts)]
+        out = [p for p in bad if p in s["eliminated"]]
+        if out:
+            raise RulesError(f"{', '.join(out)} is washed up: no card left to pay a Bad Chomp",
+                             "bad chomp")
+        for p in bad:
+            self._put_face_down(s, p, "bad-chomp")
+            last["bad_chomps"].append(p)
+        self._wash_up(s, last["round"])
+
+    def _wash_up(self, s, round_no):
+        """After a late Bad Chomp: a player with no card left (none turned
+        over this round either) is washed up; the last one in takes all."""
+        for p in self._active(s):
+            self._refill(s, p)
+            if p not in s["table"] and not self._hand(s, p):
+                s["eliminated"][p] = round_no
+        alive = self._active(s)
+        if len(alive) <= 1:
+            for p, card in s["table"].items():
+                _put(s["discard"][p], card)
+            s["table"] = {}
+            self._game_over(s, alive)
+
+    def _game_over(self, s, alive):
+        """The last one in takes what is left; none: a draw."""
+        if alive:
+            self._take_all(s, alive[0])
+            s["winner"] = alive[0]
+        s["phase"], s["next"] = "over", None
 
     def _why_not(self, s, p):
         race = s["race"]
@@ -492,10 +552,7 @@ class Chomp(Game):
                 s["eliminated"][p] = s["round"]
         s["round"] += 1
         if len(alive) <= 1:         # the last one in takes what is left; none: a draw
-            if alive:
-                self._take_all(s, alive[0])
-                s["winner"] = alive[0]
-            s["phase"], s["next"] = "over", None
+            self._game_over(s, alive)
             return
         if len(alive) == 2 and s["mode"] == "multi" and not s["pot"]:
             if s["rules"]["two_player_end"] == "count":
@@ -569,12 +626,29 @@ class Chomp(Game):
         return {p: [k for k in RANK if pile["known"].get(k) or (pile["unknown"] and s["unseen"][k])]
                 for p, pile in self._next_piles(s).items()}
 
+    def host_events(self, s) -> list[dict]:
+        """The console's buttons: while cards are turned over, one ``turn``
+        per player still to turn one and per creature that can be on top of
+        her pile (seating order, then the food chain: one tap a card, in any
+        order); after an Ink Out, a Bad Chomp for each of its players, in
+        case one slapped; during a race, its verdicts."""
+        if s["phase"] != "reveal":
+            return self.legal_events(s)
+        out = [{"type": "turn", "player": p, "card": k}
+               for p, cards in self._can_turn_over(s).items() if p not in s["table"]
+               for k in cards]
+        if self._inked(s):
+            out += [{"type": "race", "reason": "ink-out", "winner": None, "loser": None,
+                     "tied": [], "false_starts": [], "ineligible": [p]}
+                    for p in s["last"]["cards"] if p not in s["eliminated"]]
+        return out
+
     def race_request(self, s) -> RaceRequest | None:
         if s["phase"] != "race":
             return None
         race = s["race"]
         return RaceRequest("first-press", tuple(race["eligible"]), race["reason"],
-                           announced=True, players=tuple(race["players"]),
+                           announced=True, players=tuple(race["players"]), auto_start=True,
                            info={"round": s["round"], "mode": s["mode"],
                                  "lowest": race["lowest"], "cards": dict(s["table"])})
 
@@ -622,7 +696,7 @@ class Chomp(Game):
             "lowest": race.get("lowest"),
             "may_chomp": list(eligible),
             "feeding_frenzy": race.get("reason") == "feeding-frenzy",
-            "ink_out": race.get("reason") == "ink-out",
+            "ink_out": self._inked(s),          # the last round's cards, inked, wait aside
             "race": self.race_request(s).to_json() if race else None,
             "set_aside": [{"owner": i["owner"], "card": None if i["face_down"] else i["card"],
                            "face_down": i["face_down"], "why": i["why"]} for i in s["pot"]],

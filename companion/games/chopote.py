@@ -15,6 +15,9 @@ The table rolls the real die; the host logs it. Events::
      "captures": {"bo": 2}}                              # "to" and "captures" optional
     {"type": "pass", "player": "ana"}                    # only when nothing else is legal
 
+A blocked roll (no legal move) passes by itself; a ``pass`` logged anyway
+right after is that step.
+
 Positions are words: ``casier`` (in the rack, upright), ``start`` (the
 player's coloured start zone), ``track:N`` (square N of the circular track,
 numbered in the direction of play), ``corridor:K`` (K-th square of the
@@ -32,6 +35,12 @@ the text are in docs/rules-notes.md (Chopote).
 >>> s = g.apply(s, {"type": "roll", "player": "ana", "value": 6})
 >>> [(m["from"], m["to"]) for m in g.decisions(s)]
 [('casier', 'start')]
+>>> s = g.apply(s, {"type": "move", "player": "ana", "from": "casier"})
+>>> s = g.apply(s, {"type": "roll", "player": "ana", "value": 3})
+>>> s = g.apply(s, {"type": "move", "player": "ana", "from": "start"})
+>>> s = g.apply(s, {"type": "roll", "player": "bo", "value": 4})   # blocked: passes by itself
+>>> s["last_move"]["passed"], g.current_player(s)
+(True, 'ana')
 """
 
 from __future__ import annotations
@@ -69,6 +78,15 @@ R_EXACT = ("Le joueur emprunte le couloir d'arrivée perpendiculaire à la piste
            "tomber exactement sur la zone d'arrivée centrale de sa couleur.")
 R_WIN = "Le gagnant est celui qui aura rentré le premier ses 4 bouteilles."
 R_TURN = "Les joueurs lancent à tour de rôle leur dé."
+
+
+def spoken(where) -> str:
+    """A position word as the table says it: ``track:12`` "square 12",
+    ``corridor:3`` "corridor 3", ``start`` "start zone"."""
+    zone, _, num = str(where).partition(":")
+    if zone == "track":
+        return f"square {num}"
+    return {"start": "start zone"}.get(zone, f"{zone} {num}".strip())
 
 
 class Chopote(Game):
@@ -147,6 +165,7 @@ class Chopote(Game):
             "bottles": {p: [CASIER] * BOTTLES for p in players},
             "turn": None, "roll": None, "must_enter": False,
             "last_roll": None, "last_move": None, "winner": None, "turns": 0,
+            "forced": None,
         }
 
     @staticmethod
@@ -318,6 +337,10 @@ class Chopote(Game):
         if ev["type"] not in EVENTS:
             raise RulesError(f"unknown Chopote event {ev['type']!r}; known: {list(EVENTS)}",
                              "format")
+        if ev["type"] != "roll" and self._same_as_forced(s, ev):
+            s["forced"] = None          # the step the tracker took by itself, logged anyway
+            return s
+        s["forced"] = None
         getattr(self, "_on_" + ev["type"])(s, ev)
         return s
 
@@ -355,6 +378,26 @@ class Chopote(Game):
                              "the next roll", R_MOVE)
         s["roll"] = value
         s["last_roll"] = {"player": p, "value": value, "opening": False}
+        self._forced(s)
+
+    def _forced(self, s):
+        """A blocked roll (« Le joueur ne passe son tour que dans une situation
+        de blocage »): nothing to do, so the tracker passes at once and the
+        host taps nothing more. Kept in ``forced`` so the same pass logged
+        anyway is taken as that step, not refused."""
+        only = self.decisions(s)
+        if only != [{"type": "pass", "player": self._turn(s)}]:
+            return
+        self._on_pass(s, only[0])
+        s["last_move"]["forced"] = True
+        s["forced"] = only[0]
+
+    def _same_as_forced(self, s, ev) -> bool:
+        """Whether ``ev`` is the pass the tracker just made by itself."""
+        done = s.get("forced")
+        if not done or s["roll"] is not None or ev.get("type") != done["type"]:
+            return False
+        return all(ev.get(k, v) == v for k, v in done.items())
 
     def _expect_roll(self, s, ev, what: str) -> str:
         if s["phase"] != "play":
@@ -405,7 +448,7 @@ class Chopote(Game):
         p = self._expect_roll(s, ev, "pass")
         moves = self._moves(s)
         if moves:
-            can = ", ".join(f"{m['from']} -> {m['to']}" for m in moves)
+            can = ", ".join(f"{spoken(m['from'])} → {spoken(m['to'])}" for m in moves)
             raise RulesError(f"{p} can play ({can}): a player passes only when blocked",
                              R_MUST_PLAY + " " + R_BLOCKED)
         s["last_move"] = {"player": p, "roll": s["roll"], "from": None, "to": None, "path": [],
@@ -526,11 +569,7 @@ class Chopote(Game):
         if t == "pass":
             return f"{p} is blocked and passes"
         if t == "move":
-            words = {"casier": "the casier", "start": "the start zone", "home": "home"}
-
-            def word(x):
-                return words.get(x, str(x).replace(":", " "))
-            line = f"{p}: {word(ev.get('from'))} -> {word(ev.get('to', '?'))}"
+            line = f"{p}: {spoken(ev.get('from'))} → {spoken(ev.get('to', '?'))}"
             caught = ev.get("captures") or {}
             if isinstance(caught, dict) and caught:
                 line += ", takes " + " and ".join(

@@ -20,8 +20,12 @@ her own chips on her private page (``starting_hand``, the ``chips`` of a
 ``sell``, ``sold``); those names narrow the tracker's worlds (so a draw, an
 exchange or a reveal that cannot be true is refused) but never the public
 view, which depends on public events only. At the end the host turns the
-piles over one by one (``reveal``); piles the table can already work out are
-turned over automatically.
+piles over one by one (``reveal``; the console offers only what fits the
+players' notes too); piles the table can already work out are turned over
+automatically. A step the tracker took by itself (such a pile, an overstocked
+exchange with one possible answer) logged anyway is accepted as the same step.
+The season board is a named length (setting ``season_length``) or the
+table's own (``season_board``).
 
 Events (fruits: ``kiwi``, ``mango``, ``pomegranate``; Season chip: ``season``)::
 
@@ -85,16 +89,35 @@ ZERO = (0,) * len(FRUITS)
 EVENTS = ("draw", "deal", "take", "sell", "exchange", "reveal", "starting_hand", "sold")
 PRIVATE = ("starting_hand", "sold")
 ALL = object()             # the viewer who knows every secret: the tracker itself
+#: the season board's named lengths (an assumption: docs/rules-notes.md, Tropichaos)
+BOARDS: dict[str, list[str]] = DATA["season_boards"]
+BOARD_NAMES = {"full": "Full game", "short": "Short game", "quick": "Quick game"}
+
+
+def _board_words(board) -> str:
+    """A board as a reader says it: "spring ×2, summer ×2, autumn ×2, spring ×2"."""
+    runs: list[list] = []
+    for x in board[:-1]:
+        if runs and runs[-1][0] == x:
+            runs[-1][1] += 1
+        else:
+            runs.append([x, 1])
+    return ", ".join(x + (f" ×{n}" if n > 1 else "") for x, n in runs)
 
 
 SETTINGS = (
-    Setting("season_board", DATA["season_board"], "data", label="Season board",
+    Setting("season_length", "full", "choice", choices=tuple(BOARDS), label="Game length",
             rule='"place the season marker on the space in the upper left marked with an '
                  '\\"S\\"" ... "Once the season marker reaches the final space, the game ends."',
-            help="The spaces from S to the final space, each the season it stands in; the "
-                 "last is \"end\". Not in the rulebook: an assumption (publisher's edition: "
-                 "spring, summer, autumn, ending before the seasons go round twice).",
-            assumed=True),
+            help="; ".join(f"{BOARD_NAMES[k]}: {_board_words(b)}" for k, b in BOARDS.items())
+                 + ". The board is not in the rulebook (the publisher's cycles the seasons and "
+                 "ends before they go round twice).",
+            assumed=True, choice_labels=tuple(
+                f"{BOARD_NAMES[k]} ({len(b) - 1} moves)" for k, b in BOARDS.items())),
+    Setting("season_board", None, "data", label="Season board of your own",
+            help="null: the board of the game length above. Or the spaces from S to the "
+                 "final space, each the season it stands in, the last \"end\" (it replaces "
+                 "the game length)."),
     Setting("starting_player", None, "player", label="Starting player",
             rule='"Choose a starting player."', help="Default: the first player listed."),
     Setting("market_redraw", "chip", "choice", choices=("chip", "market"),
@@ -286,6 +309,17 @@ def fruit_id(value, what: str = "chip") -> str:
     return key
 
 
+def _counted(chips) -> str:
+    """Fruits as a reader counts them: "2 Kiwi, Mango"."""
+    counts = Counter(chips)
+    return ", ".join(f"{n} {FRUIT_NAMES.get(f, f)}" if n > 1 else FRUIT_NAMES.get(f, str(f))
+                     for f, n in counts.items()) or "nothing"
+
+
+def _chip_words(n) -> str:
+    return f"{n} chip" if n == 1 else f"{n} chips"
+
+
 def sale_points(season: str, chips) -> int:
     """What the rulebook's table gives for ``chips`` sold in ``season``."""
     return sum(POINTS[f][season] for f in chips)
@@ -314,6 +348,8 @@ class Tropichaos(Game):
     # -- setup ----------------------------------------------------------
     def _setup(self, players: list[str], options: dict) -> dict:
         board = options["season_board"]
+        if board is None:
+            board = BOARDS[options["season_length"]]
         if not isinstance(board, list) or len(board) < 2 or board[-1] != END or not all(
                 x in SEASONS for x in board[:-1]):
             raise RulesError("'season_board' must list the spaces from S to the final space: "
@@ -328,7 +364,9 @@ class Tropichaos(Game):
         return _State({
             "players": list(players), "order": order, "start": start,
             "rules": {k: options[k] for k in ("market_redraw", "overstock_exchange",
-                                              "latest_tiebreak")},
+                                              "latest_tiebreak")}
+            | {"season_length": options["season_length"] if options["season_board"] is None
+               else "custom"},
             "board": list(board), "marker": 0,
             "bag": {"chips": ALL_CHIPS, "seasons": SEASON_CHIPS},
             "market": [], "gap": None, "phase": "market", "turn": 0, "taker": None,
@@ -339,6 +377,7 @@ class Tropichaos(Game):
                            "last_turn": None} for p in players},
             "secrets": {p: {"start": None, "sales": {}} for p in players},
             "revealed": {p: {} for p in players}, "auto_revealed": {p: [] for p in players},
+            "auto_step": None,
         })
 
     # -- transitions ----------------------------------------------------
@@ -354,15 +393,43 @@ class Tropichaos(Game):
         if kind not in EVENTS:
             raise RulesError(f"unknown Tropichaos event {kind!r}; known: {', '.join(EVENTS)}",
                              "format")
+        auto = s.get("auto_step")
         if kind not in PRIVATE:          # the table sees nothing of a private note
             s["news"] = []
+            s["auto_step"] = None
         s.memo = None                    # nothing remembered while the state changes
-        getattr(self, "_on_" + kind)(s, ev)
-        self._settle(s)
+        if auto and kind == auto["type"] and s["phase"] != "exchange":
+            self._same_step(s, ev, auto)     # the tracker made it already: accepted as it
+        else:
+            getattr(self, "_on_" + kind)(s, ev)
+            self._settle(s)
         s.memo = {}
         if not self._joint(s, ALL):
             raise RulesError(self._misfit(s, ev), "hidden chips")
         return s
+
+    def apply(self, state: dict, event: dict) -> dict:
+        """:meth:`Game.apply`; once the game is over, a ``reveal`` of a pile
+        the tracker turned over itself is still accepted as the same step."""
+        if self.finished(state) and isinstance(event, dict) and event.get("type") == "reveal":
+            self.check_shape(event)
+            return self._apply(self.copy_state(state), event)
+        return super().apply(state, event)
+
+    def _same_step(self, s, ev, auto) -> None:
+        """``ev`` logs the step the tracker took by itself just before
+        (``auto``, the overstocked exchange that had one answer): accepted
+        as that step when it says the same, refused when it says otherwise."""
+        give = ev.get("give")
+        give = [give] if isinstance(give, str) else self._named(give, "'give'") or []
+        if ev.get("player", auto["player"]) != auto["player"] or sorted(give) != sorted(
+                auto["give"]):
+            shown = ", ".join(FRUIT_NAMES[g] for g in auto["give"])
+            raise RulesError(f"the tracker already made {auto['player']}'s exchange, the only "
+                             f"one possible: {shown} for {FRUIT_NAMES[auto['over']]}; undo "
+                             "the draw to change it", "overstocked")
+        s["news"].append(f"{auto['player']}'s exchange was already made: logged as the same "
+                         "step")
 
     def _misfit(self, s, ev) -> str:
         who = ev.get("player") or s["taker"] or self._turn_player(s)
@@ -583,7 +650,8 @@ class Tropichaos(Game):
         self._end_turn(s)
 
     def _on_reveal(self, s, ev):
-        self._expect(s, "reveal", "turn the sold chips over")
+        if s["phase"] != "over":
+            self._expect(s, "reveal", "turn the sold chips over")
         p = ev.get("player")
         if p not in s["players"]:
             raise RulesError(f"{p!r} is not playing", "format")
@@ -593,13 +661,18 @@ class Tropichaos(Game):
         n = self._sold(s, p)[season]
         if not n:
             raise RulesError(f"{p} sold nothing in {SEASON_NAMES[season]}", "scoring")
-        if season in s["revealed"][p]:
-            raise RulesError(f"{p}'s {SEASON_NAMES[season]} pile is already turned over",
-                             "scoring")
         chips = self._named(ev.get("chips"), "the chips turned over")
         if chips is None or len(chips) != n:
             raise RulesError(f"{p}'s {SEASON_NAMES[season]} pile holds {n} chips: name them all",
                              "scoring")
+        if season in s["revealed"][p]:
+            known = s["revealed"][p][season]
+            if list(_comp(chips)) != list(known):
+                raise RulesError(f"{p}'s {SEASON_NAMES[season]} pile is already turned over: "
+                                 f"{_counted(_chips(known))}", "scoring")
+            s["news"].append(f"{p}'s {SEASON_NAMES[season]} pile was already turned over: "
+                             "logged as the same step")
+            return
         s["revealed"][p][season] = list(_comp(chips))
 
     def _on_starting_hand(self, s, ev):
@@ -658,9 +731,11 @@ class Tropichaos(Game):
         if s["phase"] == "exchange":
             options = self._exchange_options(s, None)
             if len(options) == 1:
+                s["auto_step"] = {"type": "exchange", "player": s["taker"],
+                                  "give": options[0], "over": s["overstocked"]}
                 self._on_exchange(s, {"type": "exchange", "give": options[0]})
-        while s["phase"] == "reveal":
-            pile = next(((p, x) for p, x in self._piles(s)
+        while s["phase"] == "reveal":    # the table's knowledge only: the public view
+            pile = next(((p, x) for p, x in self._piles(s)     # never hangs on a note
                          if len(self._pile_options(s, p, x, None)) == 1), None)
             if pile is None:
                 if not self._piles(s):
@@ -859,9 +934,9 @@ class Tropichaos(Game):
             piles = self._piles(s)
             if not piles:
                 return []
-            p, x = piles[0]
+            p, x = piles[0]          # the game is over: what the players noted counts
             return [{"type": "reveal", "player": p, "season": x, "chips": _chips(c)}
-                    for c in self._pile_options(s, p, x, None)]
+                    for c in self._pile_options(s, p, x, ALL)]
         return []
 
     def chance_outcomes(self, s) -> list[tuple[dict, Fraction]]:
@@ -988,7 +1063,11 @@ class Tropichaos(Game):
         if phase == "reveal":
             p, x = self._piles(s)[0]
             return f"Game over: turn over {p}'s {SEASON_NAMES[x]} pile"
-        return "Game over"
+        top = self.ranking(s)[0]
+        points = self._points(s, top[0])["total"]
+        if len(top) == 1:
+            return f"{top[0]} wins with {points} point{'s' * (points != 1)}"
+        return f"Tie: {', '.join(top)} with {points} point{'s' * (points != 1)}"
 
     def _phase_rule(self, s) -> str:
         return {"market": "set-up", "deal": "set-up", "turn": "taking turns", "draw": "take",
@@ -1143,20 +1222,23 @@ class Tropichaos(Game):
         if kind == "take":
             return f"{e.get('player') or 'the player'} takes {name(e.get('chip'))}"
         if kind == "sell":
-            return f"{e.get('player') or 'the player'} sells {e.get('count')} chip(s)"
+            return f"{e.get('player') or 'the player'} sells {_chip_words(e.get('count'))}"
         if kind == "exchange":
             give = e.get("give")
             give = [give] if isinstance(give, str) else give or []
-            return ("overstocked: exchange " + ", ".join(name(g) for g in give)) if give else \
-                "overstocked: no other fruit to exchange"
+            who = e.get("player") or "the taker"
+            return (f"Overstocked: {who} puts {_counted(give)} into the Market" if give else
+                    "Overstocked: no other fruit to put into the Market")
         if kind == "reveal":
             chips = e.get("chips") if isinstance(e.get("chips"), list) else []
-            return (f"{e.get('player')}'s {e.get('season')} pile: "
-                    + ", ".join(name(c) for c in chips))
+            season = SEASON_NAMES.get(e.get("season"), e.get("season"))
+            return f"{e.get('player')}'s {season} pile: {_counted(chips)}"
         if kind == "starting_hand":
-            return f"{e.get('player')} notes their starting chip"
+            return f"{e.get('player')} names their starting chip"
         if kind == "sold":
-            return f"{e.get('player')} notes the chips of sale {e.get('sale')}"
+            no = e.get("sale")
+            return f"{e.get('player')} names the chips of their sale " + (
+                f"no. {no + 1}" if isinstance(no, int) else "")
         return super().describe(e)
 
     def check_invariants(self, s) -> None:

@@ -358,9 +358,11 @@
       const last = v.last_move;
       if (last && last.player) {
         const caught = Object.entries(last.captures || {}).map(([q, n]) => TC.plural(n, `bottle of ${q}`, `bottles of ${q}`)).join(', ');
-        container.append(el('p', { class: 'muted small', text: last.passed
-          ? `Last: ${last.player} rolled ${last.roll}, blocked, passed`
-          : `Last: ${last.player} rolled ${last.roll}, ${where(last.from)} → ${where(last.to)}${last.bounce ? ' (bounced off the finish)' : ''}${caught ? `, took ${caught}` : ''}` }));
+        /* a blocked roll: the tracker passed by itself */
+        const only = last.forced ? ' by itself (no move)' : '';
+        container.append(el('p', { class: 'muted small last-move', text: last.passed
+          ? `Last: ${last.player} rolled ${last.roll}, blocked, passed${only}`
+          : `Last: ${last.player} rolled ${last.roll}, ${where(last.from)} → ${where(last.to)}${last.bounce ? ' (bounced off the finish)' : ''}${caught ? `, took ${caught}` : ''}${only}` }));
       }
     },
 

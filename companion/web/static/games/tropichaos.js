@@ -28,12 +28,13 @@
 
   function board(v, s) {
     const b = v.board || { spaces: [], marker: 0 };
-    const row = el('div', { class: 'reveal' });
+    /* --spaces: a table TV lays the whole board out on one row */
+    const row = el('div', { class: 'reveal seasons', style: { '--spaces': String(b.spaces.length) } });
     b.spaces.forEach((space, i) => {
       const here = i === b.marker;
-      const label = i === 0 ? `S · ${name(s, space)}` : space === 'end' ? 'Final space' : name(s, space);
+      const label = space === 'end' ? 'Final space' : name(s, space);
       row.append(TC.paint(el('div', { class: 'slot' + (here ? ' may' : '') },
-        el('div', { class: 'who', text: `space ${i}` }),
+        el('div', { class: 'who', text: i === 0 ? 'S (start)' : `space ${i}` }),
         el('div', { class: 'what', text: label, style: fit(label) }),
         here ? el('div', { class: 'piles', text: 'season marker' }) : null),
       SEASON_COLOUR[space] || null));
@@ -80,6 +81,10 @@
           text: `${TC.plural(v.board.moves_left, 'move')} of the marker to the final space` }));
       }
 
+      if (v.finished) {          /* the Market and the bag no longer matter: the scores */
+        container.append(head('Final scores'), results(v, s));
+        return;
+      }
       container.append(head(v.overstocked ? `Market: overstocked with ${name(s, v.overstocked)}` : 'Market'),
         market(v, s));
 
@@ -105,7 +110,6 @@
         container.append(head('Piles still face down'),
           TC.chips(down.map((p) => `${p.player}: ${name(s, p.season)}`)));
       }
-      if (v.finished) container.append(head('Final scores'), results(v, s));
     },
 
     extras(vp, s) {
@@ -129,10 +133,13 @@
         : [...(pv.known_chips || []).map((c) => name(s, c)), ...Array(pv.unknown_chips || 0).fill('?')];
       container.append(el('h2', { text: 'Your chip stand' }),
         hand.length ? TC.chips(hand) : el('p', { class: 'muted', text: 'empty' }));
-      const worth = (w) => (w.points != null ? TC.plural(w.points, 'point') : `${w.min}–${w.max} points`);
+      /* the number alone in the big figure, the words under it: "0 points"
+       * in three boxes a row overflowed a 390 px phone */
+      const worth = (w) => (w.points != null ? String(w.points) : `${w.min}–${w.max}`);
+      const pts = (w) => (w.points === 1 ? 'point' : 'points');
       const rows = [];
-      if (pv.now) rows.push([worth(pv.now), `if sold now (${name(s, pv.now.season)})`]);
-      for (const w of pv.coming || []) rows.push([worth(w), `in ${name(s, w.season)}`]);
+      if (pv.now) rows.push([worth(pv.now), `${pts(pv.now)} if sold now (${name(s, pv.now.season)})`]);
+      for (const w of pv.coming || []) rows.push([worth(w), `${pts(w)} in ${name(s, w.season)}`]);
       if (rows.length) container.append(TC.stats(rows));
       const sales = (pv.sales || []).map((x) => `${name(s, x.season)}: ${x.chips
         ? x.chips.map((c) => name(s, c)).join(', ') + ` = ${x.points}` : TC.plural(x.count, 'chip')}`);

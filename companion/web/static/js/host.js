@@ -184,6 +184,8 @@
       box.replaceChildren(el('p', { class: 'muted', text: hs.finished ? 'The game is over.' : 'Nothing to log now.' }));
       return;
     }
+    const own = ownLegal(legal, labels);
+    if (own) { box.replaceChildren(...own); return; }
     const groups = new Map();
     legal.forEach((e, i) => {
       if (!groups.has(e.type)) groups.set(e.type, []);
@@ -227,10 +229,20 @@
     if (next) next.focus({ preventScroll: true });
   }
 
-  function eventButton(e, text) {
+  /* `logged`: what "Logged: ..." says when the button's text alone does not */
+  function eventButton(e, text, logged) {
     return TC.paint(el('button', {
-      type: 'button', class: 'event', 'data-event': JSON.stringify(e), onclick: () => logEvent(e, text),
+      type: 'button', class: 'event', 'data-event': JSON.stringify(e), onclick: () => logEvent(e, logged || text),
     }, text), colourOf(e));
+  }
+
+  /* A game may draw its own buttons (Chomp!: one player's cards at a time):
+   * panel.legal(events, labels, snapshot, button) returns the nodes, or
+   * null for the generic groups; `button` is eventButton above. */
+  function ownLegal(legal, labels) {
+    const panel = TC.panelOf(hs);
+    if (!panel.legal) return null;
+    try { return panel.legal(legal, labels, hs, eventButton); } catch (err) { console.error(err); return null; }
   }
 
   /* Beside a grid of cards to flip (draws), the few other steps ("Stop and

@@ -37,6 +37,11 @@
  *       // optional (games with hidden information): a player's own page,
  *       // from `pv` (the game's private_view for that player; never empty)
  *       private(container, pv, snapshot) { container.append(TC.chips(pv.hand)); },
+ *       // optional (host console): draw the "Log what happened" buttons
+ *       // yourself from the offered events (Chomp!'s one-card grid); return
+ *       // the nodes, or null for the generic groups. button(event, text,
+ *       // logged) is the console's own button ("Logged: <logged>")
+ *       legal(events, labels, snapshot, button) { return null; },
  *     };
  *   }());
  *
