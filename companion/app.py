@@ -111,6 +111,7 @@ class Table(Served):
         t = self.table
         self.host, self.port = t.host, t.port
         self.league_options, self.league = t.league, None
+        self.seat = None                # the table's convention pairing (league.tableseat)
         self.pin_file, self.allow_short_pin = t.pin_file, t.short_pin
         self.limits = limits
         self.announce = announce
@@ -172,6 +173,10 @@ class Table(Served):
                               buzzers=buzzers)
         self.services = self.app.extensions["companion"]
         self.pin = self.services.pin
+        if self.league is not None:       # a convention's pairing, shown on the table's pages
+            from .league.tableseat import TableSeat
+            self.seat = TableSeat(self.session, self.league, self.services.broker.set_notice)
+            self.seat.start()
         self.gate = Gate(self.limits or Limits())
         self._bind()
         return self
@@ -303,6 +308,9 @@ class Table(Served):
         if self.source is not None:
             self.source.close()
             self.source = None
+        if self.seat is not None:
+            self.seat.close()
+            self.seat = None
         if self.services is not None:
             self.services.close()
         if self.league is not None:

@@ -93,9 +93,13 @@ def test_password_hashes_are_the_ones_mosquitto_passwd_makes(tmp_path):
 def test_the_acl_lets_each_table_write_only_its_own_tree_and_the_league_only_read():
     text = acl_text(["t1", "t2"])
     blocks = [b.strip().splitlines() for b in text.split("\n\n")[1:]]
-    assert blocks == [["user league", "topic read tabletop/#"],
-                      ["user t1", "topic write tabletop/t1/#"],
-                      ["user t2", "topic write tabletop/t2/#"]]
+    # besides: the league writes the convention's pairings, each table reads its own
+    assert blocks == [["user league", "topic read tabletop/#",
+                       "topic write tabletop/_league/+/pairing"],
+                      ["user t1", "topic write tabletop/t1/#",
+                       "topic read tabletop/_league/t1/pairing"],
+                      ["user t2", "topic write tabletop/t2/#",
+                       "topic read tabletop/_league/t2/pairing"]]
 
 
 def test_the_state_sent_to_the_league_hides_scores_while_the_game_hides_them():

@@ -4,8 +4,13 @@
     python -m companion.league serve --broker mqtt://HOST:1883 --db league.db \\
         --user league --password-file broker/secrets/league.password [--port 8090]
 
+    python -m companion.league serve ... --players players.txt --game chope \
+        --tables t1,t2,t3,t4 [--rounds 3] [--seed 1] [--pod-size 4] [--pairing auto]
+
 ``config`` writes mosquitto.conf, the password file, the ACL and one password
-file per table (docs/league.md); ``serve`` runs the read-only league page.
+file per table (docs/league.md); ``serve`` runs the read-only league page
+and, given a player list, a convention's rounds (docs/league.md,
+"Convention rounds").
 Bad options exit 2 with a message.
 """
 
@@ -44,8 +49,47 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--prefix", default="tabletop")
     s.add_argument("--name", default="league",
                    help="this screen's name at the broker (two screens need two names)")
+    _convention_options(s)
     s.set_defaults(run=_serve)
     return p
+
+
+def _convention_options(s: argparse.ArgumentParser) -> None:
+    c = s.add_argument_group("convention rounds (docs/league.md)")
+    c.add_argument("--players", metavar="FILE", default=None,
+                   help="run rounds for the players in FILE (one name a line)")
+    c.add_argument("--player-names", metavar="A,B,...", default=None,
+                   help="... or named here, comma-separated")
+    c.add_argument("--game", default=None, help="the night's game (chope, chomp, ...)")
+    c.add_argument("--tables", default=None, metavar="T1,T2,...",
+                   help="the tables to seat, top table first")
+    c.add_argument("--rounds", type=int, default=3, help="rounds in the night (3)")
+    c.add_argument("--seed", default="1", help="the seed the pairings are drawn from (1)")
+    c.add_argument("--pod-size", type=int, default=None,
+                   help="players per table (default: 4, or the game's most if fewer)")
+    c.add_argument("--pairing", default="auto", choices=("auto", "rotation", "swiss"),
+                   help="auto: a rotation if the rounds let everyone meet, else Swiss")
+
+
+def _plan(args):
+    """The convention asked for, or None; LeagueError for what is missing."""
+    from .convention import Plan, read_players
+    from .topics import LeagueError
+
+    if args.players is None and args.player_names is None:
+        if args.game or args.tables:
+            raise LeagueError("--game and --tables run rounds for a player list: give "
+                              "--players FILE or --player-names")
+        return None
+    if args.players is not None and args.player_names is not None:
+        raise LeagueError("give --players FILE or --player-names, not both")
+    if not args.game or not args.tables:
+        raise LeagueError("a convention needs --game and --tables")
+    names = read_players(args.players) if args.players is not None else \
+        [n for n in args.player_names.split(",") if n.strip()]
+    tables = [t.strip() for t in args.tables.split(",") if t.strip()]
+    return Plan.make(names, args.game, tables, args.rounds, args.seed, args.pod_size,
+                     args.pairing)
 
 
 def _config(args, out) -> int:
@@ -66,12 +110,13 @@ def _serve(args, out) -> int:
     from .topics import Credentials
 
     creds = Credentials.from_file(args.user, args.password_file) if args.password_file else None
+    plan = _plan(args)
 
     def say(text: str) -> None:
         print(text, file=out, flush=True)
 
     return serve(args.broker, args.db, creds, args.host, args.port, args.prefix, args.name,
-                 print_fn=say)
+                 print_fn=say, convention=plan)
 
 
 def main(argv: Sequence[str] | None = None, stdout=None, stderr=None) -> int:

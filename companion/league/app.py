@@ -12,9 +12,11 @@ of what it received (:class:`~companion.league.store.LeagueStore`):
   out when the callback returns), so a message the broker considers
   delivered is on the league's disk. The table id is taken from the topic
   (which the broker's ACL ties to the table's user), never from the payload.
-* :class:`Hub`: Server-Sent Events to the open league pages: a compact
-  notice per stored message (``event``, ``state``, ``result``, ``status``),
-  a ``heartbeat`` every 15 s; a page that cannot keep up gets ``resync``.
+* :class:`~companion.league.hall.Hub`: Server-Sent Events to the open
+  league pages (a hall of spectators: :data:`MAX_PAGES`): a compact notice
+  per stored message (``event``, ``state``, ``game``, ``status``,
+  ``convention``), a ``heartbeat`` every 15 s, written by one thread to
+  every page's connection.
 * :func:`create_app`: the page (``/``), the whole view as JSON
   (``/api/league``), the live stream (``/api/live``) and the exports
   (``/export.csv``, ``/export.json``). Every route is a GET: the league
@@ -29,15 +31,15 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
 import threading
 import time
-from typing import Callable, Iterator
+from typing import Callable
 
-from flask import Flask, Response, jsonify, render_template
+from flask import Flask, Response, jsonify, render_template, request
 
 from ..serving import Served, serve_until_signalled
 from .client import mqtt_client
+from .hall import Hub, ViewCache
 from .store import LeagueStore
 from .topics import (DEFAULT_PREFIX, BrokerURL, Credentials, LeagueError, Topics, check_table_id,
                      loads)
@@ -46,76 +48,11 @@ log = logging.getLogger(__name__)
 
 #: A league screen that is away keeps its queue at the broker this long.
 SESSION_EXPIRY_S = 14 * 24 * 3600
-
-
-class Hub:
-    """Fan-out of the league's notices to the open pages (bounded queues)."""
-
-    def __init__(self, queue_size: int = 256, max_clients: int = 100, heartbeat_s: float = 15.0):
-        self.queue_size, self.max_clients, self.heartbeat_s = queue_size, max_clients, heartbeat_s
-        self._clients: set[queue.Queue] = set()
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def publish(self, kind: str, data: dict) -> None:
-        frame = (f"event: {kind}\ndata: "
-                 f"{json.dumps({**data, 'pub_ns': time.monotonic_ns()}, separators=(',', ':'))}"
-                 "\n\n").encode()
-        with self._lock:
-            clients = list(self._clients)
-        for q in clients:
-            try:
-                q.put_nowait(frame)
-            except queue.Full:          # too slow: it reloads everything instead
-                try:
-                    while True:
-                        q.get_nowait()
-                except queue.Empty:
-                    pass
-                q.put_nowait(b"event: resync\ndata: {}\n\n")
-
-    def connect(self) -> queue.Queue | None:
-        with self._lock:
-            if self._closed or len(self._clients) >= self.max_clients:
-                return None
-            q: queue.Queue = queue.Queue(self.queue_size)
-            self._clients.add(q)
-            return q
-
-    def stream(self, q: queue.Queue) -> Iterator[bytes]:
-        try:
-            yield b"retry: 2000\n\nevent: hello\ndata: {}\n\n"
-            while True:
-                try:
-                    item = q.get(timeout=self.heartbeat_s)
-                except queue.Empty:
-                    yield b"event: heartbeat\ndata: {}\n\n"
-                    continue
-                if item is None:
-                    return
-                yield item
-        finally:
-            with self._lock:
-                self._clients.discard(q)
-
-    @property
-    def count(self) -> int:
-        with self._lock:
-            return len(self._clients)
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            clients = list(self._clients)
-        for q in clients:
-            try:
-                q.put_nowait(None)
-            except queue.Full:
-                try:
-                    q.get_nowait()
-                    q.put_nowait(None)
-                except (queue.Empty, queue.Full):
-                    pass
+#: Live league pages held at once (a convention hall's spectators); one
+#: more gets 503 and its page retries.
+MAX_PAGES = 500
+#: The stack of each of the league server's worker threads (bytes).
+PAGE_THREAD_STACK = 512 * 1024
 
 
 class LeagueSubscriber:
@@ -197,6 +134,8 @@ class LeagueSubscriber:
     def handle(self, topic: str, payload: bytes) -> str | None:
         """Store one message; its kind, or None if it was refused (not a
         league topic, not our wire format) or empty (a cleared retained one)."""
+        if self.topics.from_league(topic):
+            return None             # the league's own pairings, back from the broker
         where = self.topics.parse(topic)
         if where is None or not payload:
             if payload:
@@ -230,6 +169,13 @@ class LeagueSubscriber:
         self._notify(kind, data)
         return kind
 
+    def send(self, topic: str, payload: bytes) -> None:
+        """Publish a retained QoS 1 message (a convention's pairing); paho
+        queues it while the broker is away."""
+        client = self._client
+        if client is not None:
+            client.publish(topic, payload, qos=1, retain=True)
+
     def _notify(self, kind: str, data: dict) -> None:
         if self.on_stored is not None:
             try:
@@ -239,8 +185,10 @@ class LeagueSubscriber:
 
 
 def create_app(config: dict | None = None, store: LeagueStore | None = None,
-               hub: Hub | None = None, subscriber: LeagueSubscriber | None = None) -> Flask:
-    """The league page's Flask app (read-only: every route is a GET)."""
+               hub: Hub | None = None, subscriber: LeagueSubscriber | None = None,
+               convention=None) -> Flask:
+    """The league page's Flask app (read-only: every route is a GET);
+    ``convention``: the night's :class:`~companion.league.convention.Convention`, if any."""
     app = Flask(__name__, static_folder="static", template_folder="templates")
     app.config.update({"TITLE": "League", **(config or {})})
     store = store or LeagueStore(app.config.get("DB", ":memory:"))
@@ -257,21 +205,10 @@ def create_app(config: dict | None = None, store: LeagueStore | None = None,
 
     @app.get("/")
     def page():
-        return render_template("league/index.html", title=app.config["TITLE"])
+        return render_template("league/index.html", title=app.config["TITLE"],
+                               convention=convention is not None)
 
-    @app.get("/api/league")
-    def api_league():
-        out = store.league()
-        out["broker"] = subscriber.status() if subscriber is not None else None
-        return jsonify(out)
-
-    @app.get("/api/live")
-    def api_live():
-        q = hub.connect()
-        if q is None:
-            return jsonify({"error": "too many live pages; reload later"}), 503
-        return Response(hub.stream(q), mimetype="text/event-stream",
-                        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    _live_routes(app, store, hub, subscriber, convention)
 
     @app.get("/export.csv")
     def export_csv():
@@ -292,6 +229,35 @@ def create_app(config: dict | None = None, store: LeagueStore | None = None,
     return app
 
 
+def _live_routes(app: Flask, store: LeagueStore, hub: Hub, subscriber, convention) -> None:
+    """``/api/league`` (the whole view, made once per change for the whole
+    hall, with an ETag) and ``/api/live`` (the notices)."""
+
+    def view() -> bytes:
+        out = store.league()
+        out["broker"] = subscriber.status() if subscriber is not None else None
+        out["convention"] = convention.view() if convention is not None else None
+        return app.json.dumps(out).encode()
+
+    cache = ViewCache(view)
+
+    @app.get("/api/league")
+    def api_league():
+        version, body = cache.get(hub.version)     # once per change, for the whole hall
+        tag = f'"{version}"'
+        if request.headers.get("If-None-Match") == tag:
+            return Response(status=304, headers={"ETag": tag})
+        return Response(body, mimetype="application/json", headers={"ETag": tag})
+
+    @app.get("/api/live")
+    def api_live():
+        page = hub.connect(request.environ)
+        if page is None:
+            return jsonify({"error": "too many live pages; reload later"}), 503
+        return Response(hub.stream(page), mimetype="text/event-stream",
+                        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
 class LeagueServer(Served):
     """The league: store, subscriber, hub, app on waitress, opened and closed together.
 
@@ -300,11 +266,15 @@ class LeagueServer(Served):
 
     def __init__(self, broker: str, db_path, credentials: Credentials | None = None,
                  host: str = "0.0.0.0", port: int = 8090, prefix: str = DEFAULT_PREFIX,
-                 name: str = "league", threads: int = 32, title: str = "League"):
+                 name: str = "league", threads: int = 32, title: str = "League",
+                 convention=None, max_pages: int = MAX_PAGES):
         self.broker, self.db_path, self.credentials = broker, db_path, credentials
+        self.max_pages = max_pages
         self.host, self.port, self.prefix, self.name = host, port, prefix, name
         self.threads, self.title = threads, title
-        self.store = self.hub = self.subscriber = self.app = None
+        #: a convention's :class:`~companion.league.convention.Plan` (None: no rounds)
+        self.plan = convention
+        self.store = self.hub = self.subscriber = self.app = self.convention = None
         self._init_serving()
 
     def open(self) -> "LeagueServer":
@@ -312,17 +282,37 @@ class LeagueServer(Served):
 
         BrokerURL.parse(self.broker)          # a bad URL fails before anything opens
         self.store = LeagueStore(self.db_path)
-        self.hub = Hub()
+        self.hub = Hub(max_clients=self.max_pages)
         self.subscriber = LeagueSubscriber(self.store, self.broker, self.credentials,
                                            prefix=self.prefix, name=self.name,
-                                           on_stored=self.hub.publish)
-        self.app = create_app({"TITLE": self.title}, self.store, self.hub, self.subscriber)
-        self.server = waitress.create_server(
-            self.app, map=self._socket_map, host=self.host, port=self.port, threads=self.threads,
-            ident="tabletop-league", asyncore_use_poll=True, channel_request_lookahead=1)
+                                           on_stored=self._stored)
+        if self.plan is not None:
+            from .convention import Convention
+            self.convention = Convention(self.store, self.plan, self.subscriber.topics,
+                                         send=self.subscriber.send, notify=self.hub.publish)
+            self.convention.open()
+        self.app = create_app({"TITLE": self.title}, self.store, self.hub, self.subscriber,
+                              self.convention)
+        # a worker thread per live page: small stacks (512 KiB, not 8 MiB), so
+        # 500 of them fit a 32-bit Pi's address space
+        old_stack = threading.stack_size(PAGE_THREAD_STACK)
+        try:
+            self.server = waitress.create_server(
+                self.app, map=self._socket_map, host=self.host, port=self.port,
+                # a live page holds a worker thread: one each, and the usual ones besides
+                threads=self.threads + self.max_pages, connection_limit=self.max_pages + 100,
+                ident="tabletop-league", asyncore_use_poll=True, channel_request_lookahead=1)
+        finally:
+            threading.stack_size(old_stack)
         self.port = int(self.server.effective_port)
         self.subscriber.start()
         return self
+
+    def _stored(self, kind: str, data: dict) -> None:
+        """A message is in the store: tell the pages, then the convention."""
+        self.hub.publish(kind, data)
+        if self.convention is not None:
+            self.convention.on_stored(kind, data)
 
     # -- running: run, start, stop and url are companion.serving.Served's ------
 
@@ -350,12 +340,25 @@ class LeagueServer(Served):
 
 def serve(broker: str, db_path, credentials: Credentials | None = None, host: str = "0.0.0.0",
           port: int = 8090, prefix: str = DEFAULT_PREFIX, name: str = "league",
-          print_fn: Callable[[str], None] = print) -> int:
-    """Run the league until SIGINT/SIGTERM; 0 on a clean stop, 2 if it cannot start."""
-    server = LeagueServer(broker, db_path, credentials, host, port, prefix, name)
+          print_fn: Callable[[str], None] = print, convention=None) -> int:
+    """Run the league until SIGINT/SIGTERM; 0 on a clean stop, 2 if it cannot
+    start. ``convention``: a :class:`~companion.league.convention.Plan` to run rounds."""
+    server = LeagueServer(broker, db_path, credentials, host, port, prefix, name,
+                          convention=convention)
     return serve_until_signalled(
         server, "companion league", host, port, (LeagueError, ValueError), print_fn,
-        lambda: f"League page: {server.url}/  (broker {broker}, store {db_path}); Ctrl-C stops.")
+        lambda: f"League page: {server.url}/  (broker {broker}, store {db_path}); Ctrl-C stops."
+        + _convention_line(server))
+
+
+def _convention_line(server: LeagueServer) -> str:
+    conv = server.convention
+    if conv is None:
+        return ""
+    p = conv.plan
+    return (f"\nConvention: {p.title}, round {conv.current.number} of {p.rounds} "
+            f"({conv.current.mode}), {len(p.players)} players at {', '.join(p.tables)}, "
+            f"seed {p.seed}")
 
 
 __all__ = ["Hub", "LeagueServer", "LeagueSubscriber", "SESSION_EXPIRY_S", "create_app", "serve"]

@@ -11,7 +11,9 @@ has its own credentials and may publish only under its own topic:
   for the league screen, hashed as ``mosquitto_passwd`` does (PBKDF2-SHA512,
   ``$7$``), so the passwords themselves are not in the broker's files;
 * ``acl``: a table writes ``<prefix>/<table>/#`` only, the league reads
-  ``<prefix>/#`` only, nobody else anything;
+  ``<prefix>/#`` and writes only the tables' pairings
+  (``<prefix>/_league/<table>/pairing``, convention rounds), which each
+  table reads; nobody else anything;
 * ``secrets/<user>.password``: each password, mode 0600, for
   ``--league-password-file`` on that table's Pi.
 
@@ -73,9 +75,11 @@ def acl_text(tables: list[str], league_user: str = LEAGUE_USER,
     topics = Topics(prefix)
     lines = ["# Tabletop Companion league ACL (python -m companion.league config).",
              "# A table writes only under its own topic; the league screen only reads.",
-             "", f"user {league_user}", f"topic read {topics.everything}"]
+             "", f"user {league_user}", f"topic read {topics.everything}",
+             f"topic write {topics.pairing('+')}"]        # convention rounds' seatings
     for t in tables:
-        lines += ["", f"user {t}", f"topic write {topics.table_tree(t)}"]
+        lines += ["", f"user {t}", f"topic write {topics.table_tree(t)}",
+                  f"topic read {topics.pairing(t)}"]
     return "\n".join(lines) + "\n"
 
 

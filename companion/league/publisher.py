@@ -203,6 +203,7 @@ class LeaguePublisher:
         self.refused = 0
         self.connects = 0
         self.error: str | None = None
+        self._listening: list[tuple[str, Any]] = []     # (topic, callback): see listen()
 
     # -- lifecycle ---------------------------------------------------------
     def start(self) -> "LeaguePublisher":
@@ -350,6 +351,8 @@ class LeaguePublisher:
             log.warning("league: %s", self.error)
             return
         client.drop_out_messages()    # the log is the queue: resend from the acked point
+        for topic, _ in list(self._listening):
+            client.subscribe(topic, qos=1)
         self._control.put(("connected",))
         self._wake.set()
 
@@ -566,6 +569,18 @@ class LeaguePublisher:
         if not self._send(self.topics.state(self.table_id), payload, ("state", None),
                           retain=True):
             self._state_dirty = True
+
+    # -- from the league to this table (a convention's pairing) ---------------
+    def listen(self, topic: str, callback) -> None:
+        """Also receive ``topic`` on this table's connection (subscribed,
+        QoS 1, at every connect): ``callback(payload: bytes)`` runs in
+        paho's thread for each message (retained ones too)."""
+        self._listening.append((topic, callback))
+        client = self._client
+        if client is not None:
+            client.message_callback_add(topic, lambda c, u, msg: callback(msg.payload))
+            if client.is_connected():     # else (or also) on_connect subscribes it
+                client.subscribe(topic, qos=1)
 
     def _status_payload(self, online: bool) -> bytes:
         return dumps({"table": self.table_id, "online": online})

@@ -6,6 +6,7 @@ One topic tree per table, under a prefix (default ``tabletop``)::
     tabletop/<table>/state          the table now: retained, QoS 1
     tabletop/<table>/game/<game>    a game's result (or "playing again"): retained, QoS 1
     tabletop/<table>/status         "online" / "offline" (the broker's will): retained
+    tabletop/_league/<table>/pairing  a convention round's seating: retained, the league's
 
 A table's broker user is its table id and the ACL lets it write only under
 ``tabletop/<its id>/``; the league reads ``tabletop/#`` and never writes.
@@ -145,6 +146,20 @@ class Topics:
     def table_tree(self, table: str) -> str:
         """What a table may write (its ACL line)."""
         return f"{self.prefix}/{table}/#"
+
+    # -- from the league to one table (convention rounds, docs/league.md) ----
+    #: No table id can be this level (an id starts with a letter or digit), so
+    #: no table's own tree holds it: the league writes here, each table reads
+    #: only its own.
+    LEAGUE_LEVEL = "_league"
+
+    def pairing(self, table: str) -> str:
+        """A table's seating for the current round (retained, QoS 1)."""
+        return f"{self.prefix}/{self.LEAGUE_LEVEL}/{table}/pairing"
+
+    def from_league(self, topic: str) -> bool:
+        """True for a topic the league itself writes (not a table's)."""
+        return topic.startswith(f"{self.prefix}/{self.LEAGUE_LEVEL}/")
 
     @property
     def everything(self) -> str:

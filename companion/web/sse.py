@@ -31,6 +31,14 @@ Wire format (docs/web.md)::
     event: saving
     data: {"id": null, "type": "saving", "data": {"saving": false, "error": "the disk is full: ..."}}
 
+    event: notice
+    data: {"id": null, "type": "notice", "data": {"key": "league", "level": "info", "title": ..., "text": ...}}
+
+``notice`` is a line from outside the game for every page (a convention's
+pairing from the league, :meth:`Broker.set_notice`), by ``key``; one with
+``"clear": true`` takes it away. A page that connects gets the current
+ones right after its snapshot.
+
 ``saving`` tells every page whether the table is keeping its log: false
 after a write failed (:meth:`Broker.store_failed`, or a ``store`` fault of
 the session), true again once an event is logged. A page that connects
@@ -170,6 +178,7 @@ class Broker:
         #: False while the table cannot write its log (the cause in saving_error)
         self.saving = True
         self.saving_error: str | None = None
+        self._notices: dict[str, dict] = {}       # key -> notice (set_notice)
         self._unsubscribe = session.subscribe(self.publish)
 
     # -- the session side -------------------------------------------------
@@ -194,6 +203,25 @@ class Broker:
             self.saving, self.saving_error = saving, error
         if changed:
             self._send(self._saving_update())
+
+    def set_notice(self, notice: dict | None, key: str = "league") -> None:
+        """Show ``notice`` (``{"key", "level", "title", "text"}``) on every
+        page, now and to pages that connect later; None takes ``key``'s away."""
+        key = str((notice or {}).get("key") or key)
+        data = dict(notice) if notice else {"key": key, "clear": True}
+        with self._lock:
+            if notice:
+                self._notices[key] = data
+            else:
+                self._notices.pop(key, None)
+        self._send({"id": None, "type": "notice", "data": data})
+
+    def _notice_frames(self) -> list[bytes]:
+        with self._lock:
+            notices = list(self._notices.values())
+        return [frame("notice", {"id": None, "type": "notice", "data": n,
+                                 "pub_ns": time.monotonic_ns(), "now_ns": self.clock()})
+                for n in notices]
 
     def _saving_update(self) -> dict:
         return {"id": None, "type": "saving", "version": getattr(self.session, "version", None),
@@ -274,6 +302,7 @@ class Broker:
                 frames.append(frame("saving", dict(self._saving_update(),
                                                    pub_ns=time.monotonic_ns(),
                                                    now_ns=self.clock())))
+            frames += self._notice_frames()
             yield b"retry: 2000\n\n" + b"".join(frames)
             next_beat = time.monotonic() + beat
             check = max(self.check_s, 1.0) if disconnected is not None else beat

@@ -48,7 +48,53 @@
     return card;
   }
 
+  var STATUS = {done: "result counted", playing: "playing", finished: "finished",
+                wrong: "not this pod", waiting: "waiting"};
+  function podCard(p) {
+    var card = el("div", null, "card pod " + p.status);
+    var h = el("h3");
+    h.appendChild(el("span", "Table " + p.table));
+    h.appendChild(el("span", STATUS[p.status] || p.status, "status"));
+    card.appendChild(h);
+    var ol = el("ol");
+    p.players.forEach(function (n) { ol.appendChild(el("li", n)); });
+    card.appendChild(ol);
+    if (p.status !== "done" && p.status !== "waiting") card.appendChild(el("div", p.line, "small"));
+    if (p.ranking) card.appendChild(el("div", places(p.ranking), "small"));
+    return card;
+  }
+  function places(ranking) {
+    var place = 1, parts = [];
+    ranking.forEach(function (g) { parts.push(place + ". " + g.join(" = ")); place += g.length; });
+    return parts.join("   ");
+  }
+  function renderConvention(c) {
+    if (!c || !document.getElementById("convention")) return;
+    document.getElementById("conv-round").textContent = c.title + ", " +
+      (c.done ? "final standings after " + c.rounds + " rounds" : "round " + c.round + " of " + c.rounds) +
+      " (" + c.mode + ")";
+    var pods = document.getElementById("pods");
+    pods.replaceChildren.apply(pods, c.pods.map(podCard));
+    var byes = document.getElementById("byes");
+    byes.hidden = !c.byes.length;
+    byes.textContent = c.byes.length ? "Sitting out this round (scored as a win): " + c.byes.join(", ") : "";
+    fill("conv-standings", c.standings.map(function (s) {
+      return row([s.rank, s.name, s.points.toFixed(2), s.buchholz.toFixed(2), s.h2h, s.games,
+                  s.places.join(" ")], [true, false, true, true, true, true, false]);
+    }));
+    var hist = document.getElementById("conv-history");
+    hist.replaceChildren.apply(hist, c.history.slice().reverse().map(function (r) {
+      var d = el("details");
+      d.appendChild(el("summary", "Round " + r.round));
+      r.pods.forEach(function (p) {
+        d.appendChild(el("div", "Table " + p.table + ": " + (p.ranking ? places(p.ranking) : p.players.join(", ")), "small"));
+      });
+      return d;
+    }));
+  }
+
   function render(d) {
+    renderConvention(d.convention);
     var tables = document.getElementById("tables");
     if (d.tables.length) tables.replaceChildren.apply(tables, d.tables.map(tableCard));
     fill("standings", d.standings.map(function (p) {
@@ -81,7 +127,7 @@
 
   function load() {
     pending = false; last = Date.now();
-    fetch("api/league", {cache: "no-store"}).then(function (r) { return r.json(); })
+    fetch("api/league", {cache: "no-cache"}).then(function (r) { return r.json(); })
       .then(render).catch(function () { /* the next update retries */ });
   }
   function soon() {
@@ -90,12 +136,24 @@
     setTimeout(load, Math.max(0, MIN_MS - (Date.now() - last)));
   }
 
-  var live = document.getElementById("live");
+  var live = document.getElementById("live"), retryMs = 2000;
   function connect() {
     var es = new EventSource("api/live");
     es.onopen = function () { live.textContent = "live"; live.className = "live"; soon(); };
-    es.onerror = function () { live.textContent = "reconnecting"; live.className = "live off"; };
-    ["event", "state", "result", "status", "resync"].forEach(function (k) {
+    es.addEventListener("hello", function (ev) {   // a fuller hall: fewer refetches each
+      try { MIN_MS = Math.max(250, JSON.parse(ev.data).refresh_ms || 250); } catch (e) { /* keep */ }
+    });
+    es.onerror = function () {
+      live.textContent = "reconnecting"; live.className = "live off";
+      // a full hall answers 503, after which the browser gives up: try again
+      // later, at a random moment so the refused pages do not come back at once
+      if (es.readyState === EventSource.CLOSED) {
+        retryMs = Math.min(retryMs * 2, 60000);
+        setTimeout(connect, retryMs / 2 + Math.random() * retryMs);
+      }
+    };
+    es.addEventListener("open", function () { retryMs = 2000; });
+    ["event", "state", "game", "result", "status", "convention", "resync"].forEach(function (k) {
       es.addEventListener(k, soon);
     });
   }

@@ -9,7 +9,29 @@
 (function () {
   'use strict';
   const TC = window.TC = window.TC || {};
-  const TYPES = ['snapshot', 'state', 'race', 'queued', 'press', 'fault', 'buzzers', 'heartbeat', 'saving'];
+  const TYPES = ['snapshot', 'state', 'race', 'queued', 'press', 'fault', 'buzzers', 'heartbeat', 'saving', 'notice'];
+
+  /* Notices from outside the game (a convention's pairing from the league),
+   * by key, in every #table-notice of the page: {key, level (info|warn),
+   * title, text}; {key, clear: true} takes one away. */
+  const notices = new Map();
+  TC.showNotice = function (data) {
+    if (!data || typeof data.key !== 'string') return;
+    if (data.clear) notices.delete(data.key); else notices.set(data.key, data);
+    for (const node of document.querySelectorAll('#table-notice')) {
+      const items = [...notices.values()].map((n) => {
+        const box = document.createElement('div');
+        box.className = 'notice ' + (n.level === 'warn' ? 'warn' : 'info');
+        box.setAttribute('role', n.level === 'warn' ? 'alert' : 'status');
+        const head = document.createElement('strong');
+        head.textContent = String(n.title || '');
+        box.append(head, ' ', String(n.text || ''));
+        return box;
+      });
+      node.replaceChildren(...items);
+      node.hidden = !items.length;
+    }
+  };
 
   /* The "Not saving: <cause>" banner (`node`, e.g. #saving) from a
    * `saving` event's data ({saving, error}); hidden while saving. */
@@ -75,6 +97,7 @@
       if (msg && typeof msg.now_ns === 'number') TC.syncClock(msg.now_ns);
       if (ev.lastEventId && /^\d+$/.test(ev.lastEventId)) lastId = Number(ev.lastEventId);
       if (type === 'saving') TC.savingEvent(opts.saving, msg && msg.data);
+      else if (type === 'notice') TC.showNotice(msg && msg.data);
       else if (type !== 'heartbeat') opts.onMessage(type, msg);
     }
 
