@@ -16,6 +16,16 @@
   ``league_events_per_s``, in percent. A table at its busiest logs about
   one event a second (a Chomp! round: a reveal and its race every couple
   of seconds; a Chope! flip and chope); the goal is under 10 %.
+* ``league_e2e_lost`` and ``league_e2e_duplicated`` (issue 24): 10 tables on
+  a café broker bridged to a central one log 1 000 events each (10 000 in
+  all) while the bridge is cut (60 s times the fault-time scale,
+  ``LEAGUE_FAULT_SCALE``, default 0.1), the league process is killed with
+  SIGKILL and the central broker too, its persistence file 5 s stale, both
+  started again (:mod:`bench.league_faults`); then events logged at a table
+  that the league's store does not hold, and rows it holds beyond one per
+  logged event. Goal: 0 and 0. ``league_e2e_settle_s``: how long after the
+  last event was logged the league held them all; ``league_e2e_rewinds``:
+  how often a table sent again from the league's mark.
 
 Everything runs on loopback; every wait is bounded. Needs Debian's
 ``mosquitto`` (``python3 tasks.py bench`` installs it).
@@ -173,10 +183,33 @@ def run() -> list[tuple[str, float, str]]:
         _open_tables(tables, root, ids)
         events_per_s = _catch_up_rate(league, tables, url, made["secrets"])
         latency = _live_latency_p95(tables, reader)
+    e2e = _end_to_end()
     return [("league_events_per_s", events_per_s, "events/s"),
             ("league_latency_ms_p95", latency, "ms"),
             ("league_busiest_load_pct", 100.0 * TABLES * BUSIEST_EVENTS_PER_S / events_per_s,
-             "%")]
+             "%"),
+            ("league_e2e_lost", e2e["lost"], "events"),
+            ("league_e2e_duplicated", e2e["duplicated"], "events"),
+            ("league_e2e_settle_s", e2e["settled_s"], "s"),
+            ("league_e2e_rewinds", e2e["rewinds"], "rewinds")]
+
+
+E2E_TABLES = 10
+E2E_PER_TABLE = 1000
+
+
+def _end_to_end() -> dict:
+    """10 000 events through a café broker, its bridge and the central broker
+    to the league process, with issue 24's faults (bench/league_faults.py)."""
+    from bench.league_faults import fault_scale, night
+
+    with tempfile.TemporaryDirectory(prefix="bench-league-e2e-") as tmp:
+        result = night(Path(tmp), E2E_TABLES, E2E_PER_TABLE, rate=40.0, scale=fault_scale(),
+                       settle_s=DEADLINE_S)
+    if result["logged"] != E2E_TABLES * E2E_PER_TABLE:
+        raise RuntimeError(f"the tables logged {result['logged']} events, not "
+                           f"{E2E_TABLES * E2E_PER_TABLE}")
+    return result
 
 
 def _start_broker(stack: ExitStack, mosquitto: str, conf, port: int) -> str:

@@ -7,7 +7,9 @@ Each game's player is its own file, ``bench/taps_<game>.py``, with
 * ``GAME``: the game's kind (``"chope"``),
 * ``TABLE``: keywords for :class:`companion.app.Table` (players, demo game),
 * ``play(browser, table) -> dict``: plays ``turns`` turns and returns
-  ``{"turns", "host_taps", "player_taps", "scrolls", "kinds", "unit"}``.
+  ``{"turns", "host_taps", "player_taps", "scrolls", "kinds", "unit"}``
+  (optionally ``"player_actions"``: the player figure is then per action a
+  player logged, in ``"player_unit"``).
 
 ``run()`` plays every such file and returns ``[(name, value, unit), ...]``:
 ``host_taps_per_turn_<game>``, ``player_taps_per_turn_<game>`` and
@@ -42,8 +44,9 @@ def play_one(browser, game: str) -> dict:
 
     mod = importlib.import_module(f"bench.taps_{game}")
     with tempfile.TemporaryDirectory() as tmp:
+        # a game with players' pages open may ask for more threads (one live stream each)
         table = Table(host="127.0.0.1", port=0, db_path=os.path.join(tmp, "taps.db"), pin=PIN,
-                      source="mock", threads=8, **mod.TABLE)
+                      source="mock", **{"threads": 8, **mod.TABLE})
         table.open()
         table.start()
         try:
@@ -58,8 +61,11 @@ def figures(game: str, got: dict) -> list[tuple[str, float, str]]:
     print(f"# bench_taps {game}: {got['turns']} turns, {got['host_taps']} host taps "
           f"({got['scrolls']} off screen), {got['player_taps']} player taps; "
           f"by kind {got['kinds']}", file=sys.stderr)
+    # a game may count its players' taps per action they log (``player_actions``)
+    per = max(got.get("player_actions") or n, 1)
     return [(f"host_taps_per_turn_{game}", got["host_taps"] / n, unit),
-            (f"player_taps_per_turn_{game}", got["player_taps"] / n, unit),
+            (f"player_taps_per_turn_{game}", got["player_taps"] / per,
+             got.get("player_unit", unit)),
             (f"host_scrolls_per_turn_{game}", got["scrolls"] / n, unit.replace("taps", "scrolls"))]
 
 

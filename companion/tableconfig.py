@@ -74,7 +74,7 @@ class TableConfig:
     ``short_pin`` accepts a PIN under 6 characters. ``settings``: the table
     session's race settings (:data:`DEFAULT_SETTINGS`).
     ``league``: the league publisher's options (``url``, ``table_id``,
-    ``user``, ``password_file``), None: not in a league."""
+    ``user``, ``password_file``, ``ca_file``), None: not in a league."""
 
     host: str = "0.0.0.0"
     port: int = 8080
@@ -99,7 +99,8 @@ class TableConfig:
         league = None
         if args.league:
             league = {"url": args.league, "table_id": args.table_id,
-                      "user": args.league_user, "password_file": args.league_password_file}
+                      "user": args.league_user, "password_file": args.league_password_file,
+                      "ca_file": args.league_ca_file}
         return cls(host=args.host, port=args.port, db_path=args.db, pin=args.pin,
                    pin_file=args.pin_file, short_pin=args.short_pin,
                    players=split_names(args.players), source=args.source, demo=args.demo,
@@ -175,6 +176,9 @@ def add_arguments(s: argparse.ArgumentParser) -> argparse.ArgumentParser:
     s.add_argument("--league-user", default=None, help="broker user (default: the table id)")
     s.add_argument("--league-password-file", default=None, metavar="FILE",
                    help="file whose first line is this table's broker password")
+    s.add_argument("--league-ca-file", default=None, metavar="FILE",
+                   help="the CA certificate an mqtts:// broker's certificate is checked "
+                        "against (default: the system's CAs)")
     return s
 
 

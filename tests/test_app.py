@@ -252,7 +252,7 @@ def test_companion_serve_hands_every_option_to_the_table_in_one_config(monkeypat
         players=["Ana", "Bo"], source="mock", demo=False, pinmap="p.toml", threads=8,
         settings={"lockout_ms": 300, "auto_start": False},
         league={"url": "mqtt://league:1883", "table_id": "t1", "user": None,
-                "password_file": "pw"})
+                "password_file": "pw", "ca_file": None})
     assert got == [expected]
     table = Table(expected, port=9)               # a keyword overrides one field
     assert table.table == TableConfig(**{**expected.__dict__, "port": 9})

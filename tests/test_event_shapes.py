@@ -225,4 +225,4 @@ def test_a_cardless_draw_without_a_count_reads_without_none():
     from companion.games import get_game
 
     line = get_game("hawker").describe({"type": "draw", "player": "ana", "pile": "ingredient"})
-    assert "None" not in line and line == "ana draws Ingredient card(s)"
+    assert "None" not in line and line == "ana draws Ingredient cards"

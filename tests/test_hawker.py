@@ -175,7 +175,8 @@ def test_turn_checks_the_event_then_draws_2_ingredients_and_1_action():
     before starting your turn.' 'On each turn: Draw 2 Ingredient cards ... and 1 Action
     card'."""
     s = start()
-    refused(s, draw("ana", "ingredient", EGG, EGG), "no draw is due")
+    refused(s, {"type": "cook", "dish": NL, "cards": [MEAT, RICE, CHILI]}, "cannot cook now",
+            "ana draws 2 Ingredient cards and 1 Action card (an Event on top")
     s = play(s, NO_EVENT)
     refused(s, draw("ana", "ingredient", EGG), "draws 2")
     refused(s, draw("bo", "ingredient", EGG, EGG), "the draw due now")
@@ -329,8 +330,10 @@ def test_a_stop_can_stop_a_stop():
              {"type": "stop", "player": "bo"})
     refused(s, {"type": "stop", "player": "bo"}, "played the card")
     s = play(s, {"type": "stop", "player": "ana"})
-    refused(s, {"type": "stop", "player": "bo"}, "holds only 0")   # bo has no second Stop
-    s = play(s, END)          # any other event lets the action in play take effect
+    # bo holds no Action card now: nobody can stop ana's Stop, so the cook takes effect
+    assert G.public_view(s)["chain"] is None and G.scores(s)["ana"] == 3
+    refused(s, {"type": "stop", "player": "bo"}, "no action is in play")
+    s = play(s, RESOLVE, END)     # logged anyway: the same step, accepted once
     assert G.scores(s)["ana"] == 3
     assert G.public_view(s)["action_discard"] == {LS: 2}
 
@@ -344,7 +347,9 @@ def test_a_stopped_trade_follows_stop_trade():
         assert G.public_view(s)["players"][0]["ingredients"] == ingredients
     s = turn(start(stop_trade="no"))
     s = play(s, {"type": "trade", "give": [WATER, CHILI], "take": EGG})
-    refused(s, {"type": "stop", "player": "bo"}, "cannot be stopped")
+    # a TRADE nobody may stop takes effect at once
+    assert G.public_view(s)["chain"] is None and EGG in hand(s, "ana")
+    refused(s, {"type": "stop", "player": "bo"}, "no action is in play")
 
 
 def test_events_are_not_played_from_a_hand_and_cannot_be_stopped():
@@ -447,14 +452,22 @@ def test_the_first_to_the_target_wins_and_the_others_are_ranked_by_points():
         G.apply(s, END)
 
 
-def test_a_winning_cook_in_play_ends_the_game_only_when_resolved():
+def test_a_winning_cook_in_play_ends_the_game_once_nobody_stops_it():
     s = turn(start())
     s["cooked"]["ana"] = [{"dish": FHC, "points": 3, "stall": "indian", "bonus": False,
                            "family_recipe": False}] * 4
     s["dish_total"][FHC] += 4
     s = play(s, {"type": "cook", "dish": NL, "cards": [MEAT, RICE, CHILI]})
-    refused(s, END, "game ended", "resolve")
+    assert not G.finished(s)          # bo may hold a Licence Suspended
     assert {"type": "stop", "player": "bo"} in G.legal_events(s)
+    assert "anyone holding Licence Suspended may stop it" in G.public_view(s)["pending"]["text"]
+    done = play(s, END)               # the next step logged: nobody stopped it
+    assert G.finished(done) and done["winner"] == "ana"
+    done = play(s, RESOLVE)
+    assert G.finished(done) and done["winner"] == "ana"
+    stopped = play(s, {"type": "stop", "player": "bo"}, RESOLVE)
+    assert not G.finished(stopped) and stopped["chain"] is None
+    assert G.scores(stopped)["ana"] == 12
 
 
 # -- Food Poisoning -------------------------------------------------------------
@@ -569,7 +582,8 @@ def test_event_odds_with_events_in_even_stacks():
     s = play(s, EVENT)                        # the first stack has no Event left
     assert G.public_view(s)["event_odds"]["probability"] == "0/1"
     assert G.event_odds(s)["percent"] == 0.0
-    assert [e["event"] for e, _ in G.chance_outcomes(s)] == [None]
+    # no Event can be on top now: the check needs no tap, the draw is next
+    assert {e["type"] for e, _ in G.chance_outcomes(s)} == {"draw"}
 
 
 def test_distance_to_target_in_the_public_view():
@@ -987,3 +1001,101 @@ def test_the_example_game_replays_to_the_winning_cook():
     assert s["winner"] == "bo" and G.scores(s) == {"ana": 10, "bo": 16}
     assert G.ranking(s) == [["bo"], ["ana"]]
     assert rep.events[-1]["type"] in ("resolve", "cook")
+
+
+# -- steps the tracker takes by itself (issue 23) -----------------------------------
+
+def test_a_draw_before_the_event_check_means_no_event_was_on_top():
+    """'If you see an Event card at the top of the Action draw pile, play it immediately
+    before starting your turn': a draw logged first says none was seen."""
+    s = start()
+    s = play(s, draw("ana", "ingredient", EGG, SPICES))
+    assert G.public_view(s)["pending"]["kind"] == "draw"
+    assert G.public_view(s)["event_odds"]["cards_left"] == 23      # nothing left the pile yet
+    s = play(s, NO_EVENT)              # logged anyway (a slow console): the same step
+    refused(s, NO_EVENT, "cannot check")          # ... but only once
+    s = play(s, draw("ana", "action", FR))
+    assert G.public_view(s)["pending"]["kind"] == "play"
+
+
+def test_a_refill_with_one_possible_dish_turns_it_up_by_itself():
+    s = start(dishes=(NL, YT, FHC, MLXG))
+    s["dish_total"] = {NL: 1, YT: 1, FHC: 1, MLXG: 1, ROJAK: 2}   # only Rojak left unseen
+    s["dish_pile"] = 2
+    s = play(turn(s), {"type": "cook", "dish": NL, "cards": [MEAT, RICE, CHILI]}, RESOLVE, END)
+    view = G.public_view(s)
+    assert [d and d["dish"] for d in view["open_dishes"]] == [ROJAK, YT, FHC, MLXG]
+    assert view["pending"]["kind"] == "check" and view["piles"]["dish"] == 1
+    s = play(s, {"type": "dish", "card": ROJAK})          # logged anyway: accepted once
+    assert G.public_view(s)["piles"]["dish"] == 1
+    refused(s, {"type": "dish", "card": ROJAK}, "cannot turn a dish")
+
+
+def test_an_action_nobody_can_stop_takes_effect_without_a_resolve():
+    """Nobody else holds an Action card, as the whole table can see: no Stop can come."""
+    hands = {"ana": ([MEAT, RICE, CHILI, WATER], PI), "bo": ([FLOUR, WATER, EGG, WILD], PI)}
+    s = turn(start(hands=hands))                   # ana draws a Copycat Stall
+    s = play(s, {"type": "play", "card": PI, "target": "bo"},     # bo may hold a Stop
+             {"type": "play", "card": CC, "target": "bo"}, END)
+    s = turn(s, (EGG, EGG), CC)
+    s = play(s, {"type": "play", "card": PI, "target": "ana"})
+    # ana played both her Action cards and drew none since: nobody can stop it
+    assert G.public_view(s)["chain"] is None and G.public_view(s)["players"][0]["inflation"] == 1
+    s = play(s, RESOLVE)               # the console's tap, after the fact: the same step
+    assert G.public_view(s)["pending"]["kind"] == "play"
+
+
+def test_players_choose_their_own_stall_and_the_last_one_left_is_taken_by_itself():
+    s = G.setup(["ana", "bo"])
+    assert G.private_events(s, "ana") == [
+        {"type": "choose_stall", "player": "ana", "stall": k} for k in DATA["stalls"]]
+    s = G.setup(["ana", "bo", "cy", "di"])
+    s = play(s, *[{"type": "choose_stall", "player": p, "stall": k}
+                  for p, k in (("ana", "malay"), ("bo", "chinese"), ("cy", "indian"))])
+    assert s["stalls"]["di"] == "international"
+    assert G.public_view(s)["pending"]["kind"] == "dish"
+
+
+def test_a_page_never_offers_what_the_server_refuses_after_a_clash():
+    """A 4th Wildcard logged (two logs disagree) is a fault for the host; each page then
+    still offers only moves and draws the tracker accepts."""
+    s = start()                                   # bo holds a Wildcard
+    s = play(s, NO_EVENT, draw("ana", "ingredient", WILD, WILD), draw("ana", "action", FR),
+             END, NO_EVENT, draw("bo", "ingredient", WILD, EGG), faults=True)
+    view = G.host_view(s)
+    assert view["inconsistent"][0]["text"] == "Wildcard (4 logged, 3 in the game)"
+    assert "Wildcard (4 logged, 3 in the game)" in view["faults"][0]["text"]
+    s = play(s, draw("bo", "action", CC), faults=True)
+    for p in ("ana", "bo"):
+        for ev in G.private_events(s, p):
+            G.apply(s, ev)                        # none refused
+
+
+def test_plain_words():
+    s = turn(start())
+    s = play(s, {"type": "cook", "dish": NL, "cards": [MEAT, RICE, CHILI]})
+    text = G.public_view(s)["pending"]["text"]
+    assert text.startswith("ana cooks Nasi Lemak: anyone holding Licence Suspended")
+    assert G.public_view(s)["chain"]["text"] == "ana cooks Nasi Lemak"
+    assert G.describe({"type": "draw", "player": "ana", "pile": "action", "count": 1}) == \
+        "ana draws 1 Action card"
+    with pytest.raises(RulesError) as info:
+        G.apply(start(), draw("ana", "ingredient", EGG))
+    assert "card(s)" not in str(info.value) and "2 Ingredient cards" in str(info.value)
+
+
+def test_the_console_offers_the_turns_draw_while_the_event_check_is_due():
+    """With public draws the host logs each draw: the turn's first draw is offered at
+    once (no "no Event" tap), beside the Event that would come first."""
+    s = G.setup(["ana", "bo"], {"draws": "public"})
+    s = play(s, *[{"type": "choose_stall", "player": p, "stall": k}
+                  for p, k in (("ana", "malay"), ("bo", "chinese"))],
+             *[{"type": "dish", "card": d} for d in (NL, YT, FHC, ROJAK)],
+             *[{"type": "market", "card": c} for c in (EGG, WATER, SPICES)])
+    while G.public_view(s)["pending"]["kind"] == "draw":
+        s = play(s, next(e for e in G.host_events(s) if e["type"] == "draw"))
+    offers = G.host_events(s)
+    first = {"type": "draw", "player": "ana", "pile": "ingredient", "count": 2}
+    assert first in offers and EVENT in offers
+    s = play(s, first)
+    assert G.public_view(s)["pending"]["text"] == "ana draws 1 Action card"

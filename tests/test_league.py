@@ -467,7 +467,7 @@ def test_the_league_command_writes_a_config_the_broker_runs_and_serve_refuses_ba
     before = (out / "secrets" / "a1.password").read_text()
     assert main(["config", "--out", str(out), "--tables", "a1,a2,a3"]) == 0
     assert (out / "secrets" / "a1.password").read_text() == before   # kept on a re-run
-    assert "user a3\ntopic write tabletop/a3/#" in (out / "acl").read_text()
+    assert "user a3\ntopic write tabletop/a3/event" in (out / "acl").read_text()
     err = []
 
     class W:

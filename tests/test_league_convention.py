@@ -60,11 +60,25 @@ def finish_chope(session, players) -> list:
 
 # -- without a broker ------------------------------------------------------------
 
+STORE = "0123456789abcdef"
+
+
 def result(store, table, gid, ranking, game="chope", version=None):
+    """A finished game the league counts: its last event (id ``version``)
+    held, then its result (its events hide something, so holding them is
+    what counts: no replay of these made-up rankings)."""
     names = [n for g in ranking for n in g]
-    store.set_result(table, gid, {"finished": True, "game": game, "players": names,
-                                  "version": version or gid, "summary": {"ranking": ranking,
-                                                              "players": names}})
+    version = version or gid
+    store.add_event(table, {"store": STORE, "id": version, "prev": 0, "since": 0, "seq": 1,
+                            "game_id": gid, "game": game, "players": names, "type": "x",
+                            "event": {"type": "x"}, "sent_ns": 1})
+    held = len(store._rows("SELECT 1 FROM events WHERE table_id = ? AND game_id = ?",
+                           (table, gid)))
+    store.set_result(table, gid, {"store": STORE, "finished": True, "game": game,
+                                  "players": names, "version": version, "events": held,
+                                  "hidden": True, "sent_ns": 1,
+                                  "summary": {"ranking": ranking, "scores": {},
+                                              "players": names}})
 
 
 def test_results_count_only_for_the_pods_game_players_and_a_later_game(tmp_path):
@@ -89,7 +103,8 @@ def test_results_count_only_for_the_pods_game_players_and_a_later_game(tmp_path)
                                                  (pod1.players[1],)))
     assert conv.current.number == 1                   # the other pod still plays
     # an ending undone while the round is on: taken back, then counted again
-    store.set_result(pod1.table, 4, {"finished": False, "game": "chope", "version": 5})
+    store.set_result(pod1.table, 4, {"store": STORE, "finished": False, "game": "chope",
+                                     "players": [], "version": 5, "sent_ns": 1})
     conv.sweep()
     assert (1, pod1.table) not in conv.results
     result(store, pod1.table, 4, typed, version=6)          # redone

@@ -25,18 +25,34 @@ def league():
     store.close()
 
 
-def event(eid, prev, game_id=1, ev=None, game="chope", since=0, players=("ana", "bo")):
+STORE = "0123456789abcdef"
+
+
+def event(eid, prev, game_id=1, ev=None, game="chope", since=0, players=("ana", "bo"),
+          seq=None, store=STORE):
     ev = ev or {"type": "flip", "card": "food:laksa"}
-    return {"v": 1, "table": "x", "id": eid, "prev": prev, "since": since, "game_id": game_id,
-            "game": game, "title": game, "players": list(players), "type": ev["type"],
-            "event": ev, "line": ev["type"], "logged_ns": eid}
+    return {"v": 1, "table": "x", "store": store, "id": eid, "prev": prev, "since": since,
+            "seq": seq or eid - since, "game_id": game_id, "game": game, "title": game,
+            "players": list(players), "type": ev["type"], "event": ev, "line": ev["type"],
+            "logged_ns": eid, "sent_ns": 1}
 
 
-def result(game_id, ranking, scores, version=9, game="chope"):
+def result(game_id, ranking, scores, version=9, game="chope", events=None, hidden=True,
+           store=STORE):
+    """A finished game's result; ``hidden``: the league cannot replay it, so
+    holding its events (``events`` of them, the last one ``version``) counts."""
     players = [p for g in ranking for p in g]
-    return {"v": 1, "game_id": game_id, "game": game, "title": game, "finished": True,
-            "version": version, "players": [{"name": p} for p in players],
+    return {"v": 1, "store": store, "game_id": game_id, "game": game, "title": game,
+            "finished": True, "version": version, "players": [{"name": p} for p in players],
+            "events": events or 1, "hidden": hidden, "options": {}, "sent_ns": 1,
             "summary": {"ranking": ranking, "scores": scores, "players": players}}
+
+
+def finished(league, table, game_id, ranking, scores, version=9, **kw):
+    """A result the league counts: one event of the game held, then its result."""
+    league.add_event(table, event(version, 0, game_id=game_id,
+                                  players=[p for g in ranking for p in g]))
+    return league.set_result(table, game_id, result(game_id, ranking, scores, version, **kw))
 
 
 def race(order, winner=None, loser=None, kind="first-press", announced=False, arm=0,
@@ -91,15 +107,18 @@ def test_password_hashes_are_the_ones_mosquitto_passwd_makes(tmp_path):
 
 
 def test_the_acl_lets_each_table_write_only_its_own_tree_and_the_league_only_read():
-    text = acl_text(["t1", "t2"])
+    text = acl_text(["t1", "t2"], cafes={"cafe1": ["t3"]})
     blocks = [b.strip().splitlines() for b in text.split("\n\n")[1:]]
-    # besides: the league writes the convention's pairings, each table reads its own
-    assert blocks == [["user league", "topic read tabletop/#",
+    mine = ["topic write tabletop/{0}/event", "topic write tabletop/{0}/state",
+            "topic write tabletop/{0}/status", "topic write tabletop/{0}/game/+",
+            "topic read tabletop/{0}/mark", "topic read tabletop/_league/{0}/pairing"]
+    # the league writes the marks and the convention's pairings; each table reads its own
+    assert blocks == [["user league", "topic read tabletop/#", "topic write tabletop/+/mark",
                        "topic write tabletop/_league/+/pairing"],
-                      ["user t1", "topic write tabletop/t1/#",
-                       "topic read tabletop/_league/t1/pairing"],
-                      ["user t2", "topic write tabletop/t2/#",
-                       "topic read tabletop/_league/t2/pairing"]]
+                      ["user t1", *[m.format("t1") for m in mine]],
+                      ["user t2", *[m.format("t2") for m in mine]],
+                      ["# the bridge from café broker cafe1", "user cafe1",
+                       *[m.format("t3") for m in mine]]]
 
 
 def test_the_state_sent_to_the_league_hides_scores_while_the_game_hides_them():
@@ -156,10 +175,10 @@ def test_a_newer_state_wins_and_an_older_one_arriving_late_does_not(league):
 
 def test_standings_order_wins_then_opponents_beaten_then_fewer_games(league):
     # game 1: ana first, bo and cy share second; game 2: bo first, ana second
-    league.set_result("t1", 1, result(1, [["ana"], ["bo", "cy"]], {"ana": 9, "bo": 4, "cy": 4}))
-    league.set_result("t2", 1, result(1, [["bo"], ["ana"]], {"bo": 3, "ana": 1}))
+    finished(league, "t1", 1, [["ana"], ["bo", "cy"]], {"ana": 9, "bo": 4, "cy": 4})
+    finished(league, "t2", 1, [["bo"], ["ana"]], {"bo": 3, "ana": 1})
     # game 3: dee and eve tie for first (their game's tiebreaks could not split them)
-    league.set_result("t3", 1, result(1, [["dee", "eve"]], {"dee": 5, "eve": 5}))
+    finished(league, "t3", 1, [["dee", "eve"]], {"dee": 5, "eve": 5})
     table = [(p["rank"], p["name"], p["wins"], p["beaten"], p["places"])
              for p in league.standings()]
     assert table == [(1, "ana", 1, 2, [1, 2]), (2, "bo", 1, 1, [2, 1]),
@@ -168,8 +187,10 @@ def test_standings_order_wins_then_opponents_beaten_then_fewer_games(league):
 
 
 def test_a_game_played_again_after_an_undone_ending_leaves_the_standings(league):
-    league.set_result("t1", 1, result(1, [["ana"], ["bo"]], {}, version=9))
-    league.set_result("t1", 1, {"v": 1, "finished": False, "version": 10, "game": "chope"})
+    finished(league, "t1", 1, [["ana"], ["bo"]], {}, version=9)
+    assert [p["name"] for p in league.standings()] == ["ana", "bo"]
+    league.set_result("t1", 1, {"v": 1, "store": STORE, "finished": False, "version": 10,
+                                "game": "chope", "players": ["ana", "bo"], "sent_ns": 2})
     assert league.standings() == []
     league.set_result("t1", 1, result(1, [["ana"], ["bo"]], {}, version=9))   # late, stale
     assert league.standings() == []

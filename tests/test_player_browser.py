@@ -64,7 +64,7 @@ def test_the_host_shows_links_a_phone_logs_its_draw_the_scoreboard_sees_only_the
     expect_text(mine, "#me", "Ana")
     expect_text(mine, "#private-view", r"Your hand · 0 cards")
     picker = mine.locator("#my-events .picker").first
-    expect(picker).to_contain_text("Ana draws 4 Ingredient card(s)")
+    expect(picker).to_contain_text("Your draw: the 4 Ingredient cards you got")
     for card in ("egg", "egg", "flour", "chili"):
         picker.locator(f"button[data-card={card}]").tap()
     log = picker.locator("button.log-pick")

@@ -284,7 +284,7 @@ def test_the_page_shows_the_hand_and_logs_a_draw(tables):
     assert events and all(e["player"] == "ana" and e["type"] == "draw" for e in events)
     i = events.index(draw("ana", "ingredient", ["chili", "egg", "egg", "flour"]))
     assert labels[i]["text"] == "Egg, Egg, Flour, Chili"
-    assert labels[i]["detail"] == "ana draws 4 Ingredient card(s)"
+    assert labels[i]["detail"] == "ana draws 4 Ingredient cards"
     r = log_own(ana, links["ana"], events[i], st["state"]["version"])
     assert r.status_code == 200 and r.json["ok"]
     assert r.json["private"]["view"]["hand"] == ["egg", "egg", "flour", "chili"]

@@ -94,8 +94,16 @@ Event odds on the scoreboard are public and exact.
 
 An action (COOK, an Action card, TRADE) is *in play* until the host logs
 ``resolve`` or any other event: until then anyone may play Licence Suspended
-on it (``stop``), and on that Stop, and so on. Rule readings and settings are
-in docs/rules-notes.md (Hawker Wars).
+on it (``stop``), and on that Stop, and so on.
+
+**Steps with one outcome take no tap.** The tracker takes by itself, from
+public information only: the resolve of an action nobody at the table can
+stop (nobody else may hold a Licence Suspended), the Event check when a draw
+of the turn is logged first (no Event was on top) or when no Event can be
+on top, the one Dish a refill can turn up, the last stall for the last
+player. Each is kept in ``auto`` until the next event: logged anyway, it is
+the same step, accepted once (never "cannot ... now"). Rule readings and
+settings are in docs/rules-notes.md (Hawker Wars).
 
 >>> g = HawkerWars()
 >>> s = g.setup(["ana", "bo"])
@@ -141,6 +149,9 @@ PER_TURN = DATA["actions_per_turn"]
 #: Rojak and Family Recipe take *any* cards, and a hand the table cannot see
 #: may hold almost anything; the rest stay legal, just unlisted.
 MAX_LISTED = 40
+#: A player's own page lists more: it knows its own hand, and its move
+#: composer offers each card only if some listed group still takes it.
+PLAYER_LISTED = 400
 #: The referee's safety deadline for a hold that lasts "for a turn".
 TURN_HOLD_MS = 600_000
 
@@ -159,6 +170,11 @@ def kind_of(card: str) -> str:
 
 def name(card) -> str:
     return NAMES.get(card, str(card))
+
+
+def n_cards(n: int, what: str = "") -> str:
+    """"1 card", "2 Ingredient cards": a count in plain English."""
+    return f"{n} {what + ' ' if what else ''}card{'' if n == 1 else 's'}"
 
 
 def _add(d: dict, k: str, n: int = 1) -> None:
@@ -420,7 +436,7 @@ class HawkerWars(Game):
             "cooked": {p: [] for p in players},
             "todo": [{"do": "stall"}], "used": [], "chain": None, "race": None, "loss": None,
             "inflation": {}, "winner": None, "over": None, "last": None,
-            "faults": [], "overcount": {},
+            "faults": [], "overcount": {}, "auto": [],
         })
 
     @staticmethod
@@ -439,22 +455,38 @@ class HawkerWars(Game):
         return out
 
     # -- transitions ----------------------------------------------------
+    def apply(self, state, event):
+        """As :meth:`Game.apply`, but a step the tracker took by itself is
+        accepted when logged anyway, even once it ended the game."""
+        if isinstance(event, dict) and isinstance(state, dict) and self.finished(state) and \
+                any(d["type"] == event.get("type") for d in state.get("auto") or []):
+            s = self.copy_state(state)
+            if self._done_already(s, event):
+                return s
+        return super().apply(state, event)
+
     def _apply(self, s: dict, ev: dict) -> dict:
         t = ev["type"]
         if t not in EVENTS:
             raise RulesError(f"unknown Hawker Wars event {t!r}; known: {', '.join(EVENTS)}",
                              "events")
+        if self._done_already(s, ev):       # a step the tracker took by itself, logged anyway
+            return s
+        s["auto"] = []
         if s["chain"] and t not in ("stop", "resolve", "race", "lose"):
-            words = self._chain_words(s)
-            self._resolve(s)
+            self._resolve(s, auto=True)      # nobody stopped it: it took effect
             self._settle(s)
-            if self.finished(s):
-                raise RulesError(f"the game ended when {words} took effect: log 'resolve'",
-                                 "game ends")
+            if self.finished(s):             # ... and ended the game: nothing more to do
+                return s
+        if t == "draw" and s["todo"] and s["todo"][0]["do"] == "check" and \
+                s["apile"]["stacks"][0][0] > s["apile"]["stacks"][0][1]:
+            # a draw before the Event check: nobody found an Event on top of the Action pile
+            self._on_event_check(s, {"event": None})
+            s["auto"].append({"type": "event_check", "event": None})
         if s["loss"] and t != "lose":
             loss = s["loss"]
-            raise RulesError(f"{loss['player']} must first give up {loss['count']} card(s) "
-                             "for Food Poisoning", "food poisoning")
+            raise RulesError(f"{loss['player']} must first give up "
+                             f"{n_cards(loss['count'])} for Food Poisoning", "food poisoning")
         if s["race"] and self._hold_blocks(s) and t != "race":
             raise RulesError("everyone is holding for Food Poisoning: log the race verdict "
                              "first", "food poisoning")
@@ -472,6 +504,18 @@ class HawkerWars(Game):
             s["faults"][faults:] = [merged]
         self._settle(s)
         return s
+
+    @staticmethod
+    def _done_already(s, ev) -> bool:
+        """Is ``ev`` a step the tracker took by itself since the last logged
+        event (an Event check that found none, the one Dish a refill could
+        turn up, the resolve of an action nobody could stop)? Then it is the
+        same step, accepted and done once (and forgotten from the list)."""
+        for i, done in enumerate(s.get("auto") or []):
+            if done["type"] == ev["type"] and all(ev.get(k) == v for k, v in done.items()):
+                s["auto"] = s["auto"][:i] + s["auto"][i + 1:]
+                return True
+        return False
 
     def _fault(self, s, ev, text: str) -> None:
         """Record that an accepted event does not fit what the tracker knows
@@ -543,7 +587,7 @@ class HawkerWars(Game):
         item = next((d for d in self._draw_items(s) if d["player"] == p and d["pile"] == pile),
                     None)
         if item is None:
-            due = " and ".join(f"{d['n']} {d['pile'].capitalize()} card(s) for {d['player']}"
+            due = " and ".join(f"{n_cards(d['n'], d['pile'].capitalize())} for {d['player']}"
                                for d in self._draw_items(s))
             raise RulesError(f"the draw due now is {due}", "on each turn")
         n = self._draw_size(s, item)
@@ -554,12 +598,12 @@ class HawkerWars(Game):
             allowed = INGREDIENTS if pile == "ingredient" else ACTIONS
             cards = parse_cards(ev["cards"], allowed, f"the {pile} cards drawn")
             if sum(cards.values()) != n:
-                raise RulesError(f"{p} draws {n} {pile.capitalize()} card(s) now, not "
+                raise RulesError(f"{p} draws {n_cards(n, pile.capitalize())} now, not "
                                  f"{sum(cards.values())}", "on each turn")
         else:
             count = ev.get("count", n)
             if count != n or isinstance(count, bool):
-                raise RulesError(f"{p} draws {n} {pile.capitalize()} card(s) now, not "
+                raise RulesError(f"{p} draws {n_cards(n, pile.capitalize())} now, not "
                                  f"{count!r}", "on each turn")
             cards = None
         if pile == "ingredient":            # the drawer's claim, checked as they can know it
@@ -591,7 +635,7 @@ class HawkerWars(Game):
         unknown_slots = pile["size"] - sum(seen.values())
         for k, m in cards.items():
             rest = m - min(m, seen.get(k, 0))
-            if rest > min(pool.get(k, 0), unknown_slots):
+            if rest and rest > min(pool.get(k, 0), unknown_slots):
                 raise RulesError(f"no {name(k)} can be in the Ingredient pile: all "
                                  f"{s['total'].get(k, 0)} are accounted for elsewhere",
                                  "components")
@@ -681,7 +725,7 @@ class HawkerWars(Game):
             raise RulesError(f"it is {loss['player']} who let go first", "food poisoning")
         cards = parse_cards(ev.get("cards"), INGREDIENTS + ACTIONS, "the cards lost")
         if sum(cards.values()) != loss["count"]:
-            raise RulesError(f"{loss['player']} loses exactly {loss['count']} card(s) from "
+            raise RulesError(f"{loss['player']} loses exactly {n_cards(loss['count'])} from "
                              "their hand", "food poisoning")
         self._take(s, loss["player"], cards, loss["chooser"], ev)
         self._throw(s, cards, "box" if s["rules"]["poisoning_loss"] == "box" else "discard")
@@ -849,12 +893,12 @@ class HawkerWars(Game):
             mine = {k: n for k, n in cards.items() if kind_of(k) == cls}
             want = sum(mine.values())
             if want > hand[cls]:
-                raise RulesError(f"{p} holds only {hand[cls]} {cls.capitalize()} card(s), not "
+                raise RulesError(f"{p} holds only {n_cards(hand[cls], cls.capitalize())}, not "
                                  f"{want}", "hand")
             slots = self._unknown_slots(s, p, cls, view)
             for k, n in mine.items():
                 rest = n - min(n, known.get(k, 0))
-                if rest > pool.get(k, 0):
+                if rest and rest > pool.get(k, 0):
                     raise RulesError(f"{p} cannot hold {n} {name(k)}: the rest are "
                                      "accounted for elsewhere", "hand")
                 slots -= rest
@@ -886,10 +930,13 @@ class HawkerWars(Game):
                 s["market"] if kind_of(k) == "ingredient" else s["discard"])
             _add(place, k, n)
 
-    def _resolve(self, s) -> None:
+    def _resolve(self, s, auto: bool = False) -> None:
         """The action in play and its Stops take effect: an even number of
-        Stops lets it happen; the Stops go to the discard pile."""
+        Stops lets it happen; the Stops go to the discard pile. ``auto``: the
+        tracker did it by itself (a ``resolve`` logged after is the same step)."""
         c, s["chain"] = s["chain"], None
+        if auto:
+            s.setdefault("auto", []).append({"type": "resolve"})
         happens = len(c["stops"]) % 2 == 0
         if c["stops"]:
             _add(s["discard"], STOP, len(c["stops"]))
@@ -944,6 +991,8 @@ class HawkerWars(Game):
         """Do what needs no choice and no card: shuffle the Events in, start a
         turn, skip what cannot happen; stop at the next thing to log."""
         while True:
+            if self._auto_step(s):
+                continue
             if self.finished(s) or s["chain"] or s["loss"]:
                 return
             if not any(s["open"]) and not s["dish_pile"] and s["todo"] and \
@@ -964,8 +1013,8 @@ class HawkerWars(Game):
             elif do == "check":
                 if s["race"] and self._hold_blocks(s):
                     return
-                if self._apile_left(s) == 0:
-                    s["todo"].pop(0)
+                if self._apile_left(s) == 0 or not s["apile"]["stacks"][0][1]:
+                    s["todo"].pop(0)          # no Event can be on top
                 else:
                     return
             elif do == "draw":
@@ -998,6 +1047,34 @@ class HawkerWars(Game):
                 self._start_turn(s)
             else:
                 return
+
+    def _auto_step(self, s) -> bool:
+        """Take one step that has a single possible outcome the whole table
+        can see (True if one was taken): the resolve of an action nobody can
+        stop, the last stall for the last player, the only Dish a pile can
+        turn up. Each is remembered in ``auto``: logged anyway, it is the
+        same step (:meth:`_done_already`)."""
+        if self.finished(s) or s["loss"]:
+            return False
+        if s["chain"]:
+            if self._may_stop(s, "public"):
+                return False
+            self._resolve(s, auto=True)         # nobody at the table can stop it
+            return True
+        do = s["todo"][0]["do"] if s["todo"] else None
+        ev = None
+        if do == "stall" and len(s["players"]) - len(s["stalls"]) == 1 == \
+                len(STALLS) - len(s["stalls"]):  # one player, one stall left
+            ev = {"type": "choose_stall",
+                  "player": next(q for q in s["players"] if q not in s["stalls"]),
+                  "stall": next(k for k in STALLS if k not in s["stalls"].values())}
+        elif do == "dish" and len(self._dish_kinds_left(s)) == 1:
+            ev = {"type": "dish", "card": self._dish_kinds_left(s)[0]}
+        if ev is None:
+            return False
+        getattr(self, "_on_" + ev["type"])(s, ev)
+        s.setdefault("auto", []).append(ev)
+        return True
 
     def _merge_draws(self, s):
         out = []
@@ -1061,6 +1138,9 @@ class HawkerWars(Game):
         hand = s["hands"][p]
         return hand[cls] - sum(n for k, n in self._hand_knowledge(s, p, view).items()
                                if kind_of(k) == cls)
+
+    def _dish_kinds_left(self, s) -> list[str]:
+        return [k for k, n in self._dish_unseen(s).items() if n > 0]
 
     def _dish_unseen(self, s) -> dict:
         out = dict(s["dish_total"])
@@ -1141,6 +1221,12 @@ class HawkerWars(Game):
             cardless = {"type": "draw", "player": item["player"], "pile": item["pile"],
                         "count": self._draw_size(s, item)}
             chance = [cardless] if view == "public" else chance + [cardless]
+        elif chance and chance[0]["type"] == "event_check":
+            t = self._past_check(s)       # no Event on top: the draw may be logged at once
+            items = self._draw_items(t) if t is not s else []
+            if items and self._draw_size(t, items[0]):
+                chance.append({"type": "draw", "player": items[0]["player"],
+                               "pile": items[0]["pile"], "count": self._draw_size(t, items[0])})
         return out + chance
 
     def decisions(self, s, view: str = "tracker") -> list[dict]:
@@ -1186,9 +1272,14 @@ class HawkerWars(Game):
             return self._turn_moves(s, view) + [{"type": "end_turn"}]
         return []
 
-    def _groups(self, s, p, size, view, kinds, limit=MAX_LISTED) -> list[dict]:
+    @staticmethod
+    def _limit(view) -> int:
+        return MAX_LISTED if view in ("tracker", "public") else PLAYER_LISTED
+
+    def _groups(self, s, p, size, view, kinds, limit=None) -> list[dict]:
         """Groups of ``size`` cards of ``kinds`` that p's hand may hold (as ``view``
         knows it), listing at most ``limit`` when the hand is not known."""
+        limit = limit or self._limit(view)
         known = self._hand_knowledge(s, p, view)
         pool = self._pool(s, view)
         out = []
@@ -1242,7 +1333,7 @@ class HawkerWars(Game):
             if key not in seen and self._holds(s, p, g, view, pool):
                 seen.add(key)
                 out.append(g)
-        return out[:MAX_LISTED]
+        return out[:self._limit(view)]
 
     @staticmethod
     def _subs(need: dict) -> list[dict]:
@@ -1293,7 +1384,7 @@ class HawkerWars(Game):
                     if dishes else []
                 for d in dishes:          # any dish, any 3: a sample of each listed
                     out += [{"type": "play", "card": FAMILY, "dish": d, "cards": cards_list(g)}
-                            for g in groups[:max(5, MAX_LISTED // len(dishes))]]
+                            for g in groups[:max(5, self._limit(view) // len(dishes))]]
         if (repeat or "TRADE" not in used) and s["market"]:
             gives = self._groups(s, p, DATA["trade_give"], view, INGREDIENTS)
             for g in gives:
@@ -1393,7 +1484,23 @@ class HawkerWars(Game):
             "draw_due": self._draw_due(s, player),
         }
 
+    def _past_check(self, s):
+        """The state once the Event check found none, when the check is due
+        and the top card may be no Event (else ``s``): a draw logged then
+        says no Event was on top, so the draws are offered already."""
+        head = s["todo"][0]["do"] if s["todo"] else None
+        if head != "check" or s["chain"] or s["loss"] or (s["race"] and self._hold_blocks(s)):
+            return s
+        top = s["apile"]["stacks"][0]
+        if top[0] <= top[1]:
+            return s
+        t = copy.deepcopy(s)
+        self._on_event_check(t, {"event": None})
+        self._settle(t)
+        return t
+
     def _draw_due(self, s, player) -> dict | None:
+        s = self._past_check(s)
         if self.finished(s) or s["chain"] or s["loss"] or (s["race"] and self._hold_blocks(s)):
             return None
         items = [d for d in self._draw_items(s) if d["player"] == player]
@@ -1411,22 +1518,23 @@ class HawkerWars(Game):
             return []
         out = []
         if s["rules"]["draws"] == "private" and self._draw_due(s, player):
-            for item in self._draw_items(s):
-                n = self._draw_size(s, item)
+            t = self._past_check(s)
+            for item in self._draw_items(t):
+                n = self._draw_size(t, item)
                 if item["player"] == player and n:
                     out += [{"type": "draw", "player": player, "pile": item["pile"],
                              "cards": cards_list(g)}
-                            for g, _ in self._draw_odds(s, item["pile"], n, player)]
+                            for g, _ in self._draw_odds(t, item["pile"], n, player)]
         moves = self.decisions(s, player)
         mine = []
         for e in moves:
             t = e["type"]
-            if t in ("stop",) and e["player"] == player:
+            if t in ("stop", "choose_stall") and e["player"] == player:
                 mine.append(e)
             elif t == "lose" and s["loss"] and s["loss"]["chooser"] == player:
                 mine.append(e)
             elif t in ("cook", "play", "trade", "discard", "end_turn") and \
-                    self._turn(s) == player and not s["chain"]:
+                    self._turn(s) == player:     # with an action in play: it took effect
                 mine.append(e)
         return out + mine
 
@@ -1496,9 +1604,12 @@ class HawkerWars(Game):
         if self.finished(s):
             return "the game is over"
         if s["loss"]:
-            return f"{s['loss']['player']} gives up {s['loss']['count']} card(s)"
+            return f"{s['loss']['player']} gives up {n_cards(s['loss']['count'])} for Food Poisoning"
         if s["chain"]:
-            return f"the {self._chain_words(s)} is in play"
+            who = s["chain"]["stops"][-1] if s["chain"]["stops"] else None
+            return (f"{self._chain_words(s)}: " +
+                    (f"anyone may stop {who}'s Licence Suspended with another" if who else
+                     "anyone holding Licence Suspended may stop it"))
         if s["race"] and self._hold_blocks(s):
             return "everyone holds for Food Poisoning"
         head = s["todo"][0] if s["todo"] else {}
@@ -1510,12 +1621,18 @@ class HawkerWars(Game):
         if do == "market":
             return "place an Ingredient face up in the Black Market"
         if do == "check":
-            return "check the top of the Action pile for an Event"
+            t = self._past_check(s)
+            if t is s or not self._draw_items(t):
+                return "check the top of the Action pile for an Event"
+            return self._pending_words(t) + " (an Event on top of the Action pile first)"
         if self._reshuffle_due(s):
             return "the Ingredient pile ran out: shuffle the Black Market into it, leaving 3"
         if do == "draw":
-            return " and ".join(f"{d['player']} draws {self._draw_size(s, d)} "
-                                f"{d['pile'].capitalize()} card(s)" for d in self._draw_items(s))
+            by: dict = {}
+            for d in self._draw_items(s):
+                by.setdefault(d["player"], []).append(
+                    n_cards(self._draw_size(s, d), d["pile"].capitalize()))
+            return " and ".join(f"{p} draws {' and '.join(w)}" for p, w in by.items())
         if do == "play":
             return f"{self._turn(s)} plays (up to {PER_TURN - len(s['used'])} more actions)"
         if do == "limit":
@@ -1523,11 +1640,21 @@ class HawkerWars(Game):
             return f"{p} discards down to 10 cards"
         return str(do)
 
-    def _chain_words(self, s) -> str:
-        c = s["chain"]
-        what = {"cook": f"cook of {name(c.get('dish'))}", "trade": "trade"}.get(
-            c["kind"], name(c["kind"]))
-        return f"{c['player']}'s {what}"
+    def _chain_words(self, s, c=None) -> str:
+        """The action in play in plain words: "Ana cooks You Tiao"."""
+        c = c or s["chain"]
+        p, k = c["player"], c["kind"]
+        if k == "cook":
+            return f"{p} cooks {name(c.get('dish'))}"
+        if k == FAMILY:
+            return f"{p} cooks {name(c.get('dish'))} with a Family Recipe"
+        if k == "trade":
+            return f"{p} trades {_words(c['cards'])} for {name(c.get('take'))}"
+        if k == INFLATION:
+            return f"{p} plays Price Inflation on {c.get('target')}"
+        if k == COPYCAT:
+            return f"{p} swaps stalls with {c.get('target')} (Copycat Stall)"
+        return f"{p} plays {name(k)}"
 
     def public_view(self, s) -> dict:
         """The scoreboard: stalls, points, hand sizes, open Dishes, Black
@@ -1615,8 +1742,8 @@ class HawkerWars(Game):
                 return f"Black Market: {name(ev.get('card'))}"
             if t == "draw":               # never name the cards: they are hidden
                 n = self.public_event(ev).get("count")   # none logged: the draw due
-                n = "" if n is None else f"{n} "
-                return f"{who} draws {n}{str(ev.get('pile')).capitalize()} card(s)"
+                pile = str(ev.get("pile")).capitalize()
+                return f"{who} draws " + (f"{pile} cards" if n is None else n_cards(n, pile))
             if t == "event_check":
                 return (f"Event! {name(ev['event'])}" if ev.get("event")
                         else "no Event on the Action pile")
@@ -1637,7 +1764,7 @@ class HawkerWars(Game):
             if t == "stop":
                 return f"{who}: Licence Suspended!"
             if t == "resolve":
-                return "no Stop: it happens"
+                return "nobody stops it: it happens"
             if t == "reshuffle":
                 return ("Ingredient pile reshuffled; left in the Black Market: "
                         f"{_words(parse_cards(ev.get('keep'), INGREDIENTS, 'cards'))}")

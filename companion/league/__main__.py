@@ -1,6 +1,10 @@
 """``python -m companion.league``: the league screen and its broker's files.
 
-    python -m companion.league config --out broker --tables t1,t2,t3 [--port 1883]
+    python -m companion.league config --out broker --tables t1,t2,t3 [--port 1883] \\
+        [--cafe cafe1=t4,t5] [--tls-cert server.crt --tls-key server.key]
+    python -m companion.league config --out cafe1 --tables t4,t5 \\
+        --bridge mqtt://central:1883 --bridge-user cafe1 \\
+        --bridge-password-file broker/secrets/cafe1.password
     python -m companion.league serve --broker mqtt://HOST:1883 --db league.db \\
         --user league --password-file broker/secrets/league.password [--port 8090]
 
@@ -8,9 +12,10 @@
         --tables t1,t2,t3,t4 [--rounds 3] [--seed 1] [--pod-size 4] [--pairing auto]
 
 ``config`` writes mosquitto.conf, the password file, the ACL and one password
-file per table (docs/league.md); ``serve`` runs the read-only league page
-and, given a player list, a convention's rounds (docs/league.md,
-"Convention rounds").
+file per table (docs/league.md); with ``--bridge``, a café broker's files,
+bridged to the central broker (whose ``--cafe`` made the bridge's user);
+``serve`` runs the read-only league page and, given a player list, a
+convention's rounds (docs/league.md, "Convention rounds").
 Bad options exit 2 with a message.
 """
 
@@ -36,6 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--run-as", default=None,
                    help="the user mosquitto runs as (default: mosquitto's own, 'mosquitto')")
     c.add_argument("--log-file", default=None, help="broker log file (default: syslog/stderr)")
+    c.add_argument("--cafe", action="append", default=[], metavar="USER=T1,T2",
+                   help="central broker: a café broker's bridge user and the tables behind it")
+    c.add_argument("--tls-cert", default=None, help="the listener's TLS certificate (PEM)")
+    c.add_argument("--tls-key", default=None, help="the listener's TLS private key (PEM)")
+    c.add_argument("--bridge", default=None, metavar="URL",
+                   help="this is a café broker: bridge it to the central one at URL")
+    c.add_argument("--bridge-user", default=None, help="the café's user at the central broker")
+    c.add_argument("--bridge-password-file", default=None,
+                   help="that user's password file (from the central broker's secrets/)")
+    c.add_argument("--bridge-ca-file", default=None, help="CA of an mqtts:// central broker")
     c.set_defaults(run=_config)
 
     s = sub.add_parser("serve", help="run the league page")
@@ -48,7 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=8090)
     s.add_argument("--prefix", default="tabletop")
     s.add_argument("--name", default="league",
-                   help="this screen's name at the broker (two screens need two names)")
+                   help="this screen's name (the broker binds the session to --user: one "
+                        "league process per user)")
+    s.add_argument("--ca-file", default=None,
+                   help="the CA an mqtts:// broker's certificate is checked against")
     _convention_options(s)
     s.set_defaults(run=_serve)
     return p
@@ -97,12 +115,46 @@ def _config(args, out) -> int:
 
     tables = [t.strip() for t in args.tables.split(",") if t.strip()]
     made = generate(args.out, tables, args.league_user, args.port, args.bind, args.prefix,
-                    args.run_as, args.log_file)
+                    args.run_as, args.log_file, cafes=_cafes(args.cafe), tls=_tls(args),
+                    bridge=_bridge(args))
     print(f"wrote {made['conf']}, {made['passwd']}, {made['acl']}", file=out)
     for user, path in made["secrets"].items():
         print(f"  {user:>12}: password in {path}", file=out)
     print(f"start the broker: mosquitto -c {made['conf']}", file=out)
     return 0
+
+
+def _cafes(given: list[str]) -> dict[str, list[str]]:
+    from .topics import LeagueError
+
+    cafes = {}
+    for item in given:
+        user, _, tables = item.partition("=")
+        names = [t.strip() for t in tables.split(",") if t.strip()]
+        if not user.strip() or not names:
+            raise LeagueError(f"--cafe {item!r}: give USER=t1,t2 (the café bridge's user and "
+                              f"the tables behind it)")
+        cafes[user.strip()] = names
+    return cafes
+
+
+def _tls(args) -> dict | None:
+    from .topics import LeagueError
+
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise LeagueError("--tls-cert and --tls-key go together")
+    return {"cert": args.tls_cert, "key": args.tls_key} if args.tls_cert else None
+
+
+def _bridge(args) -> dict | None:
+    from .topics import LeagueError
+
+    if not args.bridge:
+        return None
+    if not args.bridge_user or not args.bridge_password_file:
+        raise LeagueError("--bridge needs --bridge-user and --bridge-password-file")
+    return {"central": args.bridge, "user": args.bridge_user,
+            "password_file": args.bridge_password_file, "ca_file": args.bridge_ca_file}
 
 
 def _serve(args, out) -> int:
@@ -116,7 +168,7 @@ def _serve(args, out) -> int:
         print(text, file=out, flush=True)
 
     return serve(args.broker, args.db, creds, args.host, args.port, args.prefix, args.name,
-                 print_fn=say, convention=plan)
+                 print_fn=say, ca_file=args.ca_file, convention=plan)
 
 
 def main(argv: Sequence[str] | None = None, stdout=None, stderr=None) -> int:

@@ -4,7 +4,8 @@ A small Flask app (the table page's stack: Flask on waitress, no CDN) that
 subscribes to every table through the broker and keeps its own SQLite store
 of what it received (:class:`~companion.league.store.LeagueStore`):
 
-* :class:`LeagueSubscriber`: one MQTT v5 client with a *persistent session*
+* :class:`~companion.league.subscriber.LeagueSubscriber` (its own module,
+  re-exported here): one MQTT v5 client with a *persistent session*
   (``clean_start=False``, a long session expiry), subscribed to
   ``<prefix>/#`` with QoS 1. The broker queues the tables' events while the
   league is away and hands them over when it is back. Each message is
@@ -32,156 +33,23 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from typing import Callable
 
 from flask import Flask, Response, jsonify, render_template, request
 
 from ..serving import Served, serve_until_signalled
-from .client import mqtt_client
 from .hall import Hub, ViewCache
 from .store import LeagueStore
-from .topics import (DEFAULT_PREFIX, BrokerURL, Credentials, LeagueError, Topics, check_table_id,
-                     loads)
+from .subscriber import SESSION_EXPIRY_S, LeagueSubscriber
+from .topics import DEFAULT_PREFIX, BrokerURL, Credentials, LeagueError
 
 log = logging.getLogger(__name__)
 
-#: A league screen that is away keeps its queue at the broker this long.
-SESSION_EXPIRY_S = 14 * 24 * 3600
 #: Live league pages held at once (a convention hall's spectators); one
 #: more gets 503 and its page retries.
 MAX_PAGES = 500
 #: The stack of each of the league server's worker threads (bytes).
 PAGE_THREAD_STACK = 512 * 1024
-
-
-class LeagueSubscriber:
-    """Receives every table's messages into the :class:`LeagueStore`.
-
-    ``name`` makes the broker session's client id (two league screens need
-    two names). ``on_stored(kind, data)`` is called after each message is
-    stored (the :class:`Hub`). :meth:`status` reports the connection."""
-
-    def __init__(self, store: LeagueStore, url: str, credentials: Credentials | None = None,
-                 *, prefix: str = DEFAULT_PREFIX, name: str = "league",
-                 on_stored: Callable[[str, dict], None] | None = None,
-                 reconnect_s: tuple[int, int] = (1, 10), keepalive_s: int = 15):
-        self.store = store
-        self.broker = BrokerURL.parse(url)
-        self.credentials = credentials
-        self.topics = Topics(prefix)
-        self.name = check_table_id(name)
-        self.on_stored = on_stored
-        self.reconnect_s, self.keepalive_s = reconnect_s, keepalive_s
-        self.connected = False
-        self.error: str | None = None
-        self.received = self.duplicates = self.rejected = 0
-        self.events = 0             # new events stored (not duplicates)
-        self._client = None
-
-    def start(self) -> "LeagueSubscriber":
-        from paho.mqtt.packettypes import PacketTypes
-        from paho.mqtt.properties import Properties
-
-        client = mqtt_client(self.broker, self.credentials,
-                             f"{self.topics.prefix}-league-{self.name}", self.reconnect_s)
-        client.on_connect = self._on_connect
-        client.on_disconnect = self._on_disconnect
-        client.on_message = self._on_message
-        props = Properties(PacketTypes.CONNECT)
-        props.SessionExpiryInterval = SESSION_EXPIRY_S
-        self._client = client
-        client.connect_async(self.broker.host, self.broker.port, keepalive=self.keepalive_s,
-                             clean_start=False, properties=props)
-        client.loop_start()
-        return self
-
-    def close(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            try:
-                client.disconnect()
-            except Exception:
-                pass
-            client.loop_stop()
-        self.connected = False
-
-    def status(self) -> dict:
-        return {"broker": str(self.broker), "connected": self.connected, "error": self.error,
-                "received": self.received, "events": self.events, "duplicates": self.duplicates,
-                "rejected": self.rejected}
-
-    def _on_connect(self, client, userdata, flags, reason_code, properties=None):
-        if reason_code.is_failure:
-            self.error = f"the broker refused the league: {reason_code}"
-            log.warning("league: %s", self.error)
-            return
-        self.connected, self.error = True, None
-        client.subscribe(self.topics.everything, qos=1)
-        self._notify("status", {"league": True, "connected": True})
-
-    def _on_disconnect(self, client, userdata, flags, reason_code, properties=None):
-        self.connected = False
-        self._notify("status", {"league": True, "connected": False})
-
-    def _on_message(self, client, userdata, message) -> None:
-        try:
-            self.handle(message.topic, message.payload)
-        except Exception:   # a bad message must never stop the league
-            log.exception("league: message on %s could not be stored", message.topic)
-            self.rejected += 1
-
-    def handle(self, topic: str, payload: bytes) -> str | None:
-        """Store one message; its kind, or None if it was refused (not a
-        league topic, not our wire format) or empty (a cleared retained one)."""
-        if self.topics.from_league(topic):
-            return None             # the league's own pairings, back from the broker
-        where = self.topics.parse(topic)
-        if where is None or not payload:
-            if payload:
-                self.rejected += 1
-            return None
-        table, kind, game_id = where
-        try:
-            msg = loads(payload)
-            now = time.time_ns()
-            if kind == "event":
-                new = self.store.add_event(table, msg, now)
-                data = {"table": table, "id": msg["id"], "line": msg.get("line"), "new": new}
-                if new:
-                    self.events += 1
-                else:
-                    self.duplicates += 1
-            elif kind == "state":
-                self.store.set_state(table, msg, now)
-                data = {"table": table, "version": msg.get("version")}
-            elif kind == "status":
-                self.store.set_status(table, bool(msg.get("online")), now)
-                data = {"table": table, "online": bool(msg.get("online"))}
-            else:
-                self.store.set_result(table, game_id, msg, now)
-                data = {"table": table, "game_id": game_id, "finished": bool(msg.get("finished"))}
-        except (LeagueError, ValueError, KeyError, TypeError) as exc:
-            self.rejected += 1
-            log.warning("league: refused a message on %s: %s", topic, exc)
-            return None
-        self.received += 1
-        self._notify(kind, data)
-        return kind
-
-    def send(self, topic: str, payload: bytes) -> None:
-        """Publish a retained QoS 1 message (a convention's pairing); paho
-        queues it while the broker is away."""
-        client = self._client
-        if client is not None:
-            client.publish(topic, payload, qos=1, retain=True)
-
-    def _notify(self, kind: str, data: dict) -> None:
-        if self.on_stored is not None:
-            try:
-                self.on_stored(kind, data)
-            except Exception:
-                log.exception("league: a live update failed")
 
 
 def create_app(config: dict | None = None, store: LeagueStore | None = None,
@@ -267,8 +135,9 @@ class LeagueServer(Served):
     def __init__(self, broker: str, db_path, credentials: Credentials | None = None,
                  host: str = "0.0.0.0", port: int = 8090, prefix: str = DEFAULT_PREFIX,
                  name: str = "league", threads: int = 32, title: str = "League",
-                 convention=None, max_pages: int = MAX_PAGES):
+                 convention=None, max_pages: int = MAX_PAGES, **subscriber_options):
         self.broker, self.db_path, self.credentials = broker, db_path, credentials
+        self.subscriber_options = subscriber_options     # ca_file, heartbeat_s, ...
         self.max_pages = max_pages
         self.host, self.port, self.prefix, self.name = host, port, prefix, name
         self.threads, self.title = threads, title
@@ -285,7 +154,8 @@ class LeagueServer(Served):
         self.hub = Hub(max_clients=self.max_pages)
         self.subscriber = LeagueSubscriber(self.store, self.broker, self.credentials,
                                            prefix=self.prefix, name=self.name,
-                                           on_stored=self._stored)
+                                           on_stored=self._stored,
+                                           **self.subscriber_options)
         if self.plan is not None:
             from .convention import Convention
             self.convention = Convention(self.store, self.plan, self.subscriber.topics,
@@ -340,11 +210,11 @@ class LeagueServer(Served):
 
 def serve(broker: str, db_path, credentials: Credentials | None = None, host: str = "0.0.0.0",
           port: int = 8090, prefix: str = DEFAULT_PREFIX, name: str = "league",
-          print_fn: Callable[[str], None] = print, convention=None) -> int:
+          print_fn: Callable[[str], None] = print, convention=None, ca_file=None) -> int:
     """Run the league until SIGINT/SIGTERM; 0 on a clean stop, 2 if it cannot
     start. ``convention``: a :class:`~companion.league.convention.Plan` to run rounds."""
     server = LeagueServer(broker, db_path, credentials, host, port, prefix, name,
-                          convention=convention)
+                          convention=convention, ca_file=ca_file)
     return serve_until_signalled(
         server, "companion league", host, port, (LeagueError, ValueError), print_fn,
         lambda: f"League page: {server.url}/  (broker {broker}, store {db_path}); Ctrl-C stops."

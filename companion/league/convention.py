@@ -62,6 +62,11 @@ SCHEMA = (
 )
 
 
+#: Games of a table's current store (a table restarted on a fresh store
+#: starts its game ids again; the league keys games by store too).
+CURRENT_STORE = "store = (SELECT t.store FROM tables t WHERE t.table_id = games.table_id)"
+
+
 @dataclass(frozen=True)
 class Plan:
     """A convention's settings (what ``serve`` was given)."""
@@ -248,7 +253,8 @@ class Convention:
 
     def _last_finished(self, table: str) -> int:
         return self._rows("SELECT COALESCE(MAX(game_id), 0) FROM games WHERE table_id = ?"
-                          " AND finished = 1", (table,))[0][0]
+                          " AND finished = 1 AND counted = 1 AND " + CURRENT_STORE,
+                          (table,))[0][0]
 
     # -- results -------------------------------------------------------------------------
     def on_stored(self, kind: str, data: dict) -> None:
@@ -281,8 +287,8 @@ class Convention:
             got = self.results.get((rnd.number, pod.table))
             if got is None:
                 continue
-            still = self._rows("SELECT finished FROM games WHERE table_id = ? AND game_id = ?",
-                               (pod.table, got[0]))
+            still = self._rows("SELECT finished * counted FROM games WHERE table_id = ? AND"
+                               " game_id = ? AND " + CURRENT_STORE, (pod.table, got[0]))
             if not still or not still[0][0]:
                 self._write("DELETE FROM convention_results WHERE round = ? AND table_id = ?",
                             (rnd.number, pod.table))
@@ -313,13 +319,14 @@ class Convention:
         """The first finished game at the pod's table after its floor that
         is the night's game with the pod's players: (game id, ranking)."""
         floor = self.floors[number].get(pod.table, 0)
-        for gid, game, summary in self._rows(
-                "SELECT game_id, game, summary FROM games WHERE table_id = ? AND finished = 1"
-                " AND game_id > ? ORDER BY game_id", (pod.table, floor)):
+        for gid, game, counted in self._rows(
+                "SELECT game_id, game, ranking FROM games WHERE table_id = ? AND finished = 1"
+                " AND counted = 1 AND game_id > ? AND " + CURRENT_STORE + " ORDER BY game_id",
+                (pod.table, floor)):
             if (pod.table, gid) in used:
                 continue
             try:
-                ranking = (json.loads(summary) or {}).get("ranking")
+                ranking = json.loads(counted)      # the league's own (replayed) ranking
                 names = [n for g in ranking for n in g] if isinstance(ranking, list) else []
                 mapping = same_players(pod.players, names)
                 if game != self.plan.game or mapping is None:

@@ -162,6 +162,15 @@ class Hub:
         page.ended.set()
         page.offer(None)
 
+    def _drop_gone(self) -> None:
+        """With the lock held: end the pages whose phone has hung up (waitress
+        saw the connection close; the hub would only notice at its next write,
+        up to a heartbeat later), so a full hall makes room for a new page."""
+        gone = [p for p in self._pages if p.channel is not None and not p.channel.connected]
+        for page in gone:
+            self._pages.discard(page)
+            page.ended.set()
+
     # -- the pages' side -------------------------------------------------------
     def connect(self, environ: dict | None = None) -> Page | None:
         """A page for this request (None if the hall is full or closing)."""
@@ -171,6 +180,8 @@ class Hub:
                                                   "outbuf_lock", "socket", "connected")):
             channel = None
         with self._lock:
+            if len(self._pages) >= self.max_clients:
+                self._drop_gone()
             if self._closed or len(self._pages) >= self.max_clients:
                 return None
             page = Page(channel, environ.get("SERVER_PROTOCOL") == "HTTP/1.1", self.queue_size)

@@ -49,8 +49,8 @@ from pathlib import Path
 from typing import Any
 
 from .client import mqtt_client
-from .topics import (DEFAULT_PREFIX, BrokerURL, Credentials, LeagueError, Topics,
-                     check_table_id, dumps)
+from .topics import (DEFAULT_PREFIX, MAX_MESSAGE_BYTES, BrokerURL, Credentials, LeagueError,
+                     Topics, check_table_id, dumps)
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,9 @@ SCHEMA = (
         since INTEGER NOT NULL,         -- events up to this id were never published (before joining)
         acked INTEGER NOT NULL,         -- every event up to this id is acknowledged by the broker
         updated INTEGER NOT NULL        -- wall clock, Unix ns
+    )""",
+    """CREATE TABLE IF NOT EXISTS league_identity (
+        store TEXT NOT NULL             -- this store's id in the league (random, made once)
     )""",
     """CREATE TABLE IF NOT EXISTS league_results (
         table_id TEXT NOT NULL,
@@ -158,7 +161,8 @@ class LeaguePublisher:
                  credentials: Credentials | None = None, *, prefix: str = DEFAULT_PREFIX,
                  window: int = 200, keepalive_s: int = 15, from_start: bool = False,
                  reconnect_s: tuple[int, int] = (1, 10), ack_timeout_s: float = 30.0,
-                 refused_retry_s: float = 15.0, poll_s: float = 1.0):
+                 refused_retry_s: float = 15.0, poll_s: float = 1.0, stall_s: float = 10.0,
+                 ca_file=None):
         self.session = session
         self.store = store
         self.broker = BrokerURL.parse(url)
@@ -176,7 +180,12 @@ class LeaguePublisher:
         self.ack_timeout_s = ack_timeout_s
         self.refused_retry_s = refused_retry_s
         self.poll_s = poll_s
+        self.stall_s = stall_s
+        self.ca_file = ca_file
         self._db: _Db | None = None
+        self.store_id = ""
+        self._seq = 0                               # published events up to the cursor
+        self._init_marks()
         self._client = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -205,6 +214,15 @@ class LeaguePublisher:
         self.error: str | None = None
         self._listening: list[tuple[str, Any]] = []     # (topic, callback): see listen()
 
+    def _init_marks(self) -> None:
+        self.mark: int | None = None                # the league's mark for this store
+        self._mark_moved = 0.0                      # when it last moved (monotonic)
+        self._mark_fresh = False                    # no mark seen since the last connect
+        self._heard = None                          # the mark's heard_ns, last seen
+        self._rewound_at: tuple[int, float] | None = None   # (mark, when) of the last rewind
+        self._backoff = 1
+        self.rewinds = 0
+
     # -- lifecycle ---------------------------------------------------------
     def start(self) -> "LeaguePublisher":
         """Open the progress rows, subscribe to the session and connect
@@ -214,7 +232,8 @@ class LeaguePublisher:
             self._db.write(sql)
         self._load_progress()
         client = mqtt_client(self.broker, self.credentials,
-                             f"{self.topics.prefix}-table-{self.table_id}", self.reconnect_s)
+                             f"{self.topics.prefix}-table-{self.table_id}", self.reconnect_s,
+                             ca_file=self.ca_file)
         client.will_set(self.topics.status(self.table_id), self._status_payload(False),
                         qos=1, retain=True)
         client.max_inflight_messages_set(min(self.window, 100))
@@ -222,6 +241,8 @@ class LeaguePublisher:
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_publish = self._on_publish
+        client.on_message = self._on_message
+        client.on_connect_fail = self._on_connect_fail
         self._client = client
         self._unsubscribe = self.session.subscribe(self._on_update)
         self._thread = threading.Thread(target=self._run, daemon=True,
@@ -280,6 +301,12 @@ class LeaguePublisher:
                " ORDER BY e.id LIMIT ?")
 
     def _load_progress(self) -> None:
+        ident = self._db.rows("SELECT store FROM league_identity")
+        if not ident:
+            import uuid
+            self._db.write("INSERT INTO league_identity VALUES (?)", (uuid.uuid4().hex,))
+            ident = self._db.rows("SELECT store FROM league_identity")
+        self.store_id = ident[0][0]
         rows = self._db.rows("SELECT since, acked FROM league_published WHERE table_id = ?",
                              (self.table_id,))
         if rows:
@@ -290,6 +317,7 @@ class LeaguePublisher:
             self._db.write("INSERT INTO league_published VALUES (?, ?, ?, ?)",
                            (self.table_id, self.since, self.acked, time.time_ns()))
         self._saved = self._cursor = self.acked
+        self._seq = self._count_upto(self._cursor)
 
     def _joining_point(self) -> int:
         """Where a table joining the league starts: just before its current
@@ -320,8 +348,9 @@ class LeaguePublisher:
         (the log's last event), ``pending``, ``published``, ``refused``,
         ``error`` (the last refusal or connection error, or null)."""
         with self._lock:
-            out = {"broker": str(self.broker), "table": self.table_id,
+            out = {"broker": str(self.broker), "table": self.table_id, "store": self.store_id,
                    "connected": self._connected, "since": self.since, "acked": self.acked,
+                   "league_mark": self.mark, "rewinds": self.rewinds,
                    "published": self.published, "acknowledged": self.acknowledged,
                    "refused": self.refused, "connects": self.connects, "error": self.error}
         try:
@@ -343,6 +372,17 @@ class LeaguePublisher:
             time.sleep(0.02)
         return False
 
+    def delivered(self, timeout_s: float = 10.0) -> bool:
+        """Wait until the *league* says it holds every event in the log (its
+        mark); False if ``timeout_s`` passes first."""
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            if self._db is not None and self.mark is not None and self.mark >= self.latest():
+                return True
+            self._wake.set()
+            time.sleep(0.05)
+        return False
+
     # -- paho's thread: only queue what happened ----------------------------
     def _on_connect(self, client, userdata, flags, reason_code, properties=None):
         if reason_code.is_failure:
@@ -351,10 +391,16 @@ class LeaguePublisher:
             log.warning("league: %s", self.error)
             return
         client.drop_out_messages()    # the log is the queue: resend from the acked point
+        client.subscribe(self.topics.mark(self.table_id), qos=1)
         for topic, _ in list(self._listening):
             client.subscribe(topic, qos=1)
         self._control.put(("connected",))
         self._wake.set()
+
+    def _on_connect_fail(self, client, userdata):
+        with self._lock:
+            self.error = (f"cannot connect to {self.broker} (down, unreachable, or its TLS "
+                          f"certificate not trusted)")
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties=None):
         self._control.put(("disconnected", str(reason_code)))
@@ -363,6 +409,11 @@ class LeaguePublisher:
     def _on_publish(self, client, userdata, mid, reason_code, properties=None):
         self._control.put(("ack", mid, reason_code.is_failure, str(reason_code)))
         self._wake.set()
+
+    def _on_message(self, client, userdata, message):
+        if message.topic == self.topics.mark(self.table_id):
+            self._control.put(("mark", bytes(message.payload)))
+            self._wake.set()
 
     def _on_update(self, update: dict) -> None:
         if update.get("type") == "state":
@@ -415,6 +466,7 @@ class LeaguePublisher:
                     self.connects += 1
                     self.error = None
                 self._reset_flight()
+                self._mark_fresh = True
                 self._state_dirty = self._results_dirty = True
                 self._send(self.topics.status(self.table_id), self._status_payload(True),
                            ("status", None), retain=True)
@@ -426,6 +478,8 @@ class LeaguePublisher:
                 self._reset_flight()
             elif kind == "ack":
                 self._ack(item[1], item[2], item[3])
+            elif kind == "mark":
+                self._on_mark(item[1])
 
     def _reset_flight(self) -> None:
         """Forget what is in flight; publish again from the acknowledged point."""
@@ -434,6 +488,109 @@ class LeaguePublisher:
         self._acked_ids.clear()
         self._results_inflight.clear()
         self._cursor = self.acked
+        self._seq = self._count_upto(self._cursor)
+
+    def _count_upto(self, eid: int) -> int:
+        """How many of the log's published events (after ``since``) are up to ``eid``."""
+        return self._db.rows("SELECT COUNT(*) FROM events e JOIN games g ON g.id = e.game_id"
+                             " WHERE g.source = 'table' AND e.id > ? AND e.id <= ?",
+                             (self.since, eid))[0][0]
+
+    # -- the league's mark ------------------------------------------------------
+    def _on_mark(self, payload: bytes) -> None:
+        """The league's mark for this table: re-send from it if it lags
+        behind what the broker acknowledged: just after a connect; when the
+        league is alive (its marks arrive) but neither its mark nor the last
+        event it heard from us (``heard_ns``: a league busy with a backlog
+        is still hearing our stream) has moved for ``stall_s``, backing off
+        while that repeats; and, when it reports events beyond a hole, the
+        hole's events only. Results the league does not hold are sent again."""
+        from .topics import check_mark, loads
+
+        try:
+            mark = check_mark(loads(payload))
+        except LeagueError as exc:
+            log.warning("league: ignored a mark: %s", exc)
+            return
+        now = time.monotonic()
+        if mark["store"] != self.store_id:      # the league knows another (older) store
+            mark = {"store": self.store_id, "since": self.since, "upto": self.since,
+                    "ahead": False, "results": {}}
+        upto = mark["upto"]
+        if mark.get("heard_ns") != self._heard:     # the league is still taking our stream
+            self._heard, self._mark_moved = mark.get("heard_ns"), now
+        with self._lock:
+            moved, self.mark = upto != self.mark, upto
+        fresh, self._mark_fresh = self._mark_fresh, False
+        if moved:
+            self._mark_moved = now
+        if upto >= self.acked:
+            self._backoff = 1
+            self._check_results(mark, fresh or now - self._mark_moved >= self.stall_s)
+            return
+        stalled = now - self._mark_moved >= self.stall_s * self._backoff
+        if fresh or stalled:
+            self._rewind(upto, now)
+        elif mark["ahead"] and mark.get("next"):
+            self._fill_hole(upto, mark["next"], now)
+
+    def _again(self, upto: int, now: float) -> bool:
+        """False if a re-send from ``upto`` was just made (the re-sent events
+        are on their way); else note this one, backing off if it repeats."""
+        again = self._rewound_at is not None and self._rewound_at[0] == upto
+        if again and now - self._rewound_at[1] < self.stall_s * self._backoff:
+            return False
+        self._backoff = min(32, self._backoff * 2) if again else 1
+        self._rewound_at = (upto, now)
+        self._mark_moved = now
+        return True
+
+    def _fill_hole(self, upto: int, nxt: int, now: float) -> None:
+        """The league holds events beyond a hole (upto, nxt): send the hole's
+        events again (at most ``window`` of them; a larger hole is a rewind)."""
+        rows = self._db.rows(self._EVENTS.replace("WHERE e.id > ?", "WHERE e.id > ? AND e.id < ?"),
+                             (upto, nxt, self.window + 1))
+        if len(rows) > self.window:
+            self._rewind(upto, now)
+            return
+        if not rows or not self._again(upto, now):
+            return
+        prev, seq = upto, self._count_upto(upto)
+        for eid, gid, body, created, game, players in rows:
+            seq += 1
+            payload = self._event_payload(eid, gid, body, created, game, players, prev, seq)
+            if not self._send(self.topics.event(self.table_id), payload, ("resend", eid)):
+                return
+            prev = eid
+        with self._lock:
+            self.rewinds += 1
+        log.info("league: the league misses events %d to %d: sent them again", upto + 1, prev)
+
+    def _rewind(self, upto: int, now: float) -> None:
+        if not self._again(upto, now):
+            return                      # just did: give the re-sent events time to arrive
+        log.info("league: the league holds up to event %d, the broker acknowledged %d: "
+                 "sending again from %d", upto, self.acked, upto)
+        with self._lock:
+            self.acked = max(self.since, upto)
+            self.rewinds += 1
+        self._reset_flight()
+        self._results_dirty = True
+
+    def _check_results(self, mark: dict, act: bool) -> None:
+        """Forget the acknowledgement of a result (or "playing again") the
+        league does not hold, so it is sent again."""
+        if not act:
+            return
+        held = mark["results"]
+        for gid, version, finished in self._db.rows(
+                "SELECT game_id, version, finished FROM league_results WHERE table_id = ?",
+                (self.table_id,)):
+            if (version or 0) <= mark["upto"] and held.get(str(gid)) != version:
+                self._db.write("DELETE FROM league_results WHERE table_id = ? AND game_id = ?"
+                               if finished else "UPDATE league_results SET finished = 1 WHERE"
+                               " table_id = ? AND game_id = ?", (self.table_id, gid))
+                self._results_dirty = True
 
     def _ack(self, mid: int, failed: bool, reason: str) -> None:
         entry = self._inflight.pop(mid, None)
@@ -493,13 +650,16 @@ class LeaguePublisher:
             if not rows:
                 return
             for eid, gid, body, created, game, players in rows:
+                self._seq += 1
                 payload = self._event_payload(eid, gid, body, created, game, players)
                 if not self._send(self.topics.event(self.table_id), payload, ("event", eid)):
+                    self._seq -= 1
                     return
                 self._order.append(eid)
                 self._cursor = eid
 
-    def _event_payload(self, eid, gid, body, created, game_name, players) -> bytes:
+    def _event_payload(self, eid, gid, body, created, game_name, players, prev=None,
+                       seq=None) -> bytes:
         from .. import views
         from ..games import get_game
 
@@ -513,13 +673,18 @@ class LeaguePublisher:
         else:
             public = views.public_event(game, event)
             line = views.public_line(game, event)
-        return dumps({"table": self.table_id, "id": eid, "prev": self._cursor,
-                      "since": self.since, "game_id": gid, "game": game_name,
-                      "title": getattr(game, "title", game_name),
-                      "players": [p.get("name") for p in json.loads(players)],
-                      "type": public.get("type") if isinstance(public, dict) else None,
-                      "event": public, "line": line, "logged_ns": created,
-                      "sent_ns": time.time_ns()})
+        msg = {"table": self.table_id, "store": self.store_id, "id": eid,
+               "prev": self._cursor if prev is None else prev,
+               "seq": self._seq if seq is None else seq, "since": self.since, "game_id": gid,
+               "game": game_name, "title": getattr(game, "title", game_name),
+               "players": [p.get("name") for p in json.loads(players)],
+               "type": public.get("type") if isinstance(public, dict) else None,
+               "event": public, "line": line[:500], "logged_ns": created,
+               "sent_ns": time.time_ns()}
+        out = dumps(msg)
+        if len(out) > MAX_MESSAGE_BYTES:     # the league would refuse it: send its kind only
+            out = dumps({**msg, "event": {"type": msg["type"], "truncated": True}})
+        return out
 
     def _publish_results(self) -> None:
         """Each game whose ending changed since the broker last acknowledged
@@ -535,10 +700,10 @@ class LeaguePublisher:
         for gid, game, players, finished, summary, created, version, r_version, r_finished \
                 in rows:
             done = finished is not None and summary is not None
-            want = (version, True) if done else (None, False)
+            want = (version, done)
             have = (r_version, bool(r_finished)) if r_finished is not None else (None, False)
-            if want == have or (version or 0) > self.acked:
-                continue
+            if want == have or (not done and not have[1]) or (version or 0) > self.acked:
+                continue        # the same news, or no ending ever reported to undo
             key = (gid, want[0], want[1])
             if key in self._results_inflight:
                 continue
@@ -547,15 +712,41 @@ class LeaguePublisher:
                 title = get_game(game).title
             except (KeyError, ImportError):
                 title = game
-            payload = dumps({"table": self.table_id, "game_id": gid, "game": game,
-                             "title": title, "players": json.loads(players),
-                             "version": version, "finished": done,
-                             "summary": json.loads(summary) if done else None,
-                             "created_ns": created, "finished_ns": finished if done else None,
-                             "sent_ns": time.time_ns()})
+            payload = self._result_payload(gid, game, title, players, version, done, summary,
+                                           created, finished)
             if self._send(self.topics.game(self.table_id, gid), payload, ("result", key),
                           retain=True):
                 self._results_inflight.add(key)
+
+    def _result_payload(self, gid, game, title, players, version, done, summary, created,
+                        finished) -> bytes:
+        msg = {"table": self.table_id, "store": self.store_id, "game_id": gid, "game": game,
+               "title": title, "players": json.loads(players), "version": version,
+               "finished": done, "summary": json.loads(summary) if done else None,
+               "created_ns": created, "finished_ns": finished if done else None,
+               "sent_ns": time.time_ns()}
+        if done:
+            msg.update(self._game_facts(gid, game))
+        return dumps(msg)
+
+    def _game_facts(self, gid: int, game_name: str) -> dict:
+        """What the league needs to replay a game: its options, how many
+        events it has, and whether any of them hides something on the wire."""
+        from .. import views
+        from ..games import get_game
+
+        rows = self._db.rows("SELECT body FROM events WHERE game_id = ? ORDER BY id", (gid,))
+        options = self._db.rows("SELECT options FROM games WHERE id = ?", (gid,))[0][0]
+        try:
+            game = get_game(game_name)
+        except (KeyError, ImportError):
+            game = None
+        hidden = game is None
+        for (body,) in rows:
+            ev = json.loads(body)
+            if not hidden and views.public_event(game, ev) != ev:
+                hidden = True
+        return {"events": len(rows), "hidden": hidden, "options": json.loads(options)}
 
     def _publish_state(self) -> None:
         self._state_dirty = False
@@ -564,7 +755,7 @@ class LeaguePublisher:
         except Exception:
             log.exception("league: no snapshot")
             return
-        payload = dumps({"table": self.table_id, **public_state(snap),
+        payload = dumps({"table": self.table_id, "store": self.store_id, **public_state(snap),
                          "acked": self.acked, "sent_ns": time.time_ns()})
         if not self._send(self.topics.state(self.table_id), payload, ("state", None),
                           retain=True):
@@ -587,7 +778,7 @@ class LeaguePublisher:
 
 
 def publisher_from_options(session, store, url: str | None, table_id: str | None,
-                           user: str | None = None, password_file=None,
+                           user: str | None = None, password_file=None, ca_file=None,
                            **kwargs: Any) -> "LeaguePublisher | None":
     """The publisher ``companion serve --league URL --table-id ID
     [--league-user USER --league-password-file FILE]`` asks for (None when
@@ -603,7 +794,7 @@ def publisher_from_options(session, store, url: str | None, table_id: str | None
         creds = Credentials.from_file(user or table_id, password_file)
     elif user:
         raise LeagueError("--league-user needs --league-password-file")
-    return LeaguePublisher(session, store, url, table_id, creds, **kwargs)
+    return LeaguePublisher(session, store, url, table_id, creds, ca_file=ca_file, **kwargs)
 
 
 __all__ = ["LeaguePublisher", "public_state", "publisher_from_options", "SCHEMA"]

@@ -33,6 +33,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -40,43 +41,66 @@ from pathlib import Path
 
 from ..eventlog import effective_events
 from ..history import race_tally
+from .topics import LeagueError, check_event, check_result, check_state
+
+log = logging.getLogger(__name__)
 
 US = 1_000
+#: The league store's schema; a file of another version is refused (a league
+#: store is one night's: start a new file).
+SCHEMA_VERSION = 2
 
 SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS tables (
         table_id TEXT PRIMARY KEY,
         state TEXT,                 -- the last retained state (JSON)
-        state_ns INTEGER,           -- its sent_ns (the table's wall clock)
+        state_ns INTEGER,           -- its sent_ns, never later than the league's clock
         online INTEGER,             -- 1 / 0 / NULL (never heard)
-        since INTEGER NOT NULL DEFAULT 0,
+        store TEXT,                 -- the table store's id of its latest event
+        refused INTEGER NOT NULL DEFAULT 0,   -- messages refused (bad fields, too big)
+        refused_why TEXT,           -- the last refusal
         seen_ns INTEGER NOT NULL    -- last message from the table (league clock)
     )""",
     """CREATE TABLE IF NOT EXISTS events (
         table_id TEXT NOT NULL,
+        store TEXT NOT NULL,        -- the table store's id: a fresh store is a new sequence
         event_id INTEGER NOT NULL,
         prev INTEGER NOT NULL,
+        seq INTEGER NOT NULL,       -- its place among the store's published events
         game_id INTEGER NOT NULL,
         type TEXT,
         line TEXT,
         body TEXT NOT NULL,         -- the public event (JSON)
         logged_ns INTEGER,          -- when the table logged it (its wall clock)
         received_ns INTEGER NOT NULL,
-        PRIMARY KEY (table_id, event_id)
+        PRIMARY KEY (table_id, store, event_id)
     )""",
-    "CREATE INDEX IF NOT EXISTS events_by_game ON events (table_id, game_id, event_id)",
+    "CREATE INDEX IF NOT EXISTS events_by_game ON events (table_id, store, game_id, event_id)",
+    """CREATE TABLE IF NOT EXISTS marks (
+        table_id TEXT NOT NULL,
+        store TEXT NOT NULL,
+        since INTEGER NOT NULL,     -- where the table joined the league
+        upto INTEGER NOT NULL,      -- every event from since up to this id is held
+        PRIMARY KEY (table_id, store)
+    )""",
     """CREATE TABLE IF NOT EXISTS games (
         table_id TEXT NOT NULL,
+        store TEXT NOT NULL,
         game_id INTEGER NOT NULL,
         game TEXT NOT NULL,
         title TEXT,
         players TEXT NOT NULL,      -- JSON list of names
-        finished INTEGER NOT NULL DEFAULT 0,
+        finished INTEGER NOT NULL DEFAULT 0,  -- what the table says
         version INTEGER,            -- the result's version (last event id)
-        summary TEXT,               -- the final public summary (JSON)
+        claim TEXT,                 -- the table's result message (JSON)
+        counted INTEGER NOT NULL DEFAULT 0,   -- 1: in the standings (events held, replayed)
+        checked TEXT,               -- how (replayed / held) or why not
+        ranking TEXT,               -- the counted ranking (JSON)
+        scores TEXT,                -- the counted scores (JSON)
         created_ns INTEGER,
         finished_ns INTEGER,
-        PRIMARY KEY (table_id, game_id)
+        PRIMARY KEY (table_id, store, game_id)
     )""",
 )
 
@@ -91,6 +115,25 @@ def _tiebreak(game: str) -> str:
     return " ".join(doc.split())
 
 
+def replay_result(game: str, players: list[str], options: dict, events: list[dict]):
+    """``(ranking, scores)`` of a game replayed from its public events with
+    the game's own tracker; LeagueError if the events do not end the game
+    or the tracker refuses one."""
+    from ..eventlog import Replay
+
+    try:
+        rep = Replay.start(game, players, options)
+        for ev in events:
+            rep.apply(ev)
+        if not rep.game.finished(rep.state):
+            raise LeagueError("its events do not end the game")
+        return rep.game.ranking(rep.state), rep.game.scores(rep.state)
+    except LeagueError:
+        raise
+    except Exception as exc:        # RulesError, or a tracker's bug on odd input
+        raise LeagueError(f"the {game} tracker cannot replay its events: {exc}") from None
+
+
 class LeagueStore:
     """The league's SQLite file (``":memory:"`` in tests). Thread-safe."""
 
@@ -103,8 +146,25 @@ class LeagueStore:
                                     check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
+        cols = [r[1] for r in self.conn.execute("PRAGMA table_info(events)")]
+        if cols and "store" not in cols:
+            self.conn.close()
+            raise LeagueError(f"{path} is a league store of an older version: start the "
+                              f"night on a new --db file")
         for sql in SCHEMA:
             self.conn.execute(sql)
+        self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                          (str(SCHEMA_VERSION),))
+        self.marks_changed: set[str] = set()     # tables whose mark moved (for the subscriber)
+        self._marks: dict[tuple[str, str], tuple[int, int]] = {}   # (since, upto), as stored
+        #: (table, store) -> the sent_ns of the last event message heard from it
+        self.heard: dict[tuple[str, str], int] = {}
+        #: results counted since the subscriber last looked (take_counted)
+        self.counted_now: list[dict] = []
+        # (table, store, game) known to have a row / a finished result not yet counted
+        self._games: set[tuple] = set()
+        self._pending: set[tuple] = {tuple(r) for r in self.conn.execute(
+            "SELECT table_id, store, game_id FROM games WHERE finished = 1 AND counted = 0")}
 
     def close(self) -> None:
         with self._lock:
@@ -114,49 +174,98 @@ class LeagueStore:
         with self._lock:
             return self.conn.execute(sql, args).fetchall()
 
+    def _tx(self, fn):
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                out = fn()
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                self._marks.clear()         # they may hold what was rolled back
+                self._games.clear()
+                raise
+            return out
+
     # -- what arrives ------------------------------------------------------------
     def _touch(self, table: str, now: int) -> None:
         self.conn.execute("INSERT INTO tables (table_id, seen_ns) VALUES (?, ?) ON CONFLICT"
                           " (table_id) DO UPDATE SET seen_ns = excluded.seen_ns", (table, now))
 
-    def add_event(self, table: str, msg: dict, now: int | None = None) -> bool:
-        """Keep one event message; False if it was already here (a duplicate)."""
+    def refuse(self, table: str, why: str, now: int | None = None) -> None:
+        """Count a refused message against its table (shown on its card)."""
         now = time.time_ns() if now is None else now
-        eid, prev, gid = msg["id"], msg["prev"], msg["game_id"]
-        for name, value in (("id", eid), ("prev", prev), ("game_id", gid)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"event {name} must be a whole number")
-        if not isinstance(msg.get("event"), dict) or not isinstance(msg.get("game"), str):
-            raise ValueError("an event message needs its event and game")
-        players = msg.get("players") if isinstance(msg.get("players"), list) else []
         with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._touch(table, now)
-                since = msg.get("since")
-                if isinstance(since, int) and not isinstance(since, bool):
-                    self.conn.execute("UPDATE tables SET since = ? WHERE table_id = ?",
-                                      (since, table))
-                cur = self.conn.execute(
-                    "INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (table, eid, prev, gid, str(msg.get("type")), str(msg.get("line") or ""),
-                     json.dumps(msg["event"]), msg.get("logged_ns"), now))
+            self._touch(table, now)
+            self.conn.execute("UPDATE tables SET refused = refused + 1, refused_why = ?"
+                              " WHERE table_id = ?", (why[:200], table))
+
+    def add_event(self, table: str, msg: dict, now: int | None = None) -> bool:
+        """Keep one event message (checked first: LeagueError names a bad
+        field); False if it was already here (a duplicate). Keyed by the
+        table, its store's id and the event id."""
+        now = time.time_ns() if now is None else now
+        check_event(msg, now)
+        store, eid, gid = msg["store"], msg["id"], msg["game_id"]
+        self.heard[(table, store)] = msg["sent_ns"]       # copies too: the stream moves
+
+        def tx():
+            self.conn.execute("INSERT INTO tables (table_id, seen_ns, store) VALUES (?, ?, ?)"
+                              " ON CONFLICT (table_id) DO UPDATE SET seen_ns = excluded.seen_ns,"
+                              " store = excluded.store", (table, now, store))
+            cur = self.conn.execute(
+                "INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (table, store, eid, msg["prev"], msg["seq"], gid, msg.get("type"),
+                 msg.get("line") or "", json.dumps(msg["event"]), msg.get("logged_ns"), now))
+            new = cur.rowcount == 1
+            if not new:      # sent again after the table reset its progress: its new place
+                self.conn.execute("UPDATE events SET seq = ? WHERE table_id = ? AND store = ?"
+                                  " AND event_id = ?", (msg["seq"], table, store, eid))
+            if (table, store, gid) not in self._games:
                 self.conn.execute(
-                    "INSERT OR IGNORE INTO games (table_id, game_id, game, title, players,"
-                    " created_ns) VALUES (?, ?, ?, ?, ?, ?)",
-                    (table, gid, msg["game"], str(msg.get("title") or msg["game"]),
-                     json.dumps([p for p in players if isinstance(p, str)]),
-                     msg.get("logged_ns")))
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-        return cur.rowcount == 1
+                    "INSERT OR IGNORE INTO games (table_id, store, game_id, game, title,"
+                    " players, created_ns) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (table, store, gid, msg["game"], msg.get("title") or msg["game"],
+                     json.dumps(msg["players"]), msg.get("logged_ns")))
+            self._advance(table, store, msg["since"])
+            if new and (table, store, gid) in self._pending:
+                self._verify(table, store, gid)
+            self._games.add((table, store, gid))
+            return new
+        return self._tx(tx)
+
+    def _advance(self, table: str, store: str, since: int) -> None:
+        """Move the table's mark along its chain of events (each names its ``prev``)."""
+        row = self._marks.get((table, store))
+        if row is None:
+            row = self.conn.execute("SELECT since, upto FROM marks WHERE table_id = ? AND"
+                                    " store = ?", (table, store)).fetchone()
+        if row is None or row[0] != since:
+            upto = since if row is None or since < row[0] else max(row[1], since)
+            self.conn.execute("INSERT OR REPLACE INTO marks VALUES (?, ?, ?, ?)",
+                              (table, store, since, upto))
+        else:
+            upto = row[1]
+        start = upto
+        while True:     # the chain follows the ids: the next one held, if its prev is here
+            nxt = self.conn.execute("SELECT event_id, prev FROM events WHERE table_id = ? AND"
+                                    " store = ? AND event_id > ? ORDER BY event_id LIMIT 1",
+                                    (table, store, upto)).fetchone()
+            if nxt is None or nxt[1] != upto:
+                break
+            upto = nxt[0]
+        if upto != start or row is None or row[0] != since:
+            self.conn.execute("UPDATE marks SET upto = ? WHERE table_id = ? AND store = ?",
+                              (upto, table, store))
+            self.marks_changed.add(table)
+        self._marks[(table, store)] = (since, upto)
 
     def set_state(self, table: str, msg: dict, now: int | None = None) -> bool:
-        """Keep a table's state if it is newer than the one held."""
+        """Keep a table's state if it is newer than the one held. Its
+        ``sent_ns`` is checked and held as at most the league's own clock, so
+        a table clock far ahead cannot freeze the card."""
         now = time.time_ns() if now is None else now
-        sent = msg.get("sent_ns") if isinstance(msg.get("sent_ns"), int) else 0
+        sent = min(check_state(msg, now)["sent_ns"], now)
         with self._lock:
             self._touch(table, now)
             cur = self.conn.execute(
@@ -172,57 +281,158 @@ class LeagueStore:
                               (int(bool(online)), table))
 
     def set_result(self, table: str, game_id: int, msg: dict, now: int | None = None) -> bool:
-        """A game's result (or "playing again"); a later version wins."""
+        """A game's result (or "playing again"), checked; a later version
+        wins. It counts in the standings only once the league holds every
+        event of the game and its replay agrees (:meth:`_verify`)."""
         now = time.time_ns() if now is None else now
-        done = bool(msg.get("finished"))
-        summary = msg.get("summary") if done else None
-        if done and not isinstance(summary, dict):
-            raise ValueError("a finished game's result needs its summary")
-        version = msg.get("version") if isinstance(msg.get("version"), int) else 0
-        players = [p.get("name") if isinstance(p, dict) else p
-                   for p in msg.get("players") or []]
-        with self._lock:
+        check_result(msg, now)
+        store, version = msg["store"], msg["version"]
+        players = [p.get("name") if isinstance(p, dict) else p for p in msg["players"]]
+
+        def tx():
             self._touch(table, now)
             self.conn.execute(
-                "INSERT OR IGNORE INTO games (table_id, game_id, game, title, players,"
-                " created_ns) VALUES (?, ?, ?, ?, ?, ?)",
-                (table, game_id, str(msg.get("game")), str(msg.get("title") or msg.get("game")),
-                 json.dumps([p for p in players if isinstance(p, str)]), msg.get("created_ns")))
+                "INSERT OR IGNORE INTO games (table_id, store, game_id, game, title, players,"
+                " created_ns) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (table, store, game_id, msg["game"], msg.get("title") or msg["game"],
+                 json.dumps(players), msg.get("created_ns")))
             cur = self.conn.execute(
-                "UPDATE games SET finished = ?, version = ?, summary = ?, finished_ns = ?"
-                " WHERE table_id = ? AND game_id = ? AND (version IS NULL OR version <= ?)",
-                (int(done), version, None if summary is None else json.dumps(summary),
-                 msg.get("finished_ns"), table, game_id, version))
-        return cur.rowcount == 1
+                "UPDATE games SET finished = ?, version = ?, claim = ?, finished_ns = ?,"
+                " counted = 0, checked = NULL, ranking = NULL, scores = NULL"
+                " WHERE table_id = ? AND store = ? AND game_id = ? AND game = ?"
+                " AND (version IS NULL OR version <= ?)",
+                (int(msg["finished"]), version, json.dumps(msg), msg.get("finished_ns"),
+                 table, store, game_id, msg["game"], version))
+            if cur.rowcount == 1:
+                self._pending.add((table, store, game_id))
+                self._verify(table, store, game_id)
+                self.marks_changed.add(table)
+            return cur.rowcount == 1
+        return self._tx(tx)
+
+    def _verify(self, table: str, store: str, game_id: int) -> None:
+        """Count a claimed result if the league holds all its events (as
+        many as the result says, the last one its version) and the game's
+        tracker, replaying them, ends the game with the same ranking. A game
+        whose public events hide something (a secret card) cannot be
+        replayed from them: holding every event is then what counts."""
+        row = self.conn.execute("SELECT game, players, finished, version, claim, counted FROM"
+                                " games WHERE table_id = ? AND store = ? AND game_id = ?",
+                                (table, store, game_id)).fetchone()
+        if row is None or not row[2] or row[5]:
+            self._pending.discard((table, store, game_id))
+            return
+        game, players, _, version, claim, _ = row
+        claim = json.loads(claim)
+        held = self.conn.execute("SELECT event_id, body FROM events WHERE table_id = ? AND"
+                                 " store = ? AND game_id = ? ORDER BY event_id",
+                                 (table, store, game_id)).fetchall()
+        if len(held) != claim["events"] or not held or held[-1][0] != version:
+            why = f"waiting for its events ({len(held)} of {claim['events']} held)"
+            self.conn.execute("UPDATE games SET checked = ? WHERE table_id = ? AND store = ?"
+                              " AND game_id = ?", (why, table, store, game_id))
+            return
+        ranking, scores = claim["summary"]["ranking"], claim["summary"]["scores"]
+        how = "held"
+        if not claim.get("hidden"):
+            try:
+                ranking, scores = replay_result(game, json.loads(players),
+                                                claim.get("options") or {},
+                                                [json.loads(b) for _, b in held])
+                how = "replayed"
+            except LeagueError as exc:
+                how = None
+                why = f"refused: {exc}"
+            if how and ranking != claim["summary"]["ranking"]:
+                how, why = None, "refused: its replay ranks the players otherwise"
+            if how is None:
+                log.warning("league: %s game %s not counted: %s", table, game_id, why)
+                self.conn.execute("UPDATE games SET checked = ? WHERE table_id = ? AND"
+                                  " store = ? AND game_id = ?", (why, table, store, game_id))
+                return
+        self.conn.execute("UPDATE games SET counted = 1, checked = ?, ranking = ?, scores = ?"
+                          " WHERE table_id = ? AND store = ? AND game_id = ?",
+                          (how, json.dumps(ranking), json.dumps(scores), table, store, game_id))
+        self._pending.discard((table, store, game_id))
+        self.counted_now.append({"table": table, "game_id": game_id, "finished": True})
+
+    def take_counted(self) -> list[dict]:
+        """The results that came to count in the standings since the last call
+        (a result whose last events arrived after it): ``{table, game_id, finished}``."""
+        with self._lock:
+            out, self.counted_now = self.counted_now, []
+        return out
 
     # -- views --------------------------------------------------------------------
-    def event_ids(self, table: str) -> list[int]:
+    def event_ids(self, table: str, store: str | None = None) -> list[int]:
+        """The ids of a table's events held (of its latest store, or ``store``)."""
+        if store is None:
+            row = self._rows("SELECT store FROM tables WHERE table_id = ?", (table,))
+            store = row[0][0] if row else None
         return [r[0] for r in self._rows(
-            "SELECT event_id FROM events WHERE table_id = ? ORDER BY event_id", (table,))]
+            "SELECT event_id FROM events WHERE table_id = ? AND store = ? ORDER BY event_id",
+            (table, store))]
+
+    def mark(self, table: str) -> dict | None:
+        """The league's delivery mark for a table (its latest store): what
+        the table's publisher reads on ``<prefix>/<table>/mark``: ``upto``
+        (every event up to it is held), ``ahead`` and ``next`` (the first
+        event held beyond a hole, or None), ``heard_ns`` (the table's
+        ``sent_ns`` of the last event message this league process heard
+        from it, copies included: whether the table's stream is still
+        arriving), ``results`` (each game's result version held)."""
+        row = self._rows("SELECT m.store, m.since, m.upto FROM marks m JOIN tables t ON"
+                         " t.table_id = m.table_id AND t.store = m.store WHERE m.table_id = ?",
+                         (table,))
+        if not row:
+            return None
+        store, since, upto = row[0]
+        nxt = self._rows("SELECT MIN(event_id) FROM events WHERE table_id = ? AND store = ?"
+                         " AND event_id > ?", (table, store, upto))[0][0]
+        results = {str(g): v for g, v in self._rows(
+            "SELECT game_id, version FROM games WHERE table_id = ? AND store = ? AND"
+            " version IS NOT NULL", (table, store))}
+        return {"store": store, "since": since, "upto": upto, "ahead": nxt is not None,
+                "next": nxt, "heard_ns": self.heard.get((table, store), 0), "results": results}
+
+    def missing(self, table: str) -> int:
+        """How many of the table's events (of its latest store) the league
+        has not received, of those up to the last one it has."""
+        row = self._rows("SELECT m.since, MAX(e.seq), COUNT(e.event_id) FROM marks m JOIN"
+                         " tables t ON t.table_id = m.table_id AND t.store = m.store LEFT JOIN"
+                         " events e ON e.table_id = m.table_id AND e.store = m.store AND"
+                         " e.event_id > m.since WHERE m.table_id = ?", (table,))
+        if not row or row[0][1] is None:
+            return 0
+        return max(0, row[0][1] - row[0][2])
 
     def gaps(self, table: str) -> list[int]:
         """Events whose predecessor in the table's log never arrived (their ``prev``)."""
         return [r[0] for r in self._rows(
-            "SELECT e.prev FROM events e JOIN tables t ON t.table_id = e.table_id"
-            " WHERE e.table_id = ? AND e.prev > t.since AND NOT EXISTS (SELECT 1 FROM"
-            " events p WHERE p.table_id = e.table_id AND p.event_id = e.prev)", (table,))]
+            "SELECT e.prev FROM events e JOIN marks m ON m.table_id = e.table_id AND"
+            " m.store = e.store JOIN tables t ON t.table_id = e.table_id AND t.store = e.store"
+            " WHERE e.table_id = ? AND e.prev > m.since AND NOT EXISTS (SELECT 1 FROM"
+            " events p WHERE p.table_id = e.table_id AND p.store = e.store AND"
+            " p.event_id = e.prev)", (table,))]
 
-    def _game_events(self, table: str, game_id: int) -> list[dict]:
+    def _game_events(self, table: str, store: str, game_id: int) -> list[dict]:
         return [json.loads(b) for (b,) in self._rows(
-            "SELECT body FROM events WHERE table_id = ? AND game_id = ? ORDER BY event_id",
-            (table, game_id))]
+            "SELECT body FROM events WHERE table_id = ? AND store = ? AND game_id = ?"
+            " ORDER BY event_id", (table, store, game_id))]
 
     def tables(self) -> list[dict]:
-        """Every table heard from, by id: live state, online, counts, gaps."""
+        """Every table heard from, by id: live state, online, counts, events missing."""
         out = []
-        for table, state, online, seen in self._rows(
-                "SELECT table_id, state, online, seen_ns FROM tables ORDER BY table_id"):
+        for table, state, online, seen, store, refused, why in self._rows(
+                "SELECT table_id, state, online, seen_ns, store, refused, refused_why"
+                " FROM tables ORDER BY table_id"):
             st = json.loads(state) if state else {}
             count, last = self._rows("SELECT COUNT(*), MAX(event_id) FROM events"
-                                     " WHERE table_id = ?", (table,))[0]
-            race = self._rows("SELECT line FROM events WHERE table_id = ? AND type = 'race'"
-                              " ORDER BY event_id DESC LIMIT 1", (table,))
+                                     " WHERE table_id = ? AND store IS ?", (table, store))[0]
+            race = self._rows("SELECT line FROM events WHERE table_id = ? AND store IS ? AND"
+                              " type = 'race' ORDER BY event_id DESC LIMIT 1", (table, store))
             live_race = st.get("race") if isinstance(st.get("race"), dict) else None
+            missing = self.missing(table)
             out.append({
                 "table": table, "online": None if online is None else bool(online),
                 "game": st.get("game"), "title": st.get("title"), "game_id": st.get("game_id"),
@@ -232,21 +442,22 @@ class LeagueStore:
                 "last_event": st.get("last_event"),
                 "race": live_race,
                 "last_race": (live_race or {}).get("text") or (race[0][0] if race else None),
-                "events": count, "last_id": last or 0, "gaps": len(self.gaps(table)),
-                "seen_ns": seen})
+                "events": count, "last_id": last or 0, "store": store,
+                "gaps": missing, "missing": missing,
+                "refused": refused, "refused_why": why, "seen_ns": seen})
         return out
 
     def results(self) -> list[dict]:
-        """Each finished game: table, game, ranking groups with scores, tiebreak rule."""
+        """Each counted game: table, game, ranking groups with scores, tiebreak rule."""
         out = []
-        for table, gid, game, title, players, summary, fin_ns in self._rows(
-                "SELECT table_id, game_id, game, title, players, summary, finished_ns FROM games"
-                " WHERE finished = 1 ORDER BY finished_ns, table_id, game_id"):
-            s = json.loads(summary)
-            out.append({"table": table, "game_id": gid, "game": game, "title": title,
-                        "players": s.get("players") or json.loads(players),
-                        "ranking": s.get("ranking") or [], "scores": s.get("scores") or {},
-                        "tiebreak": _tiebreak(game), "finished_ns": fin_ns})
+        for table, store, gid, game, title, players, ranking, scores, fin_ns, how in self._rows(
+                "SELECT table_id, store, game_id, game, title, players, ranking, scores,"
+                " finished_ns, checked FROM games WHERE finished = 1 AND counted = 1"
+                " ORDER BY finished_ns, table_id, store, game_id"):
+            out.append({"table": table, "store": store, "game_id": gid, "game": game,
+                        "title": title, "players": json.loads(players),
+                        "ranking": json.loads(ranking), "scores": json.loads(scores),
+                        "checked": how, "tiebreak": _tiebreak(game), "finished_ns": fin_ns})
         return out
 
     def standings(self) -> list[dict]:
@@ -289,9 +500,10 @@ class LeagueStore:
         reaction ``{table, game_id, game, player, reaction_us}``; each finish
         ``{table, game_id, game, reason, kind, first, second, margin_us}``."""
         reactions, finishes = [], []
-        for table, gid, game in self._rows(
-                "SELECT DISTINCT table_id, game_id, game FROM games ORDER BY table_id, game_id"):
-            races = [e for e in effective_events(self._game_events(table, gid))
+        for table, store, gid, game in self._rows(
+                "SELECT table_id, store, game_id, game FROM games"
+                " ORDER BY table_id, created_ns, game_id"):
+            races = [e for e in effective_events(self._game_events(table, store, gid))
                      if e.get("type") == "race"]
             for race in races:
                 virtual = set(race.get("virtual_players") or [])
@@ -340,12 +552,12 @@ class LeagueStore:
     # -- export ---------------------------------------------------------------------
     def export_json(self) -> dict:
         """The night as data: the league view plus every event received."""
-        events = [{"table": t, "id": i, "game_id": g, "type": ty, "line": ln,
+        events = [{"table": t, "store": st, "id": i, "game_id": g, "type": ty, "line": ln,
                    "event": json.loads(b), "logged_ns": lg}
-                  for t, i, g, ty, ln, b, lg in self._rows(
-                      "SELECT table_id, event_id, game_id, type, line, body, logged_ns"
-                      " FROM events ORDER BY table_id, event_id")]
-        return {"format": "tabletop-companion-league", "version": 1, **self.league(),
+                  for t, st, i, g, ty, ln, b, lg in self._rows(
+                      "SELECT table_id, store, event_id, game_id, type, line, body, logged_ns"
+                      " FROM events ORDER BY table_id, store, event_id")]
+        return {"format": "tabletop-companion-league", "version": 2, **self.league(),
                 "events": events}
 
     CSV_COLUMNS = ("rank", "player", "games", "wins", "beaten", "points", "places")

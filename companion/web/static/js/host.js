@@ -72,12 +72,14 @@
   const cap = TC.cap;
   /* a race outcome in the game's declared wording: "Grab! Ana grabs it · false start: Bo" */
   function raceLabel(e) {
-    const [line] = TC.verdictLine(hs, { reason: e.reason }, e);
+    const [line] = TC.verdictLine(hs, { reason: e.reason, info: (hs.race_request || {}).info }, e);
     const r = TC.reasonInfo(hs, e.reason) || {};
     const notes = [];
     if ((e.false_starts || []).length) notes.push(`${r.false_start || 'false start'}: ${e.false_starts.join(', ')}`);
     if ((e.ineligible || []).length) notes.push(`${r.ineligible || 'not eligible'}: ${e.ineligible.join(', ')}`);
-    if (!notes.length && (e.false_starts || e.ineligible)) notes.push('no penalty');
+    /* "no penalty" only beside an outcome that has a penalty, to tell them apart */
+    const penalised = (hs.legal_events || []).some((x) => x.type === 'race' && ((x.false_starts || []).length || (x.ineligible || []).length));
+    if (!notes.length && penalised) notes.push('no penalty');
     return [line, ...notes].join(' · ');
   }
   function label(e, words) {
@@ -197,7 +199,8 @@
     if (slot) out.push(slot.node);
     for (const [type, items] of groups) {
       if (slot && slot.types.has(type)) continue;
-      const heading = cap(String(type).replace(/[-_]/g, ' '));
+      const titles = TC.panelOf(hs).groupTitles || {};
+      const heading = Object.hasOwn(titles, type) ? titles[type] : cap(String(type).replace(/[-_]/g, ' '));
       out.push(el('h3', { class: 'group', text: nextTypes.has(type) ? `Next card: ${heading} (waits for the race)` : heading }));
       if (hs.draw && hs.draw.type === type) out.push(drawButton(hs.draw));
       if (items.length <= MAX_BUTTONS) {
@@ -213,7 +216,22 @@
         out.push(builder(type, items.map(([e]) => e)));
       }
     }
-    box.replaceChildren(...out);
+    const clash = trackerFaults();
+    box.replaceChildren(...(clash ? [clash] : []), ...out);
+  }
+
+  /* The tracker's faults (host_view.faults: accepted events that clash
+   * with another log, e.g. a 4th Wildcard), above the buttons, where Undo
+   * is: the host sorts them out at the table. */
+  function trackerFaults() {
+    const hv = hs.host_view || {};
+    const over = (hv.inconsistent || []).map((f) => f.text);
+    const faults = (hv.faults || []).slice(-3).reverse().map((f) => f.text);
+    if (!over.length && !faults.length) return null;
+    return el('div', { class: 'tracker-faults', id: 'tracker-faults', role: 'alert' },
+      el('strong', { text: over.length ? `The logs disagree: ${over.join(', ')}` : 'The logs disagreed' }),
+      el('ul', {}, faults.map((t) => el('li', { text: t }))),
+      el('p', { class: 'small', text: 'Someone logged a card they do not have. Undo back to the wrong log, or play on: the cards stay counted.' }));
   }
 
   /* A keyboard stays where it was when `draw` redraws `box`: the control
@@ -292,7 +310,9 @@
         values.size > 1 ? el('option', { value: '', text: '— choose —', selected: true, disabled: true }) : null,
         sorted.map((j) => {
           const v = JSON.parse(j);
-          return el('option', { value: j, text: typeof v === 'string' ? TC.cardName(hs, v) : j });
+          const text = typeof v === 'string' ? TC.cardName(hs, v)
+            : Array.isArray(v) ? v.map((x) => TC.cardName(hs, x)).join(', ') : j;   /* a group of cards */
+          return el('option', { value: j, text });
         }));
       selects.push(sel);
       const name = k.includes('.') ? k.split('.').slice(1).join('.') : k;

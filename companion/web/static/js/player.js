@@ -119,6 +119,14 @@
     $('mine').hidden = !events.length || gone;
     if (!events.length) { box.replaceChildren(); return; }
     $('mine-help').textContent = 'Only the table’s part of it is shown to the others.';
+    /* a game's own move composer (`compose` in its page script), if it has one */
+    const panel = TC.panelOf(snap);
+    if (panel.compose) {
+      try {
+        panel.compose(box, events, mine.labels || [], { send, snap, view: mine.view, version: mine.version, redraw: renderEvents });
+        return;
+      } catch (e) { console.error(e); box.replaceChildren(); }
+    }
     const parts = [];
     const buttons = [];
     for (const [key, items] of groupsOf(events, mine.labels || [])) {

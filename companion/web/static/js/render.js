@@ -30,6 +30,9 @@
  *       },
  *       // optional: short facts under a player's name in the score list
  *       extras(vp, snapshot) { return [TC.plural(vp.wins, 'win')]; },
+ *       // optional (host console): the heading over a group of buttons of
+ *       // one event type, in the table's words (else the type, capitalised)
+ *       groupTitles: { flip_coin: 'Flip the coin' },
  *       // optional: the colour of a host console button for `event`
  *       eventColour(event, snapshot) { return null; },
  *       // optional (games that hide scores): what the big number shows
@@ -511,7 +514,7 @@
     const cls = v.winner ? 'win' : v.loser ? 'lose' : '';
     if (race.text) return [race.text, cls];
     const r = reasonInfo(s, race.reason) || {};
-    const fields = { winner: v.winner, loser: v.loser, tied: (v.tied || []).join(' and ') };
+    const fields = Object.assign({}, race.info || {}, { winner: v.winner, loser: v.loser, tied: (v.tied || []).join(' and ') });
     const tpl = v.winner ? r.winner : v.loser ? r.loser : (v.tied && v.tied.length) ? r.tie : r.nobody;
     const worded = fill(tpl, fields);
     if (worded) return [worded, cls];
@@ -571,7 +574,7 @@
       if (race.confirm) notes.push(`waiting for the host: ${race.confirm}`);
       if (v.false_starts && v.false_starts.length) notes.push(`${r.false_start || 'false start'}: ${v.false_starts.join(', ')}`);
       if (v.ineligible && v.ineligible.length) notes.push(`${r.ineligible || 'not eligible'}: ${v.ineligible.join(', ')}`);
-      if (v.no_edge && v.no_edge.length && race.kind !== 'first-press') notes.push(`no press: ${v.no_edge.join(', ')}`);
+      if (v.no_edge && v.no_edge.length && race.kind !== 'first-press') notes.push(`${race.kind === 'first-release' ? 'held on' : 'no press'}: ${v.no_edge.join(', ')}`);
       if (race.error) notes.push(`not logged: ${race.error}`);
       els.notes.textContent = notes.join(' · ');
     } else if (doubt) {
