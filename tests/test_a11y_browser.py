@@ -19,6 +19,7 @@ docs/web.md ("Accessibility") says what is checked and how.
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -307,15 +308,12 @@ class league_screen:
         from companion.league.app import create_app
         from companion.league.publisher import public_state
         from companion.league.store import LeagueStore
+        from test_league_store import finished
 
         self.store = LeagueStore(":memory:")
-        self.store.set_state("t1", {"v": 1, **public_state(self.table.session.snapshot())})
-        ranking = [["Ana"], ["Bo"], ["Cy"]]
-        self.store.set_result("t2", 1, {
-            "v": 1, "game_id": 1, "game": "chope", "title": "Chope!", "finished": True,
-            "version": 9, "players": [{"name": p} for g in ranking for p in g],
-            "summary": {"ranking": ranking, "scores": {"Ana": 7, "Bo": 4, "Cy": 2},
-                        "players": ["Ana", "Bo", "Cy"]}})
+        self.store.set_state("t1", {"v": 1, **public_state(self.table.session.snapshot()),
+                                    "sent_ns": time.time_ns()})
+        finished(self.store, "t2", 1, [["Ana"], ["Bo"], ["Cy"]], {"Ana": 7, "Bo": 4, "Cy": 2})
         self.server = make_server("127.0.0.1", 0, create_app(store=self.store), threaded=True)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
