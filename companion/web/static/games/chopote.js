@@ -191,6 +191,11 @@
           box.append(bottle(x, cy, 24, tint, kind === 'home'));
         }
       });
+      const mark = TC.marks ? TC.own(TC.marks(s), p.name) : null;
+      if (mark) {
+        box.append(svg('text', { x: cx - 36, y: cy + 5, 'text-anchor': 'end', 'font-size': 14, 'font-weight': 800,
+          'class': 'casier-mark', style: 'fill: var(--fg)', text: mark }));
+      }
       box.append(svg('title', { text: TC.t('{name}’s casier: {waiting} waiting, {home} home (upside down)', { name: p.name, waiting: counts.casier || 0, home: counts.home || 0 }) }));
       casierNodes.push([p, box]);
       root.append(box);
@@ -295,9 +300,13 @@
       /* a bottle a little bigger than its square, so a glance finds it */
       grp.append(svg('circle', { cx: pt[0].toFixed(1), cy: pt[1].toFixed(1), r: rad * 1.15,
         style: `fill: ${tint}; stroke: var(--fg); stroke-width: 1.5` }));
-      if (n > 1) {
-        grp.append(svg('text', { x: pt[0].toFixed(1), y: (pt[1] + rad * 0.52).toFixed(1), 'text-anchor': 'middle',
-          'font-size': (rad * 1.5).toFixed(1), 'font-weight': 700, style: `fill: ${inkOn(tint)}`, text: String(n) }));
+      /* the player's letter (never the colour alone), and the count on a stack */
+      const mark = (TC.marks ? TC.own(TC.marks(s), p.name) : null) || '';
+      const tag = n > 1 ? `${mark}${n}` : mark;
+      if (tag) {
+        grp.append(svg('text', { x: pt[0].toFixed(1), y: (pt[1] + rad * 0.45).toFixed(1), 'text-anchor': 'middle',
+          'font-size': (rad * (tag.length > 1 ? 1.1 : 1.4)).toFixed(1), 'font-weight': 800,
+          'class': 'bottle-mark', style: `fill: ${inkOn(tint)}`, text: tag }));
       }
       grp.append(svg('title', { text: `${p.name}: ${n > 1 ? TC.t('{n} bottles on {where}', { n, where: where(label) }) : TC.t('a bottle on {where}', { where: where(label) })}` }));
       root.append(grp);

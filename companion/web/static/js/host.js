@@ -236,6 +236,19 @@
       el('p', { class: 'small', text: TC.t('Someone logged a card they do not have. Undo back to the wrong log, or play on: the cards stay counted.') }));
   }
 
+  /* A keyboard stays where it was when `draw` redraws `box`: the control
+   * at the same place gets the focus back (a logged card's button is
+   * replaced by the next step's), else Undo. */
+  function keepFocus(box, draw) {
+    const controls = () => [...box.querySelectorAll('button, select, input')];
+    const at = box.contains(document.activeElement) ? controls().indexOf(document.activeElement) : -1;
+    draw();
+    if (at < 0 || box.contains(document.activeElement)) return;
+    const now = controls().filter((c) => !c.disabled);
+    const next = now[Math.min(at, now.length - 1)] || ($('undo').disabled ? null : $('undo'));
+    if (next) next.focus({ preventScroll: true });
+  }
+
   /* `logged`: what "Logged: ..." says when the button's text alone does not */
   function eventButton(e, text, logged) {
     return TC.paint(el('button', {
@@ -459,7 +472,7 @@
     placeNext();
     TC.renderBurst(hs, $('burst-card'), $('burst'), canUse() ? usePresses : null);
     TC.renderFaults(hs, $('faults'));
-    renderLegal();
+    keepFocus($('legal'), renderLegal);
     const undo = $('undo'), redo = $('redo');
     undo.disabled = !hs.undo;
     undo.textContent = hs.undo ? TC.t('Undo: {what}', { what: TC.tx(hs.undo) }) : TC.t('Undo');
@@ -713,6 +726,7 @@
         $('ng-confirm').hidden = false;
         $('ng-start').hidden = true;
         $('ng-confirm').scrollIntoView({ block: 'center' });
+        $('ng-confirm-no').focus({ preventScroll: true });   /* the keyboard's next step: the safe answer */
         return;
       }
       endConfirm();

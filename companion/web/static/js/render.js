@@ -66,6 +66,8 @@
  * Helpers a panel may use (all return DOM nodes or strings):
  *   TC.el(tag, props, ...children)  a node; props: class, text, style {}, on<event>, attributes
  *   TC.paint(node, colour)          sets --pc / --pc-fg (colour words or #rrggbb)
+ *   TC.markNode(s, name, colour)    the player's letter on their colour (never
+ *                                   the colour alone); TC.marks(s): {name: letter}
  *   TC.colours(snapshot)            {player: colour}, the game's colours first
  *                                   (no prototype: only players are in it)
  *   TC.map()                        an empty object without a prototype, for maps
@@ -128,8 +130,12 @@
       const m = getComputedStyle(probe).color.match(/[\d.]+/g);
       probe.remove();
       if (m && m.length >= 3) {
-        const [r, g, b] = m.map(Number);
-        fg = (0.299 * r + 0.587 * g + 0.114 * b) / 255 > 0.6 ? '#000' : '#fff';
+        /* WCAG's relative luminance: black on it contrasts (L + .05) / .05,
+           white 1.05 / (L + .05); the larger wins (at least 4.58:1) */
+        const lin = (c) => { c /= 255; return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+        const [r, g, b] = m.slice(0, 3).map(Number).map(lin);
+        const L = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        fg = (L + 0.05) / 0.05 >= 1.05 / (L + 0.05) ? '#000' : '#fff';
       }
     }
     fgCache.set(colour, fg);
@@ -251,6 +257,30 @@
     return out;
   }
   TC.colours = colours;
+
+  /* Each player's letter, shown with their colour wherever it is shown
+   * (a player is never told apart by colour alone): the first letter of the
+   * name, two when another player's starts the same, or the first and the
+   * seat number. {name: letter}, without a prototype. */
+  TC.marks = function (s) {
+    const out = map();
+    const used = new Set();
+    const players = ((s && s.players) || []).filter((p) => p && typeof p.name === 'string');
+    const firsts = players.map((p) => Array.from(TC.plainName(p.name).trim() || '?'));
+    const initial = (chars) => chars[0].toLocaleUpperCase();
+    players.forEach((p, i) => {
+      const chars = firsts[i];
+      const clash = firsts.some((c, j) => j !== i && initial(c) === initial(chars));
+      let mark = clash && chars.length > 1 ? initial(chars) + chars[1].toLocaleLowerCase() : initial(chars);
+      if (used.has(mark)) mark = initial(chars) + String(i + 1);
+      used.add(mark);
+      out[p.name] = mark;
+    });
+    return out;
+  };
+  /* A player's letter on their colour (decorative: the name is beside it). */
+  TC.markNode = (s, name, colour) => paint(el('span', { class: 'pmark', 'aria-hidden': 'true',
+    text: own(TC.marks(s), name) || '?' }), colour);
 
   /* --- small helpers for panels ---------------------------------------- */
   const cap = (t) => (t ? t.charAt(0).toUpperCase() + t.slice(1) : t);
@@ -386,7 +416,13 @@
     } else {
       text = TC.tx(view.status) || TC.t('Everyone plays');
     }
-    banner.replaceChildren(...[text, sub ? el('span', { class: 'sub', text: sub }) : null].filter(Boolean));
+    /* a live region: redrawn only when it says something new (a screen
+       reader reads each change out) */
+    const said = JSON.stringify([text, sub]);
+    if (banner.dataset.said !== said) {
+      banner.dataset.said = said;
+      banner.replaceChildren(...[text, sub ? el('span', { class: 'sub', text: sub }) : null].filter(Boolean));
+    }
     banner.classList.toggle('long', text.length > 26);
     paint(banner, colour);
   };
@@ -425,6 +461,7 @@
     TC.isolate(s);
     const col = colours(s);
     const unit = TC.scoreUnit(s);
+    const letters = TC.marks(s);
     const items = (s.players || []).map((p) => {
       const vp = viewPlayer(s, p.name) || {};
       const turn = s.current_player === p.name;
@@ -432,7 +469,7 @@
       if (s.hides_scores) [score, label] = count(s, p.name);
       else { score = own(s.scores, p.name); label = unit; }
       const li = el('li', { class: 'player' + (turn ? ' turn' : '') + (vp.eliminated ? ' out' : ''), 'data-player': p.name },
-        el('span', { class: 'swatch' }),
+        el('span', { class: 'swatch', 'aria-hidden': 'true', text: own(letters, p.name) }),
         el('div', {},
           el('div', { class: 'name' }, p.name, turn ? el('span', { class: 'tag', text: TC.t('turn') }) : null),
           el('div', { class: 'extra', text: extras(s, p.name).join(' · ') })),
@@ -490,6 +527,9 @@
   }
   TC.verdictLine = verdictLine;
 
+  /* Text into a live region only when it changes (each change is read out). */
+  TC.say = (node, text) => { if (node.textContent !== text) node.textContent = text; };
+
   /* els: {section, reason, phase, countdown, presses, verdict, notes, stripWrap, strip, stripMax, accuracy} */
   TC.renderRace = function (s, race, els) {
     if (!race) { els.section.hidden = true; TC.countdown(null, els.countdown); return; }
@@ -505,7 +545,7 @@
     els.section.dataset.phase = phase;
     const go = phase === 'live' && race.announced;
     els.countdown.hidden = !(phase === 'countdown' || go);
-    if (go) { els.countdown.textContent = TC.t('GO!'); els.countdown.classList.add('go'); }
+    if (go) { TC.say(els.countdown, TC.t('GO!')); els.countdown.classList.add('go'); felt(els.countdown, 'go'); }
     TC.countdown(race, els.countdown);
 
     TC.windowBar(race, els);
@@ -515,13 +555,13 @@
     const v = doubt ? null : race.verdict || null;
     const order = (v && v.order && v.order.length ? v.order : race.order) || [];
     els.presses.replaceChildren(...(doubt ? [] : order).map((o, i) => paint(el('li', { 'data-player': o.player, class: o.after_verdict ? 'after' : null },
-      el('span', {}, `${i + 1}. ${o.player}`),
+      el('span', {}, TC.markNode(s, o.player, col[o.player]), `${i + 1}. ${o.player}`),
       el('span', { class: 'off', text: i === 0 ? TC.t('first') : '+' + ms(o.offset_us) })), col[o.player])));
     TC.renderTimeline(s, doubt ? race : null, els);
 
     if (v) {
       const [line, cls] = verdictLine(s, race, v);
-      els.verdict.textContent = line;
+      TC.say(els.verdict, line);
       els.verdict.className = 'verdict ' + cls;
       const r = reasonInfo(s, race.reason) || {};
       const notes = [];
@@ -540,15 +580,15 @@
       if (race.error) notes.push(TC.t('not logged: {why}', { why: TC.tx(race.error) }));
       els.notes.textContent = notes.join(' · ');
     } else if (doubt) {
-      els.verdict.textContent = TC.t('Waiting for the host');
+      TC.say(els.verdict, TC.t('Waiting for the host'));
       els.verdict.className = 'verdict';
       els.notes.textContent = TC.t('{why}: no winner until the host answers', { why: TC.tx(race.confirm) });
     } else {
       const who = race.eligible && race.eligible.length ? race.eligible.join(', ') : TC.t('nobody');
-      els.verdict.textContent = phase === 'interrupted' ? TC.t('Interrupted: the host re-runs it')
+      TC.say(els.verdict, phase === 'interrupted' ? TC.t('Interrupted: the host re-runs it')
         : race.kind === 'last-press' ? TC.t('Last to press loses: {names}', { names: who })
           : race.kind === 'first-release' ? TC.t('Hold on! First to let go loses: {names}', { names: who })
-            : TC.t('May win: {names}', { names: who });
+            : TC.t('May win: {names}', { names: who }));
       els.verdict.className = 'verdict';
       els.notes.textContent = '';
     }
@@ -559,7 +599,7 @@
       els.strip.replaceChildren(...order.map((o, i) => {
         const left = (o.offset_us / max) * 100;
         return paint(el('div', { class: 'mark', style: { left: left + '%' }, title: o.player },
-          el('span', { class: 'lbl', style: { top: i % 2 ? '-18px' : null }, text: o.player })), col[o.player]);
+          TC.markNode(s, o.player, col[o.player]), el('span', { class: 'lbl', style: { top: i % 2 ? '-18px' : null }, text: o.player })), col[o.player]);
       }));
       els.stripMax.textContent = ms(max);
     }
@@ -636,13 +676,17 @@
   TC.drainBar = function (startNs, endNs, label) {
     const fill = el('span');
     const text = el('span', { class: 'drain-text' });
-    const bar = el('div', { class: 'drain', role: 'progressbar', 'aria-label': label || TC.t('window') }, fill, text);
+    const bar = el('div', { class: 'drain', role: 'progressbar', 'aria-label': label || TC.t('window'),
+      'aria-valuemin': '0', 'aria-valuemax': '100' }, fill, text);
     bar.update = () => {
       const now = TC.serverNowMs();
       const total = (endNs - startNs) / 1e6;
       const left = now == null ? total : Math.max(0, endNs / 1e6 - now);
-      fill.style.width = (total > 0 ? Math.min(100, (left / total) * 100) : 0) + '%';
+      const pc = total > 0 ? Math.min(100, (left / total) * 100) : 0;
+      fill.style.width = pc + '%';
       text.textContent = `${label ? label + ' · ' : ''}${TC.t('{s} s left', { s: (left / 1000).toFixed(1) })}`;
+      bar.setAttribute('aria-valuenow', String(Math.round(pc)));
+      bar.setAttribute('aria-valuetext', text.textContent);
       bar.classList.toggle('closed', left <= 0);
       return left > 0;
     };
@@ -671,15 +715,29 @@
 
   /* A countdown that ticks on its own until GO (go_ns on the server clock). */
   let cdTimer = null;
+  /* The phone buzzes with the countdown where it can (navigator.vibrate:
+   * Android's browsers, after the first tap on the page): a short buzz
+   * for each second, a long one at GO; never on the host console. */
+  TC.feel = function (pattern) {
+    if (typeof navigator.vibrate !== 'function' || document.body.classList.contains('host')) return false;
+    try { return navigator.vibrate(pattern); } catch (e) { return false; }
+  };
+  /* each second once (the countdown redraws every 50 ms), GO once */
+  function felt(node, shown) {
+    if (node.dataset.felt === shown) return;
+    node.dataset.felt = shown;
+    TC.feel(shown === 'go' ? [400] : [80]);
+  }
   TC.countdown = function (race, node) {
     if (cdTimer) { clearInterval(cdTimer); cdTimer = null; }
     if (!race || race.phase !== 'countdown' || typeof race.go_ns !== 'number') return;
     const tick = () => {
       const now = TC.serverNowMs();
       const left = now == null ? null : race.go_ns / 1e6 - now;
-      if (left == null) node.textContent = '…';
-      else if (left > 0) { node.textContent = String(Math.ceil(left / 1000)); node.classList.remove('go'); }
-      else { node.textContent = TC.t('GO!'); node.classList.add('go'); clearInterval(cdTimer); cdTimer = null; }
+      if (left == null) TC.say(node, '…');
+      else if (left > 0) { TC.say(node, String(Math.ceil(left / 1000))); node.classList.remove('go'); }
+      else { TC.say(node, TC.t('GO!')); node.classList.add('go'); clearInterval(cdTimer); cdTimer = null; }
+      if (left != null) felt(node, left > 0 ? String(Math.ceil(left / 1000)) : 'go');
     };
     tick();
     cdTimer = setInterval(tick, 50);
