@@ -161,7 +161,7 @@ def test_chopote_played_by_tapping_the_board(live_server, phone):
     # a tap on the other player's casier: not their turn, in the rule's words
     note = host.locator("#panel .tap-note")
     host.locator("#panel svg g[data-where=casier][data-player=Bo]").tap()
-    expect(note).to_contain_text("Ana's turn")
+    expect(note).to_contain_text("Ana’s turn")
     expect(note).to_contain_text(R_TURN)
     assert t.session.replay.events[-1] == {"type": "roll", "player": "Ana", "value": 6}
 
