@@ -51,6 +51,18 @@ class Host:
         raise TimeoutError("the console did not settle")
 
 
+def press_all(table, players, rng) -> None:
+    """Every one of ``players`` presses their buzzer, in a random order, then
+    all let go (a Chope! Table card: the first wins; the Mynah: the last
+    loses; a Chomp! race after GO)."""
+    for p in rng.sample(list(players), len(players)):
+        table.source.press(p)
+        time.sleep(0.03)
+    time.sleep(0.05)
+    for p in players:
+        table.source.release(p)
+
+
 def event_json(event: dict) -> str:
     """The event as the console writes it in a button's data-event."""
     return json.dumps(event, separators=(",", ":"), sort_keys=True)   # as the server sends it

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import time
 
-from bench.tapkit import DEADLINE_S, Host, host_page
+from bench.tapkit import DEADLINE_S, Host, host_page, press_all
 
 GAME = "chomp"
 PLAYERS = ["Ana", "Bo", "Cy"]
@@ -34,16 +34,6 @@ def wait_go(table) -> dict | None:
     raise TimeoutError("the race did not start by itself")
 
 
-def press(table, players, rng) -> None:
-    """The players who may chomp press, in a random order, after GO."""
-    for p in rng.sample(list(players), len(players)):
-        table.source.press(p)
-        time.sleep(0.03)
-    time.sleep(0.05)
-    for p in players:
-        table.source.release(p)
-
-
 def step(host: Host, rng: random.Random) -> None:
     """One thing the host logs: a card turned over, or a race's answer."""
     hs = host.settle()
@@ -63,7 +53,7 @@ def step(host: Host, rng: random.Random) -> None:
         race = wait_go(host.table)
         if race and race.get("phase") == "live":
             eligible = race.get("eligible") or []
-            press(host.table, eligible or [rng.choice(PLAYERS)], rng)
+            press_all(host.table, eligible or [rng.choice(PLAYERS)], rng)
 
 
 def play(browser, table) -> dict:

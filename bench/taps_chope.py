@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import time
 
-from bench.tapkit import DEADLINE_S, Host, event_json, host_page
+from bench.tapkit import DEADLINE_S, Host, event_json, host_page, press_all
 
 GAME = "chope"
 PLAYERS = ["Ana", "Bo", "Cy"]
@@ -19,17 +19,6 @@ TABLE = {"players": PLAYERS, "demo": True}
 CARDS = 20
 STOP_ODDS = 0.3
 SEED = 23
-
-
-def press_all(table, players, rng) -> None:
-    """Every eligible buzzer pressed, in a random order (a Table card: the
-    first wins; the Mynah: the last loses)."""
-    for p in rng.sample(list(players), len(players)):
-        table.source.press(p)
-        time.sleep(0.03)
-    time.sleep(0.05)
-    for p in players:
-        table.source.release(p)
 
 
 def step(host: Host, rng: random.Random) -> bool:
