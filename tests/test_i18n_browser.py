@@ -317,6 +317,11 @@ def test_a_field_that_is_a_message_is_translated_and_a_name_is_not(live_server, 
     assert page.evaluate("""() => [TC.tx('Full game (8 moves)'), TC.tx('Ana wins'),
                                      TC.tx("it is Players's turn, not Bo's")]""") == [
         "Partie complète (8 déplacements)", "Ana gagne", "c’est le tour de Players, pas de Bo"]
+    # "de" and "que" elide before a name that starts with a vowel
+    assert page.evaluate("""() => [TC.t('{name}’s turn', {name: 'Ana'}),
+                                     TC.t('{name}’s turn', {name: 'Bo'}),
+                                     TC.tx("it is Eve's turn, not Ana's")]""") == [
+        "Au tour d’Ana", "Au tour de Bo", "c’est le tour d’Eve, pas d’Ana"]
 
 
 def test_a_convention_in_french_on_the_tables_and_the_league(tmp_path, live_server, ctx):

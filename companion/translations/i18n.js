@@ -31,8 +31,17 @@
 
   const has = (k) => Object.prototype.hasOwnProperty.call(messages, k);
   /* a message's {fields} filled; {{ and }} are literal braces */
+  const VOWEL = /^[AEIOUYÀÂÉÈÊËÎÏÔÛÜaeiouyàâéèêëîïôûü]/;
+  /* French elides "de" and "que" before a vowel: "Au tour d’Ana", not "de Ana" */
+  function elide(text, params) {
+    if (TC.lang !== 'fr' || !params) return text;
+    return text.replace(/\b(de|que) \{(\w+)\}/g, (m, word, k) => {
+      const v = Object.prototype.hasOwnProperty.call(params, k) ? params[k] : null;
+      return typeof v === 'string' && VOWEL.test(v) ? `${word.slice(0, -1)}’{${k}}` : m;
+    });
+  }
   function fill(text, params) {
-    return String(text).replace(/\{\{|\}\}|\{(\w+)\}/g, (m, k) => {
+    return elide(String(text), params).replace(/\{\{|\}\}|\{(\w+)\}/g, (m, k) => {
       if (m === '{{') return '{';
       if (m === '}}') return '}';
       const v = params && Object.prototype.hasOwnProperty.call(params, k) ? params[k] : null;
