@@ -489,6 +489,31 @@ def test_a_live_region_is_only_rewritten_when_it_says_something_new(live_server,
     assert page.errors == []
 
 
+def test_the_private_hand_is_read_again_only_when_it_changes(live_server, screens):
+    """A player's own page redraws on every change at the table; its "Only
+    you see this" section (a live region) is rewritten only when what it
+    says changes, so a screen reader does not read Ana's hand again when Bo
+    draws; it does when Ana draws."""
+    t = live_server
+    hawker(t)
+    host = login(watched(screens().new_page()), t)
+    page = open_live(screens(), player_link(host, "Ana"))
+    page.wait_for_selector("#private-view > *")
+    page.evaluate("""() => { window.__said = 0;
+        new MutationObserver((r) => { window.__said += r.length; })
+          .observe(document.getElementById('private-view'),
+                   {childList: true, subtree: true, characterData: true}); }""")
+    shown = "(v) => Number(document.body.dataset.version) >= v"
+    t.session.log({"type": "draw", "player": "Ana", "pile": "ingredient", "count": 4})
+    page.wait_for_function(shown, arg=t.session.version)
+    assert page.evaluate("window.__said") > 0          # her hand changed: read again
+    page.evaluate("window.__said = 0")
+    t.session.log({"type": "draw", "player": "Bo", "pile": "ingredient", "count": 4})
+    page.wait_for_function(shown, arg=t.session.version)
+    assert page.evaluate("window.__said") == 0         # Bo's draw: Ana's section untouched
+    assert page.errors == []
+
+
 def buttons_smaller_than(page, px: int) -> list[str]:
     """Every visible button (and summary, and anything acting as one) whose
     box is under px x px."""

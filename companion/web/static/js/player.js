@@ -32,7 +32,13 @@
     TC.renderPanel(snap, $('panel'));
     $('last-event').textContent = TC.tx(snap.last_event || '');
     TC.paint($('me'), TC.colours(snap)[me]);
-    renderPrivate($('private-view'), mine && mine.view, snap);
+    /* drawn aside and put in place only when it reads differently: the
+     * section is a live region, so a screen reader reads the hand again
+     * only when it changed, not after every move at the table */
+    const fresh = el('div');
+    renderPrivate(fresh, mine && mine.view, snap);
+    const box = $('private-view');
+    if (fresh.innerHTML !== box.innerHTML) box.replaceChildren(...fresh.childNodes);
     renderEvents();
     renderBuzzer();
     body.dataset.version = String(snap.version ?? 0);
