@@ -22,9 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.league_faults import free_port
 from companion.edges import ButtonEdge
 from companion.games import register_game, unregister_game
-from companion.league.app import LeagueServer, LeagueSubscriber
+from companion.league.app import LeagueServer
 from companion.league.config import generate
 from companion.league.publisher import LeaguePublisher
 from companion.league.store import LeagueStore
@@ -44,23 +45,6 @@ SMALL_CHOPE = {"tables": {"red": 1, "blue": 0, "green": 0}, "mynahs": 0,
                "foods": {"laksa": {"kind": "main", "copies": 1},
                          "satay": {"kind": "side", "copies": 1}},
                "favourite_cards": ["laksa", "satay"]}
-
-
-def free_port() -> int:
-    """A free loopback port below Linux's ephemeral range (32768 and up): a
-    broker that stops and starts again on its port must not find it taken
-    by a socket another test (another xdist worker) was given meanwhile."""
-    import random
-    rng = random.Random()
-    for _ in range(200):
-        port = rng.randrange(20_000, 32_000)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free loopback port between 20000 and 32000")
 
 
 class Broker:
