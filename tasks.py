@@ -101,9 +101,11 @@ def ensure_mosquitto() -> None:
 
 #: ``test --fast``: the tests marked neither slow nor browser
 FAST = ["-m", "not slow and not browser"]
-#: the tests on every core (pytest-xdist), a test module per worker at a
-#: time (its chromium and servers stay in one process): faster on two cores
-PARALLEL = ["-n", "auto", "--dist", "loadfile"]
+#: the tests on every core (pytest-xdist): a browser module stays on one
+#: worker (its chromium starts once; tests/conftest.py groups them), every
+#: other test goes to whichever worker is free, so no slow module holds the
+#: end of the run
+PARALLEL = ["-n", "auto", "--dist", "loadgroup"]
 
 
 def pytest_args(args: list[str]) -> list[str]:

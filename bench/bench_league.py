@@ -21,7 +21,7 @@
   all) while the bridge is cut (60 s times the fault-time scale,
   ``LEAGUE_FAULT_SCALE``, default 0.1), the league process is killed with
   SIGKILL and the central broker too, its persistence file 5 s stale, both
-  started again (:mod:`bench.league_faults`); then events logged at a table
+  started again (:mod:`tests.kit.league_faults`); then events logged at a table
   that the league's store does not hold, and rows it holds beyond one per
   logged event. Goal: 0 and 0. ``league_e2e_settle_s``: how long after the
   last event was logged the league held them all; ``league_e2e_rewinds``:
@@ -37,16 +37,13 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
-import shutil
 import socket
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,31 +51,17 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from companion.league.app import LeagueServer  # noqa: E402
-from companion.league.config import generate  # noqa: E402
 from companion.league.publisher import LeaguePublisher  # noqa: E402
 from companion.league.topics import Credentials  # noqa: E402
 from companion.session import TableSession  # noqa: E402
 from companion.store import Store  # noqa: E402
+from tests.kit.mosquitto import Broker  # noqa: E402
 
 TABLES = 50
 BACKLOG = 200
 SAMPLES = 200
 BUSIEST_EVENTS_PER_S = 1.0
 DEADLINE_S = 180.0
-
-
-def _mosquitto() -> str:
-    path = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-    if not Path(path).exists():
-        raise RuntimeError("Debian's mosquitto is not installed (python3 tasks.py bench "
-                           "installs it)")
-    return path
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class _LiveReader(threading.Thread):
@@ -151,6 +134,17 @@ def _backlog(path: Path, game_id: int, n: int) -> None:
         conn.close()
 
 
+@contextmanager
+def _broker(root: Path, ids: list[str]):
+    """Mosquitto with the generated config for tables ``ids``, listening
+    (tests.kit.mosquitto), stopped on leaving."""
+    broker = Broker(root / "broker", ids).start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
 def _p95(values: list[float]) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(0.95 * (len(values) - 1))))]
@@ -167,15 +161,12 @@ class _Table:
 
 
 def run() -> list[tuple[str, float, str]]:
-    mosquitto = _mosquitto()
     ids = [f"t{i:02d}" for i in range(1, TABLES + 1)]
     with tempfile.TemporaryDirectory(prefix="bench-league-") as tmp, ExitStack() as stack:
         # closed in reverse: the live reader, the tables, the league, the broker
         root = Path(tmp)
-        port = _free_port()
-        made = generate(root / "broker", ids, port=port, bind="127.0.0.1",
-                        run_as="root" if os.geteuid() == 0 else None)
-        url = _start_broker(stack, mosquitto, made["conf"], port)
+        broker = stack.enter_context(_broker(root, ids))
+        url, made = broker.url, broker.files
         league = _open_league(stack, url, root, made["secrets"]["league"])
         tables: list[_Table] = []
         stack.callback(_close_tables, tables)
@@ -200,8 +191,8 @@ E2E_PER_TABLE = 1000
 
 def _end_to_end() -> dict:
     """10 000 events through a café broker, its bridge and the central broker
-    to the league process, with issue 24's faults (bench/league_faults.py)."""
-    from bench.league_faults import fault_scale, night
+    to the league process, with issue 24's faults (tests/kit/league_faults.py)."""
+    from tests.kit.league_faults import fault_scale, night
 
     with tempfile.TemporaryDirectory(prefix="bench-league-e2e-") as tmp:
         result = night(Path(tmp), E2E_TABLES, E2E_PER_TABLE, rate=40.0, scale=fault_scale(),
@@ -210,33 +201,6 @@ def _end_to_end() -> dict:
         raise RuntimeError(f"the tables logged {result['logged']} events, not "
                            f"{E2E_TABLES * E2E_PER_TABLE}")
     return result
-
-
-def _start_broker(stack: ExitStack, mosquitto: str, conf, port: int) -> str:
-    """Mosquitto with the generated config, listening (stopped with ``stack``);
-    its URL."""
-    proc = subprocess.Popen([mosquitto, "-c", str(conf)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    stack.callback(_stop, proc)
-    end = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if time.monotonic() > end:
-                raise RuntimeError("mosquitto did not start") from None
-            time.sleep(0.02)
-    return f"mqtt://127.0.0.1:{port}"
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
 
 
 def _open_league(stack: ExitStack, url: str, root: Path, secrets) -> LeagueServer:

@@ -41,12 +41,11 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_league import _free_port, _mosquitto, _p95, _start_broker, _stop  # noqa: E402
-from companion.league.config import generate  # noqa: E402
 from companion.league.publisher import LeaguePublisher  # noqa: E402
 from companion.league.topics import Credentials  # noqa: E402
 from companion.session import TableSession  # noqa: E402
 from companion.store import Store  # noqa: E402
+from tests.kit.mosquitto import Broker, free_port, stop_process  # noqa: E402
 
 PAGES = 500
 HALLS = 5
@@ -57,14 +56,12 @@ CLIENTS = Path(__file__).with_name("hall_clients.py")
 
 
 def run() -> list[tuple[str, float, str]]:
-    mosquitto = _mosquitto()
     ids = [f"t{i}" for i in range(1, TABLES + 1)]
     with tempfile.TemporaryDirectory(prefix="bench-hall-") as tmp, ExitStack() as stack:
         root = Path(tmp)
-        port = _free_port()
-        made = generate(root / "broker", ids, port=port, bind="127.0.0.1",
-                        run_as="root" if os.geteuid() == 0 else None)
-        url = _start_broker(stack, mosquitto, made["conf"], port)
+        broker = Broker(root / "broker", ids).start()
+        stack.callback(broker.stop)
+        url, made = broker.url, broker.files
         web, proc = _league(stack, url, root, made["secrets"]["league"])
         tables = _tables(stack, root, ids, url, made["secrets"])
         hall, pages = _hall(stack, web)
@@ -87,6 +84,11 @@ def run() -> list[tuple[str, float, str]]:
             ("league_spectators_cpu_ms_per_event", cpu_ms, "ms")]
 
 
+def _p95(values: list[float]) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(0.95 * (len(values) - 1))))]
+
+
 def _cpu_s(pid: int) -> float:
     """CPU seconds (user + system) a process has used so far (Linux)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -96,13 +98,13 @@ def _cpu_s(pid: int) -> float:
 def _league(stack: ExitStack, url: str, root: Path, secret) -> tuple[int, subprocess.Popen]:
     """``companion league serve`` in a process of its own (as on the league
     machine: the tables are other Pis), with its default limits; its port."""
-    web = _free_port()
+    web = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "companion.league", "serve", "--broker", url, "--db",
          str(root / "league.db"), "--password-file", str(secret), "--host", "127.0.0.1",
          "--port", str(web)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         cwd=Path(__file__).resolve().parents[1])
-    stack.callback(_stop, proc)
+    stack.callback(stop_process, proc)
     end = time.monotonic() + 30
     while True:
         try:

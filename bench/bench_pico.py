@@ -41,6 +41,7 @@ from pathlib import Path
 from companion.buzzers.pico import PicoSource
 from companion.pico import protocol as P
 from companion.pico.clocksync import ClockSync, SlewedClock
+from tests.kit.pico import usb_leg
 
 HZ = 1_000_000
 S = 1_000_000_000
@@ -89,8 +90,7 @@ def frames_per_second(n_frames: int = 200_000, chunk: int = 4096) -> float:
     return n_frames / elapsed
 
 
-def _leg(rng: random.Random) -> int:
-    return int(250_000 + rng.random() * 1_000_000 + min(rng.expovariate(1 / 200_000), 750_000))
+_leg = usb_leg          # one leg of the simulated USB link (tests.kit.pico)
 
 
 def sync_error_p99_us(seconds: int = 120, rate: int = 8, seeds=(1, 2, 3)) -> float:
@@ -186,9 +186,8 @@ def run() -> list[tuple[str, float, str]]:
 
 def soak_figures(seconds: int = 600) -> dict | None:
     """The soak's counts (None without the MicroPython unix port)."""
-    root = Path(__file__).resolve().parents[1]
-    sys.path.insert(0, str(root / "tests"))
-    import test_pico_soak as soak
+    from tests.kit import pico as soak
+
     if not soak.MICROPYTHON.exists():
         return None
     return soak.check(soak.run_soak(seconds, 21, Path(tempfile.mkdtemp(prefix="bench-soak-"))))

@@ -34,9 +34,10 @@ if __package__ in (None, ""):
 
 from companion import games  # noqa: E402
 from companion.edges import Edge  # noqa: E402
-from companion.games import Game, RaceRequest, RulesError, rank_by  # noqa: E402
+from companion.games import Game, RulesError, rank_by  # noqa: E402
 from companion.session import TableSession  # noqa: E402
 from companion.store import Store  # noqa: E402
+from tests.kit.games import Relay  # noqa: E402
 
 APPENDS = 1000
 MS = 1_000_000
@@ -85,46 +86,13 @@ class _BenchDeck(Game):
         return {"piles": {p: len(v) for p, v in s["piles"].items()}, "deck": len(s["deck"])}
 
 
-class _BenchSlap(Game):
-    """``go`` asks for an announced last-press race of every player."""
+class _BenchSlap(Relay):
+    """``go`` asks for an announced last-press race of every player
+    (tests.kit.games's Relay, under its own name)."""
 
     name = "bench_slap"
     title = "Bench slap"
-
-    def _setup(self, players, options):
-        return {"players": players, "racing": False, "lost": {p: 0 for p in players}}
-
-    def _apply(self, s, ev):
-        if ev["type"] == "go" and not s["racing"]:
-            s["racing"] = True
-        elif ev["type"] == "race" and s["racing"]:
-            s["racing"] = False
-            if ev.get("loser"):
-                s["lost"][ev["loser"]] += 1
-        else:
-            raise RulesError("go, then its race")
-        return s
-
-    def race_request(self, s):
-        if not s["racing"]:
-            return None
-        return RaceRequest("last-press", tuple(s["players"]), "slap", announced=True,
-                           players=tuple(s["players"]))
-
-    def scores(self, s):
-        return {p: -n for p, n in s["lost"].items()}
-
-    def current_player(self, s):
-        return None
-
-    def finished(self, s):
-        return False
-
-    def ranking(self, s):
-        return rank_by(s["players"], lambda p: -s["lost"][p])
-
-    def public_view(self, s):
-        return {"lost": dict(s["lost"])}
+    reason, info = "slap", {}
 
 
 def _game_name() -> str:

@@ -7,12 +7,8 @@ import json
 import os
 import time
 
-CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
-PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2,
-         "is_mobile": True, "has_touch": True}
+from tests.kit.browser import CHROMIUM, CHROMIUM_ARGS, PHONE  # noqa: F401 (the players' too)
+
 PIN = "bench-taps-246810"
 DEADLINE_S = 20.0
 

@@ -11,7 +11,8 @@ import os
 import pytest
 from hypothesis import settings
 
-PIN = "2468"
+from tests.kit.conformance import LONG_GAMES, QUICK_GAMES, random_play_of
+from tests.kit.web import HostClient, make_app, start_table
 
 # In CI the property tests draw the same examples every run: a red build
 # must mean a change broke something, not that the dice found a new case.
@@ -22,8 +23,6 @@ if os.environ.get("CI"):
 
 
 def pytest_addoption(parser):
-    from conformance import LONG_GAMES, QUICK_GAMES
-
     group = parser.getgroup("random play", "the conformance test's random games")
     group.addoption("--random-games", type=int, default=None, metavar="N",
                     help=f"random games of each kind (default {QUICK_GAMES}, "
@@ -34,14 +33,14 @@ def pytest_addoption(parser):
                     help="seed of the first random game (a failure names its game's seed)")
 
 
-def random_play_of(config) -> tuple[int, int]:
-    """(games, seed) of random play, from --random-games (or --long) and --random-seed."""
-    from conformance import LONG_GAMES, QUICK_GAMES
-
-    games = config.getoption("random_games")
-    if games is None:
-        games = LONG_GAMES if config.getoption("long") else QUICK_GAMES
-    return games, config.getoption("random_seed")
+def pytest_collection_modifyitems(config, items):
+    """Under ``--dist loadgroup`` (tasks.py test) a browser module stays on one
+    worker (its chromium, a module fixture, starts once); every other test
+    goes to whichever worker is free, so one slow module no longer decides
+    when the run ends."""
+    for item in items:
+        if item.get_closest_marker("browser") is not None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 @pytest.fixture
@@ -68,13 +67,6 @@ def session(store):
     return session
 
 
-def make_app(session, **config):
-    """The web app serving ``session`` (as ``companion.app`` assembles it)."""
-    from companion.web import create_app
-
-    return create_app({"PIN": PIN, "TESTING": True, **config}, session=session)
-
-
 @pytest.fixture
 def app(session):
     app = make_app(session, DEMO=True, PLAYERS=["ana", "bo", "cy"])
@@ -87,42 +79,9 @@ def client(app):
     return app.test_client()
 
 
-class HostClient:
-    """A test client logged in to the host console, sending its CSRF token."""
-
-    def __init__(self, client):
-        self.client = client
-        self.csrf = client.get("/api/csrf").json["csrf"]
-        r = client.post("/api/host/login", json={"pin": PIN}, headers=self.headers())
-        assert r.status_code == 200, r.json
-        self.csrf = r.json["csrf"]
-
-    def headers(self) -> dict:
-        return {"X-CSRF-Token": self.csrf}
-
-    def post(self, url, json=None, **kw):
-        return self.client.post(url, json=json if json is not None else {},
-                                headers=self.headers(), **kw)
-
-    def get(self, url, **kw):
-        return self.client.get(url, **kw)
-
-
 @pytest.fixture
 def host(client):
     return HostClient(client)
-
-
-def start_table(tmp_path, settings=None):
-    """The whole table (``companion serve``) running in a thread."""
-    from companion.app import Table
-
-    table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "live.db"), pin=PIN,
-                  short_pin=True, players=["Ana", "Bo", "Cy"], source="mock", demo=True, threads=16,
-                  config={"SSE_HEARTBEAT_S": 1.0}, settings=settings)
-    table.open()
-    table.start()
-    return table
 
 
 @pytest.fixture
@@ -148,10 +107,48 @@ def live_server_with(tmp_path):
         table.close()
 
 
+@pytest.fixture
+def app_tables(tmp_path):
+    """``app_tables(name="t", demo=True)``: a new table on its own file, with
+    its app, a logged-in host and a bare phone (:class:`tests.kit.web.AppTable`)."""
+    from tests.kit.web import AppTable
+
+    made = []
+
+    def make(name="t", demo=True):
+        made.append(AppTable(tmp_path / f"{name}.db", demo=demo))
+        return made[-1]
+    yield make
+    for t in made:
+        t.close()
+
+
+@pytest.fixture
+def broker(tmp_path):
+    """A real Mosquitto on a free loopback port, with the generated config
+    for tables t1, t2, t3 and the league (:class:`tests.kit.mosquitto.Broker`)."""
+    from tests.kit.mosquitto import Broker
+
+    b = Broker(tmp_path / "broker").start()
+    yield b
+    b.stop()
+
+
+@pytest.fixture
+def coinrace():
+    """The toy Coin race registered as ``coinrace`` for the test."""
+    from companion.games import register_game, unregister_game
+    from tests.kit.toygame import CoinRace
+
+    register_game(CoinRace, replace=True)
+    yield
+    unregister_game("coinrace")
+
+
 @pytest.fixture(scope="module")
 def browser():
     """Debian's chromium driven by Playwright, one per test module."""
-    from browserkit import CHROMIUM, CHROMIUM_ARGS
+    from tests.kit.browser import CHROMIUM, CHROMIUM_ARGS
 
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"no chromium at {CHROMIUM}")
@@ -166,7 +163,7 @@ def browser():
 @pytest.fixture
 def phone(browser):
     """``phone(scheme="dark")``: a new phone (its own cookies) in that colour scheme."""
-    from browserkit import PHONE, TIMEOUT_MS
+    from tests.kit.browser import PHONE, TIMEOUT_MS
 
     contexts = []
 

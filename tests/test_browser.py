@@ -9,19 +9,9 @@ from __future__ import annotations
 
 import re
 
-from browserkit import BROWSER, SHOTS, expect_text, shot  # noqa: F401  (shared)
+from tests.kit.browser import BROWSER, SHOTS, expect_text, open_board, open_host, shot
 
 pytestmark = BROWSER
-
-
-def open_board(ctx, table):
-    page = ctx.new_page()
-    errors = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(table.url + "/")
-    page.wait_for_selector("#conn.live")
-    return page
 
 
 # ---------------------------------------------------------------------------
@@ -163,33 +153,24 @@ def test_a_name_with_html_is_shown_as_text(live_server, phone):
     assert page.evaluate("document.body.dataset.pwned") is None
 
 
-def test_the_page_reconnects_when_it_becomes_visible_again(live_server, phone):
-    from playwright.sync_api import expect
+def test_the_page_reconnects_when_it_becomes_visible_again(tmp_path, phone):
+    from tests.kit.web import start_table
 
-    t = live_server
-    page = open_board(phone(), t)
-    page.evaluate("TC.conn.source.close()")     # the phone dropped the background stream
-    t.session.log({"type": "flip", "card": "food:otah"})
-    page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")   # back in front
-    # well before the watchdog (2.5 heartbeats) would have noticed
-    expect(page.locator("#panel")).to_contain_text("Otah", timeout=1000)
-    page.wait_for_selector("#conn.live")
+    # heartbeats an hour apart: the watchdog (2.5 heartbeats) never notices in this test
+    t = start_table(tmp_path, SSE_HEARTBEAT_S=3600.0)
+    try:
+        page = open_board(phone(), t)
+        page.evaluate("TC.conn.source.close()")     # the phone dropped the background stream
+        t.session.log({"type": "flip", "card": "food:otah"})
+        page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")  # back in front
+        expect_text(page, "#panel", "Otah")
+        page.wait_for_selector("#conn.live")
+    finally:
+        t.close()
 
 
 # ---------------------------------------------------------------------------
 # the host's new-game form (built from the games' declared settings)
-
-
-def open_host(ctx, table):
-    page = ctx.new_page()
-    errors = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(table.url + "/host")
-    page.fill("#pin", table.pin)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#conn.live")
-    return page
 
 
 def open_new_game_form(page):

@@ -6,8 +6,7 @@ if someone slapped), and Undo under the host's thumb."""
 
 from __future__ import annotations
 
-from browserkit import BROWSER, expect_text, shot
-from test_games_browser import open_host
+from tests.kit.browser import BROWSER, expect_text, open_host, shot
 
 pytestmark = BROWSER
 
@@ -22,7 +21,7 @@ def on_screen(page, selector) -> bool:
 
 def chomp_host(t, phone, **options):
     t.session.new_game("chomp", [{"name": n, "buzzer": n} for n in PLAYERS], options)
-    host = open_host(phone(), t)
+    host = open_host(phone(), t, strict=True)
     expect_text(host, "#chomp-whose", "Ana’s card")
     return host
 

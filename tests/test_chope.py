@@ -19,7 +19,7 @@ import pytest
 from companion.games import RulesError, get_game
 from companion.games.chope import DATA, best_seating
 from companion.gamefile import replay_lines
-from conformance import play_random
+from tests.kit.conformance import play_random
 
 G = get_game("chope")
 ROOT = Path(__file__).resolve().parent.parent
@@ -636,60 +636,6 @@ def test_public_view_is_the_scoreboard_json():
 
 
 # -- random play ---------------------------------------------------------------
-def rulebook_scores(rep, players):
-    """Final scores straight from the rulebook's Scoring section, with a brute
-    force over how many own-colour and other tables get a Main and how many
-    of them a Side; holdings from the final scoreboard, favourites from the log."""
-    opts = {**G.default_options(), **rep.options}
-    kinds = {f: info["kind"] for f, info in opts["foods"].items()}
-    favourite = {e["player"]: e["food"] for e in rep.events if e["type"] == "favourite"}
-    out = {}
-    for pl in G.public_view(rep.state)["players"]:
-        tables, food = pl["tables"], pl["food"]
-        own = tables.count(f"table:{pl['colour']}")
-        mains = sum(kinds[f.split(":", 1)[1]] == "main" for f in food)
-        sides = len(food) - mains
-        best = None
-        for a, b in itertools.product(range(own + 1), range(len(tables) - own + 1)):
-            if a + b > mains:
-                continue
-            for sd in range(min(sides, a + b) + 1):
-                pts = len(food) if opts["unmatched_food_scores"] else a + b + sd
-                pts += a if opts["own_colour_bonus"] == "matched" else own
-                pts -= len(tables) - a - b
-                best = pts if best is None else max(best, pts)
-        if opts["favourite_food"]:
-            best += food.count(f"food:{favourite[pl['name']]}")
-        out[pl["name"]] = best
-    return out
-
-
-def random_options(rng, players):
-    """Random house rules, colours and a smaller random deck (faster games)."""
-    opts = {st.name: rng.choice(st.choices if st.kind == "choice" else (False, True))
-            for st in G.settings if st.kind in ("bool", "choice")}
-    colours = rng.sample(list(DATA["tables"]), len(players))
-    opts["colours"] = dict(zip(players, colours))
-    opts["starting_player"] = rng.choice(players)
-    if rng.random() < 0.05:
-        return opts                                    # the full 92-card deck
-    opts["tables"] = {c: rng.randint(0, 3) for c in DATA["tables"]}
-    opts["mynahs"] = rng.randint(0, 4)
-    foods = rng.sample(sorted(DATA["foods"]), rng.randint(6, 12))
-    opts["foods"] = {f: {**DATA["foods"][f], "copies": rng.randint(1, 3)} for f in foods}
-    opts["favourite_cards"] = rng.sample(foods, 6)
-    return opts
-
-
-# the conformance test's random games (tests/test_conformance.py) use these
-conformance_options = random_options
-
-
-def conformance_check(rep):
-    """A random game's final scores are the rulebook's."""
-    assert G.scores(rep.state) == rulebook_scores(rep, rep.players)
-
-
 def test_play_random_undo_then_same_event_is_the_identity():
     rng = random.Random(11)
     for players in (["a", "b"], ["a", "b", "c", "d", "e", "f"]):

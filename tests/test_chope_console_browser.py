@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import random
 
-from browserkit import BROWSER, expect_text, shot
-from test_games_browser import open_host
+from tests.kit.browser import BROWSER, expect_text, open_host, shot
 
 pytestmark = BROWSER
 
@@ -20,7 +19,7 @@ def on_screen(page, selector) -> bool:
 
 def test_a_logged_card_is_confirmed_by_the_buttons_and_the_grid_stays_put(live_server, phone):
     t = live_server
-    host = open_host(phone(), t)
+    host = open_host(phone(), t, strict=True)
     host.wait_for_selector("#legal button.event")
     assert on_screen(host, "#undo")                        # no scrolling past the grid
     grid = "#legal .grid-buttons button.event"
@@ -41,7 +40,7 @@ def test_food_with_no_table_says_why_it_scores_0(live_server, phone):
     t = live_server
     t.session.log({"type": "flip", "card": "food:laksa"})
     t.session.log({"type": "stop"})
-    host = open_host(phone(), t)
+    host = open_host(phone(), t, strict=True)
     expect_text(host, "#players", r"1 food scores 0 \(not seated: no Table\)")
     shot(host, "host-chope-unseated.png")
     assert host.errors == []
@@ -62,7 +61,7 @@ def test_the_end_screen_lists_unscored_food_and_names_the_tie_break(live_server,
     t = live_server
     t.session.new_game("chope", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
     play_to_the_end(t.session)
-    host = open_host(phone(), t)
+    host = open_host(phone(), t, strict=True)
     expect_text(host, "#result", r": \+0 \(not seated")
     expect_text(host, "#result", "Ties go to the player with the most Table cards")
     shot(host, "host-chope-end.png")
@@ -79,7 +78,7 @@ def test_pin_keyboard_rule_quotes_and_the_new_game_colours(live_server, phone):
     assert page.get_attribute("#pin", "inputmode") is None
     assert page.get_attribute("#pin", "type") == "password"
     shot(page, "host-login.png")
-    host = open_host(phone(), t)
+    host = open_host(phone(), t, strict=True)
     running = {p["name"]: p["colour"] for p in t.session.snapshot()["view"]["players"]}
     host.click("#ng-details summary")
     rows = host.locator("#ng-players .player-row")
@@ -94,7 +93,7 @@ def test_pin_keyboard_rule_quotes_and_the_new_game_colours(live_server, phone):
 
 
 def shot_path(name):
-    from browserkit import SHOTS
+    from tests.kit.browser import SHOTS
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     return SHOTS / name

@@ -19,7 +19,6 @@ import pytest
 from companion.gamefile import replay_lines
 from companion.games import RulesError, get_game
 from companion.games.chopote import DATA
-from conformance import random_settings
 
 G = get_game("chopote")
 ROOT = Path(__file__).resolve().parent.parent
@@ -667,30 +666,6 @@ def test_the_example_game_replays_to_its_winner():
 
 
 # -- random play to the end -----------------------------------------------------------------
-BOARDS = [None, SHORT, {"track_length": 16, "corridor_length": 2,
-                        "colours": [{"name": "red", "start": 0}, {"name": "blue", "start": 4},
-                                    {"name": "yellow", "start": 8},
-                                    {"name": "green", "start": 12}]}]
-
-
-# the conformance test's random games (tests/test_conformance.py) use these
-def conformance_options(rng, players):
-    """Declared house rules, on the full board or a smaller one."""
-    options = random_settings(G, rng, players)
-    board = rng.choice(BOARDS)
-    return {**options, "board": board} if board else options
-
-
-def conformance_check(rep) -> None:
-    """One winner, home with all four bottles: 4 points, ranked first."""
-    s = rep.state
-    winner = G.public_view(s)["winner"]
-    assert G.scores(s)[winner] == 4 and G.ranking(s)[0] == [winner]
-    assert sum(v == 4 for v in G.scores(s).values()) == 1
-    last = [e for e in rep.events if e["type"] == "move"][-1]
-    assert last["to"] == "home" and last["player"] == winner
-
-
 # -- steps the tracker takes by itself (issue 23) ---------------------------------------------
 def test_a_blocked_roll_passes_by_itself_and_logging_the_pass_anyway_is_that_step():
     """« Le joueur ne passe son tour que dans une situation de blocage »: with no

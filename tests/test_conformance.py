@@ -12,40 +12,28 @@ view; every game ends within :data:`conformance.MAX_EVENTS` events; and
 replaying the log gives the live state (host view, public view, private
 views, scores, ranking). A failure names the seed that replays its game.
 
-This is the suite's one random-play loop: a game's own test module
-(``tests/test_<game>.py``) may lend it ``conformance_options(rng, players)``
-(house rules and component data drawn its own way) and
-``conformance_check(rep)`` (its final scores from the rulebook). A new game
-gets all of this by being registered.
+This is the suite's one random-play loop: a game's rulebook in the kit
+(:data:`tests.kit.rulebooks.HOOKS`) may lend it ``options(rng, players)``
+(house rules and component data drawn its own way) and ``check(rep)`` (its
+final scores from the rulebook). A new game gets all of this by being
+registered.
 """
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 from companion.games import available_games
-from conformance import MAX_EVENTS, conformance
+from tests.kit.conformance import MAX_EVENTS, conformance
+from tests.kit.rulebooks import HOOKS
 
 GAMES = sorted(available_games())
-
-
-def rulebook_hooks(game_name: str) -> tuple:
-    """The game's own module's ``conformance_options`` and ``conformance_check``
-    (None where it has none)."""
-    try:
-        module = importlib.import_module(f"test_{game_name}")
-    except ModuleNotFoundError:
-        return None, None
-    return (getattr(module, "conformance_options", None),
-            getattr(module, "conformance_check", None))
 
 
 @pytest.mark.parametrize("game_name", GAMES)
 def test_random_play_conforms(game_name, random_play):
     games, seed = random_play
-    options_for, check_game = rulebook_hooks(game_name)
+    options_for, check_game = HOOKS.get(game_name, (None, None))
     figures = conformance(game_name, games, seed=seed, options_for=options_for,
                           check_game=check_game)
     assert figures["games"] == games and figures["longest"] < MAX_EVENTS

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import HostClient, make_app
-from test_player_pages import ANA_A, draw, hawker, log_own, tables  # noqa: F401 - a fixture
+from tests.kit.web import ANA_A, HostClient, draw, log_own, make_app
+from tests.kit.web import private_hawker as hawker
 
 GAMES = ("chope", "chopote", "chomp", "hawker", "tropichaos")
 PLAYERS = ["ana", "bo", "cy"]
@@ -174,8 +174,8 @@ def test_generated_bodies_get_2xx_or_a_4xx_with_a_message_and_leave_the_state(se
         app.extensions["companion"].close()
 
 
-def test_a_stale_player_page_gets_409_not_400(tables):  # noqa: F811 - the fixture
-    t = tables()
+def test_a_stale_player_page_gets_409_not_400(app_tables):
+    t = app_tables()
     links = hawker(t)
     ana = t.phone_for(links["ana"])
     seen = t.session.version

@@ -24,13 +24,13 @@ import pytest
 
 from companion import games
 from companion.games import GameLoadError, game_errors, game_names, get_game, reset_games
-from helpers import fake_distribution
+from tests.kit.helpers import fake_distribution
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent
 
 #: The whole of a new game: the toy game's one file (Coin race, ``coinrace``).
-COIN_RACE = (TESTS / "toygame.py").read_text()
+COIN_RACE = (TESTS / "kit" / "toygame.py").read_text()
 
 #: What the web app is asked, in the copy or here: the games it lists, a game
 #: started, three flips logged, and the scoreboard's state.
@@ -76,7 +76,7 @@ def test_a_module_dropped_into_the_package_is_played_through_the_web_app(tmp_pat
         from companion.games import game_errors
         from companion.session import TableSession
         from companion.store import Store
-        from conftest import HostClient, make_app
+        from tests.kit.web import HostClient, make_app
 
         assert companion.__file__.startswith({str(copy)!r}), companion.__file__
         store = Store({str(tmp_path / "table.db")!r})
@@ -93,7 +93,7 @@ def test_a_module_dropped_into_the_package_is_played_through_the_web_app(tmp_pat
         store.close()
         print(json.dumps(got))
     ''')
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(copy), str(TESTS)]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(copy), str(ROOT)]))
     run = subprocess.run([sys.executable, "-c", script], cwd=copy, env=env,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr

@@ -18,8 +18,8 @@ import pytest
 
 from companion.games import (Game, RulesError, Setting, available_games, game_names,
                              get_game, register_game, unregister_game)
-from conformance import conformance
-from toygame import CoinRace
+from tests.kit.conformance import conformance
+from tests.kit.toygame import CoinRace
 
 
 @pytest.fixture
@@ -158,7 +158,7 @@ def test_register_game_refuses_a_taken_name_and_what_is_not_a_game(toy):
     with pytest.raises(ValueError, match="already registered"):
         register_game(CoinRace)
     with pytest.raises(ValueError, match="already registered"):
-        register_game("tests.toygame:CoinRace", "chope")
+        register_game("tests.kit.toygame:CoinRace", "chope")
     with pytest.raises(TypeError, match="not a Game"):
         register_game(dict)
     with pytest.raises(TypeError, match="not a Game"):
@@ -166,12 +166,12 @@ def test_register_game_refuses_a_taken_name_and_what_is_not_a_game(toy):
     with pytest.raises(ValueError, match="identifier"):
         register_game(CoinRace, "coin race")
     with pytest.raises(ValueError, match="needs a name"):
-        register_game("toygame:CoinRace")
+        register_game("tests.kit.toygame:CoinRace")
     assert register_game(CoinRace, replace=True) == "coinrace"
 
 
 def test_register_game_by_module_path_is_imported_on_first_use():
-    name = register_game("toygame:CoinRace", "lazycoin")
+    name = register_game("tests.kit.toygame:CoinRace", "lazycoin")
     try:
         assert isinstance(get_game(name), CoinRace)
     finally:

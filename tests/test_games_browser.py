@@ -22,8 +22,8 @@ import random
 
 import pytest
 
-from browserkit import BROWSER, SHOTS, expect_text, shot  # noqa: F401  (shared)
-from helpers import wait_for
+from tests.kit.browser import BROWSER, SHOTS, expect_text, open_board, open_host, shot, watch
+from tests.kit.helpers import wait_for
 
 
 # The rulebook's words (rules/001_675cbcd5cb420753.txt) a refusal must quote.
@@ -31,34 +31,6 @@ R_LEAVE = "Le joueur doit tirer le numéro 1 ou 6 pour faire sortir une bouteill
 R_TURN = "Les joueurs lancent à tour de rôle leur dé."
 
 pytestmark = BROWSER
-
-
-def watch(page):
-    """Collect what would be a bug on game night: uncaught errors, console
-    errors (a Content-Security-Policy refusal is one) and failed requests."""
-    page.errors = []
-    page.on("pageerror", lambda exc: page.errors.append(f"pageerror: {exc}"))
-    page.on("console", lambda m: page.errors.append(f"console: {m.text}")
-            if m.type == "error" else None)
-    page.on("response", lambda r: page.errors.append(f"{r.status} {r.url}")
-            if r.status >= 400 else None)
-    return page
-
-
-def open_board(ctx, table):
-    page = watch(ctx.new_page())
-    page.goto(table.url + "/")
-    page.wait_for_selector("#conn.live")
-    return page
-
-
-def open_host(ctx, table):
-    page = watch(ctx.new_page())
-    page.goto(table.url + "/host")
-    page.fill("#pin", table.pin)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#conn.live")
-    return page
 
 
 def wait_version(page, version: int):
@@ -141,8 +113,8 @@ def test_chopote_played_by_tapping_the_board(live_server, phone):
     from playwright.sync_api import expect
 
     t = live_server
-    host = open_host(phone("light"), t)
-    board = open_board(phone("light"), t)
+    host = open_host(phone("light"), t, strict=True)
+    board = open_board(phone("light"), t, strict=True)
     start_chopote_from_the_form(host)
     assert t.session.game.name == "chopote" and t.session.names == ["Ana", "Bo"]
     expect_text(board, "#panel h2", "The board")
@@ -247,7 +219,7 @@ def test_chopote_board_in_dark_mode(live_server, phone):
                        "value": value})
     t.session.log({"type": "move", "player": "Ana", "from": "casier"})
     t.session.log({"type": "roll", "player": "Ana", "value": 3})     # the new bottle moves
-    page = open_board(phone("dark"), t)
+    page = open_board(phone("dark"), t, strict=True)
     page.wait_for_selector("#panel svg g[data-where=start]")
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(15, 17, 21)"
     assert page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches")
@@ -292,8 +264,8 @@ def test_panels_render_on_the_scoreboard_and_the_console(live_server, phone, gam
     t = live_server
     t.session.new_game(game, [{"name": n} for n in players])
     play_some(t, steps, seed=7)
-    board = open_board(phone("dark"), t)
-    host = open_host(phone("dark"), t)
+    board = open_board(phone("dark"), t, strict=True)
+    host = open_host(phone("dark"), t, strict=True)
     for page in (board, host):
         wait_version(page, t.session.version)
         expect(page.locator("#panel")).to_be_visible()
@@ -323,7 +295,7 @@ def test_chope_favourite_is_drawn_by_the_chope_panel_on_the_players_own_page(liv
     t = live_server
     t.session.new_game("chope", [{"name": "Ana"}, {"name": "Bo"}], {"favourite_food": True})
     t.session.log({"type": "favourite", "player": "Ana", "food": "laksa"})
-    host = open_host(phone(), t)
+    host = open_host(phone(), t, strict=True)
     host.locator("#player-links details[data-player=Ana] > summary").tap()
     url = host.locator("#player-links details[data-player=Ana] .pl-url").inner_text()
     mine = watch(phone().new_page())
@@ -335,7 +307,7 @@ def test_chope_favourite_is_drawn_by_the_chope_panel_on_the_players_own_page(liv
     expect(favourite).to_contain_text("worth 0 points now")
     assert mine.evaluate("typeof TC.panels.chope.private") == "function"
     assert mine.locator("#private-view dl.kv.facts").count() == 0     # not the generic panel
-    board = open_board(phone(), t)
+    board = open_board(phone(), t, strict=True)
     expect(board.locator("#players li[data-player=Ana]")).to_contain_text("favourite dealt")
     assert "Laksa" not in board.locator("#players").inner_text()
     assert mine.errors == [] and host.errors == [] and board.errors == []

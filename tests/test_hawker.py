@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from companion.edges import Edge
-from companion.gamefile import Replay, header, replay_lines
+from companion.gamefile import Replay, replay_lines
 from companion.games import RulesError, get_game
 from companion.games.hawker import DATA, recipe_fits
 from companion.referee import RaceSpec, judge
@@ -856,64 +856,6 @@ def random_game(rng, players, options, undo_every=0, max_events=4000) -> Replay:
             rep.apply(ev)
             assert rep.state == after
     raise AssertionError("game not finished")
-
-
-def random_options(rng):
-    return {"draws": rng.choice(["private", "private", "public"]),
-            "poisoning_hold": rng.choice(["turn", "seconds"]),
-            "event_shuffle": rng.choice(["random", "stacks"]),
-            "copycat_bonus": rng.choice(["kept", "follows"]),
-            "stop_trade": rng.choice(["market", "undone", "no"]),
-            "repeat_actions": rng.random() < 0.8,
-            "family_recipe_actions": rng.choice([1, 2]),
-            "poisoning_loss": rng.choice(["discard", "box"]),
-            "poisoning_chooser": rng.choice(["loser", "left"])}
-
-
-def rulebook_scores(rep: Replay) -> dict:
-    """Points from the cooked dishes, straight from the rulebook: dish points, +1 for a dish
-    of one's own stall (the stall held when cooked; or now, with copycat_bonus follows)."""
-    s = rep.state
-    out = {}
-    for p in rep.players:
-        total = 0
-        for d in s["cooked"][p]:
-            total += DATA["dishes"][d["dish"]]["points"]
-            stall = DATA["dishes"][d["dish"]]["stall"]
-            if rep.options.get("copycat_bonus") == "follows":
-                total += stall is not None and stall == s["stalls"][p]
-            else:
-                total += d["bonus"]
-        out[p] = total
-    return out
-
-
-def check_game(rep: Replay) -> None:
-    s = rep.state
-    scores = G.scores(s)
-    assert scores == rulebook_scores(rep)
-    if s["winner"]:
-        assert scores[s["winner"]] >= s["target"] and G.ranking(s)[0] == [s["winner"]]
-    else:
-        assert s["over"] == "no dishes"
-    lines = [json.dumps(header("hawker", rep.players, rep.options))]
-    lines += [json.dumps(e) for e in rep.events]
-    again = replay_lines(lines)
-    assert again.state == s
-    assert G.public_view(again.state) == G.public_view(s)
-
-
-# the conformance test's random games (tests/test_conformance.py) use these
-def conformance_options(rng, players):
-    return random_options(rng)
-
-
-def conformance_check(rep: Replay) -> None:
-    """Scores from the rulebook, the winner, the replay; the tracker's own
-    draws never clashed."""
-    check_game(rep)
-    view = G.host_view(rep.state)
-    assert not view["faults"] and not view["inconsistent"]
 
 
 def test_every_listed_event_is_legal_in_a_random_game():

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import re
 
-from browserkit import BROWSER, expect_text, shot
-from test_browser import open_host
+from tests.kit.browser import BROWSER, expect_text, open_host, shot
 
 pytestmark = BROWSER
 

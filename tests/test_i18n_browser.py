@@ -11,13 +11,12 @@ long one is English left on a French page, and fails the test."""
 
 from __future__ import annotations
 
-import json
 import random
 import threading
 
 import pytest
 
-from browserkit import BROWSER, PHONE, SHOTS, TIMEOUT_MS, expect_text
+from tests.kit.browser import BROWSER, PHONE, SHOTS, TIMEOUT_MS, expect_text
 
 from companion import translations
 
@@ -327,8 +326,8 @@ def test_a_field_that_is_a_message_is_translated_and_a_name_is_not(live_server, 
 def test_a_convention_in_french_on_the_tables_and_the_league(tmp_path, live_server, ctx):
     """The league's pairing notice on a table's scoreboard, and the league
     page with a convention (pods, their states, the standings), in French."""
-    from test_league import SMALL_CHOPE
-    from test_league_convention import _hall_server, plan, result
+    from tests.kit.league import SMALL_CHOPE, hall_server, plan
+    from tests.kit.league import convention_result as result
 
     from companion.league.tableseat import seat_notice
 
@@ -344,7 +343,7 @@ def test_a_convention_in_french_on_the_tables_and_the_league(tmp_path, live_serv
     t.session.new_game("chope", ["Ana", "Bo", "Cy"], SMALL_CHOPE)
     t.services.broker.set_notice(seat_notice(pairing, t.session.snapshot()))
     expect_text(board, "#table-notice .notice.info", "Ana, Bo, Cy : en jeu")
-    league = _hall_server(tmp_path, convention=plan())
+    league = hall_server(tmp_path, convention=plan())
     try:
         conv = league.convention
         pod1, pod2 = conv.current.pods

@@ -11,183 +11,20 @@ test clock (the session's own race path)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import subprocess
 import threading
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-from bench.league_faults import free_port
-from companion.edges import ButtonEdge
-from companion.games import register_game, unregister_game
-from companion.league.app import LeagueServer
-from companion.league.config import generate
-from companion.league.publisher import LeaguePublisher
 from companion.league.store import LeagueStore
 from companion.league.topics import Credentials, Topics
-from companion.session import TableSession
-from companion.store import Store
-from helpers import wait_for
-from toygame import CoinRace
+from tests.kit.helpers import wait_for
+from tests.kit.league import (SMALL_CHOPE, TABLES, Table, get_json, league_server,
+                             play_chope, play_coinrace)
+from tests.kit.mosquitto import NEEDS_MOSQUITTO
 
-MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-pytestmark = pytest.mark.skipif(not Path(MOSQUITTO).exists(),
-                                reason="Debian's mosquitto is not installed (tasks.py test installs it)")
-
-MS = 1_000_000
-TABLES = ["t1", "t2", "t3"]
-SMALL_CHOPE = {"tables": {"red": 1, "blue": 0, "green": 0}, "mynahs": 0,
-               "foods": {"laksa": {"kind": "main", "copies": 1},
-                         "satay": {"kind": "side", "copies": 1}},
-               "favourite_cards": ["laksa", "satay"]}
-
-
-class Broker:
-    """A real Mosquitto on a free loopback port with the generated config."""
-
-    def __init__(self, root: Path, tables=TABLES):
-        self.port = free_port()
-        self.root = root
-        run_as = "root" if os.geteuid() == 0 else None
-        self.files = generate(root, tables, port=self.port, bind="127.0.0.1", run_as=run_as,
-                              log_file=str(root / "broker.log"))
-        self.url = f"mqtt://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen | None = None
-
-    def creds(self, user: str) -> Credentials:
-        return Credentials.from_file(user, self.files["secrets"][user])
-
-    def start(self) -> "Broker":
-        self.proc = subprocess.Popen([MOSQUITTO, "-c", str(self.files["conf"])],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-        def up():
-            if self.proc.poll() is not None:
-                return True         # it exited (a port in use): reported below
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return True
-            except OSError:
-                return False
-        if not wait_for(up, timeout=10, step=0.02) or self.proc.poll() is not None:
-            self.proc.kill()
-            raise RuntimeError(f"mosquitto did not start: {self.proc.stderr.read()!r}")
-        return self
-
-    def stop(self) -> None:
-        """A clean stop (SIGTERM): the broker saves its queue to disk."""
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-            self.proc.stderr.close()
-            self.proc = None
-
-
-@pytest.fixture
-def broker(tmp_path):
-    b = Broker(tmp_path / "broker").start()
-    yield b
-    b.stop()
-
-
-@pytest.fixture
-def coinrace():
-    register_game(CoinRace, replace=True)
-    yield
-    unregister_game("coinrace")
-
-
-class Clock:
-    """The table's buzzer clock, moved by the test."""
-
-    def __init__(self):
-        self.t = 10 ** 9
-
-    def __call__(self) -> int:
-        return self.t
-
-
-class Table:
-    """One table: store and session on a temp file, with its publisher."""
-
-    def __init__(self, root: Path, broker: Broker, table_id: str, user: str | None = None,
-                 creds: Credentials | None = None):
-        self.clock = Clock()
-        self.path = root / f"{table_id}.db"
-        self.store = Store(self.path)
-        self.session = TableSession(self.store, clock=self.clock)
-        self.session.resume()
-        self.broker, self.table_id = broker, table_id
-        self.creds = creds or broker.creds(user or table_id)
-        self.pub: LeaguePublisher | None = None
-
-    def publish(self) -> "Table":
-        self.pub = LeaguePublisher(self.session, self.store, self.broker.url, self.table_id,
-                                   self.creds, reconnect_s=(1, 1)).start()
-        return self
-
-    def press(self, presses, start=None) -> None:
-        """Buzzer presses at ``start`` + offset (ms), then the race settles."""
-        t0 = self.clock.t if start is None else start
-        for player, offset_ms in presses:
-            t = t0 + int(offset_ms * MS)
-            self.session.feed_edge(ButtonEdge(player, True, t))
-            self.session.feed_edge(ButtonEdge(player, False, t + 80 * MS))
-        self.clock.t = t0 + 3000 * MS
-        self.session.tick()
-
-    def ids(self) -> list[int]:
-        return sorted(i for g in self.store.list_games() for i, _ in self.store.events(g["id"]))
-
-    def close(self) -> None:
-        if self.pub is not None:
-            self.pub.close()
-        self.store.close()
-
-
-def play_chope(table: Table, favourites=False) -> str:
-    """A small Chope! to the end: the Red Table is choped 0.8 ms ahead of
-    the other eligible player; returns who choped it."""
-    s = table.session
-    s.new_game("chope", ["ana", "bo", "cy"], {**SMALL_CHOPE, "favourite_food": favourites})
-    s.log({"type": "flip", "card": "food:laksa"})
-    s.log({"type": "stop"})
-    s.log({"type": "flip", "card": "food:satay"})
-    s.log({"type": "keep"} if {"type": "keep"} in s.legal_events() else {"type": "stop"})
-    s.log({"type": "flip", "card": "table:red"})
-    first, second = s.snapshot()["race"]["eligible"]
-    table.press([(first, 100), (second, 100.8)])
-    assert s.snapshot()["finished"]
-    return first
-
-
-def play_coinrace(table: Table, reactions=((("ana", 150), ("bo", 150.7)),)) -> None:
-    """Announced races (countdown, GO): reaction times from GO."""
-    s = table.session
-    s.new_game("coinrace", ["ana", "bo"], {"target": len(reactions)})
-    for presses in reactions:
-        s.log({"type": "flip", "side": "heads"})
-        s.start_race(countdown_ms=0)
-        table.press(presses)
-
-
-def get_json(url: str):
-    with urllib.request.urlopen(url, timeout=5) as r:
-        return json.loads(r.read())
-
-
-def league_server(tmp_path, broker, db=None) -> LeagueServer:
-    return LeagueServer(broker.url, db or tmp_path / "league.db", broker.creds("league"),
-                        host="127.0.0.1", port=0).open().start()
+pytestmark = NEEDS_MOSQUITTO
 
 
 @pytest.fixture

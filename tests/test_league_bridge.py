@@ -3,7 +3,7 @@ Mosquitto's own bridge (``companion league config --bridge``), the tables on
 the café broker, the league (its own process) on the central one.
 
 The long test runs issue 24's faults while three tables keep logging (see
-bench/league_faults.py): the bridge cut for 60 s times the fault-time scale
+tests/kit/league_faults.py): the bridge cut for 60 s times the fault-time scale
 (``LEAGUE_FAULT_SCALE``, default 0.1), the league killed with SIGKILL, the
 central broker killed with SIGKILL and its persistence file 5 s stale, both
 started again: every event reaches the league exactly once, nobody resets
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.league_faults import MOSQUITTO, CafeNight, fault_scale, night
-from helpers import wait_for
+from tests.kit.league_faults import MOSQUITTO, CafeNight, fault_scale, night
+from tests.kit.helpers import wait_for
 
 pytestmark = pytest.mark.skipif(not Path(MOSQUITTO).exists(),
                                 reason="Debian's mosquitto is not installed")

@@ -17,26 +17,19 @@ from pathlib import Path
 import pytest
 
 from companion.league.__main__ import main as league_main
-from companion.league.convention import Convention, Plan, same_players
+from companion.league.convention import Convention, same_players
 from companion.league.store import LeagueStore
 from companion.league.tableseat import TableSeat, seat_notice
 from companion.league.topics import LeagueError, Topics
-from helpers import wait_for
-from test_league import MOSQUITTO, SMALL_CHOPE, Broker, Table, get_json
-
-PLAYERS = ["Ana", "bo", "cy", "di", "ed", "flo"]
-TABLES = ["t1", "t2", "t3"]
-
-
-def plan(**kw) -> Plan:
-    return Plan.make(kw.pop("players", PLAYERS), kw.pop("game", "chope"),
-                     kw.pop("tables", TABLES), **{"rounds": 2, "seed": "7", "target": 3, **kw})
-
+from tests.kit.helpers import wait_for
+from tests.kit.league import (MS, PLAYERS, SMALL_CHOPE, STORE, TABLES, Table, get_json,
+                             hall_server, plan)
+from tests.kit.league import convention_result as result
+from tests.kit.mosquitto import MOSQUITTO, Broker
 
 def finish_chope(session, players) -> list:
     """A small Chope! with ``players`` to its end (the Red Table choped
     0.8 ms ahead); the game's final ranking."""
-    from test_league import MS
     from companion.edges import ButtonEdge
 
     session.new_game("chope", list(players), SMALL_CHOPE)
@@ -59,27 +52,6 @@ def finish_chope(session, players) -> list:
 
 
 # -- without a broker ------------------------------------------------------------
-
-STORE = "0123456789abcdef"
-
-
-def result(store, table, gid, ranking, game="chope", version=None):
-    """A finished game the league counts: its last event (id ``version``)
-    held, then its result (its events hide something, so holding them is
-    what counts: no replay of these made-up rankings)."""
-    names = [n for g in ranking for n in g]
-    version = version or gid
-    store.add_event(table, {"store": STORE, "id": version, "prev": 0, "since": 0, "seq": 1,
-                            "game_id": gid, "game": game, "players": names, "type": "x",
-                            "event": {"type": "x"}, "sent_ns": 1})
-    held = len(store._rows("SELECT 1 FROM events WHERE table_id = ? AND game_id = ?",
-                           (table, gid)))
-    store.set_result(table, gid, {"store": STORE, "finished": True, "game": game,
-                                  "players": names, "version": version, "events": held,
-                                  "hidden": True, "sent_ns": 1,
-                                  "summary": {"ranking": ranking, "scores": {},
-                                              "players": names}})
-
 
 def test_results_count_only_for_the_pods_game_players_and_a_later_game(tmp_path):
     store = LeagueStore(tmp_path / "league.db")
@@ -396,15 +368,6 @@ def test_companion_serve_shows_its_pairing_on_its_live_pages(tmp_path):
 
 # -- the hall: the league page's live stream to many pages --------------------------
 
-def _hall_server(tmp_path, **kw):
-    """A league server with no broker behind it (its subscriber retries
-    quietly): only its pages are under test."""
-    from companion.league.app import LeagueServer
-
-    return LeagueServer("mqtt://127.0.0.1:9", tmp_path / "league.db", host="127.0.0.1",
-                        port=0, **kw).open().start()
-
-
 def _raw_page(port, version="1.0"):
     import socket
 
@@ -426,7 +389,7 @@ def _read_until(sock, marker: bytes, limit=1 << 20) -> bytes:
 def test_every_page_gets_each_notice_over_http_1_0_and_chunked_1_1(tmp_path):
     import http.client
 
-    league = _hall_server(tmp_path)
+    league = hall_server(tmp_path)
     pages, conn = [], None
     try:
         pages = [_raw_page(league.port), _raw_page(league.port)]
@@ -460,7 +423,7 @@ def test_every_page_gets_each_notice_over_http_1_0_and_chunked_1_1(tmp_path):
 def test_the_hall_is_full_at_its_limit_and_a_page_that_stops_reading_is_ended(tmp_path):
     import http.client
 
-    league = _hall_server(tmp_path, max_pages=2)
+    league = hall_server(tmp_path, max_pages=2)
     league.hub.max_backlog = 64 * 1024
     pages = []
     try:
@@ -489,7 +452,7 @@ def test_the_hall_is_full_at_its_limit_and_a_page_that_stops_reading_is_ended(tm
 
 
 def test_the_league_view_is_made_once_per_change_and_revalidates(tmp_path):
-    league = _hall_server(tmp_path)
+    league = hall_server(tmp_path)
     calls = []
     real = league.store.league
     league.store.league = lambda: calls.append(1) or real()
@@ -517,7 +480,7 @@ def test_the_league_view_is_made_once_per_change_and_revalidates(tmp_path):
 @pytest.mark.browser
 def test_the_pairing_shows_on_the_scoreboard_and_the_host_console_and_the_league_page(
         tmp_path, live_server, phone):
-    from browserkit import expect_text, shot
+    from tests.kit.browser import expect_text, shot
 
     t = live_server
     pairing = {"table": "t1", "round": 1, "rounds": 2, "game": "chope", "title": "Chope!",
@@ -545,7 +508,7 @@ def test_the_pairing_shows_on_the_scoreboard_and_the_host_console_and_the_league
         expect_text(page, "#table-notice .notice.info", "Ana, Bo, Cy: playing")
         assert page.locator("#table-notice .notice.warn").count() == 0
     # the league page with the convention: pods, their states, the standings
-    league = _hall_server(tmp_path, convention=plan())
+    league = hall_server(tmp_path, convention=plan())
     try:
         conv = league.convention
         pod1, pod2 = conv.current.pods
@@ -569,7 +532,7 @@ def test_the_pairing_shows_on_the_scoreboard_and_the_host_console_and_the_league
 def test_a_league_page_refused_by_a_full_hall_comes_back_when_there_is_room(tmp_path, phone):
     from playwright.sync_api import expect
 
-    league = _hall_server(tmp_path, max_pages=1)
+    league = hall_server(tmp_path, max_pages=1)
     holder = None
     try:
         holder = _raw_page(league.port)

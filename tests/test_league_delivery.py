@@ -11,59 +11,20 @@ broker was lost, after a gap."""
 
 from __future__ import annotations
 
-import shutil
-import signal
 import threading
-from pathlib import Path
 
 import paho.mqtt.client as mqtt
-import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from companion.league.app import LeagueServer
 from companion.league.publisher import LeaguePublisher
 from companion.league.topics import Topics, dumps
-from helpers import wait_for
-from test_league import MOSQUITTO, SMALL_CHOPE, Broker, Table
+from tests.kit.helpers import wait_for
+from tests.kit.league import SMALL_CHOPE, Table, play_chope
+from tests.kit.mosquitto import NEEDS_MOSQUITTO
 
-pytestmark = pytest.mark.skipif(not Path(MOSQUITTO).exists(),
-                                reason="Debian's mosquitto is not installed")
+pytestmark = NEEDS_MOSQUITTO
 TOPICS = Topics()
-
-
-class KillableBroker(Broker):
-    """A broker that can die without saving (kill -9) and come back from an
-    old copy of its persistence file."""
-
-    @property
-    def db(self) -> Path:
-        return self.root / "data" / "mosquitto.db"
-
-    def snapshot(self) -> Path | None:
-        """Save the broker's queue to disk now (SIGUSR1... Mosquitto saves on
-        its autosave timer; a clean copy is what a power cut leaves) and
-        keep a copy of the file."""
-        self.proc.send_signal(signal.SIGUSR1)         # mosquitto: write the db now
-        assert wait_for(lambda: self.db.exists(), timeout=10)
-        copy = self.db.with_suffix(".stale")
-        shutil.copy2(self.db, copy)
-        return copy
-
-    def kill9(self, stale: Path | None = None) -> None:
-        self.proc.kill()
-        self.proc.wait(10)
-        self.proc.stderr.close()
-        self.proc = None
-        if stale is not None:
-            shutil.copy2(stale, self.db)
-
-
-@pytest.fixture
-def broker(tmp_path):
-    b = KillableBroker(tmp_path / "broker").start()
-    yield b
-    if b.proc is not None:
-        b.stop()
 
 
 def league(tmp_path, broker, **kw) -> LeagueServer:
@@ -95,7 +56,7 @@ def test_events_a_broker_acknowledged_then_lost_are_sent_again_from_the_leagues_
         log_some(t1, 5)
         assert t1.pub.delivered(15), t1.pub.status()
         lg.close()                      # the league is away: the broker queues for it
-        stale = broker.snapshot()
+        stale = broker.save_copy()
         log_some(t1, 30)
         assert t1.pub.flush(10)         # acknowledged by the broker...
         broker.kill9(stale)             # ...which dies and comes back without them
@@ -207,8 +168,6 @@ def test_a_gap_the_league_reports_is_filled_at_once(tmp_path, broker):
 
 def test_a_result_the_league_never_got_is_sent_again_and_so_is_playing_again(
         tmp_path, broker):
-    from test_league import play_chope
-
     lg = league(tmp_path, broker)
     t1 = publish(Table(tmp_path, broker, "t1"), stall_s=1.0)
     original = lg.subscriber.handle

@@ -21,30 +21,14 @@ from paho.mqtt.enums import CallbackAPIVersion
 from companion.league.store import LeagueStore
 from companion.league.subscriber import LeagueSubscriber
 from companion.league.topics import MAX_MESSAGE_BYTES, Topics, dumps
-from helpers import wait_for
-from test_league import (MOSQUITTO, SMALL_CHOPE, Broker, Table, get_json, league_server,
-                         play_chope, play_coinrace)
-from toygame import CoinRace
-from companion.games import register_game, unregister_game
+from tests.kit.helpers import wait_for
+from tests.kit.league import (SMALL_CHOPE, Table, event, get_json, league_server, play_chope,
+                             play_coinrace)
+from tests.kit.mosquitto import NEEDS_MOSQUITTO, Broker
 
-pytestmark = pytest.mark.skipif(not __import__("pathlib").Path(MOSQUITTO).exists(),
-                                reason="Debian's mosquitto is not installed")
+pytestmark = NEEDS_MOSQUITTO
 TOPICS = Topics()
 STORE = "0123456789abcdef"
-
-
-@pytest.fixture
-def broker(tmp_path):
-    b = Broker(tmp_path / "broker").start()
-    yield b
-    b.stop()
-
-
-@pytest.fixture
-def coinrace():
-    register_game(CoinRace, replace=True)
-    yield
-    unregister_game("coinrace")
 
 
 class Intruder:
@@ -248,7 +232,6 @@ def test_a_table_restarted_on_a_fresh_store_has_its_new_game_reach_the_standings
 
 
 def test_events_missing_are_counted_as_events_not_gaps():
-    from test_league_store import event
     store = LeagueStore(":memory:")
     try:
         for eid in (1, 2, 6):
@@ -270,7 +253,6 @@ def test_events_missing_are_counted_as_events_not_gaps():
     ("players", ["x" * 65]), ("players", "ana"), ("event", []), ("store", "../etc"),
     ("game", 7), ("line", "x" * 501), ("logged_ns", -1)])
 def test_every_field_of_an_event_is_checked(field, value):
-    from test_league_store import event
     store = LeagueStore(":memory:")
     sub = LeagueSubscriber(store, "mqtt://127.0.0.1:1")
     try:

@@ -16,6 +16,8 @@ from companion.league.publisher import public_state
 from companion.league.store import LeagueStore
 from companion.league.topics import (BrokerURL, LeagueError, Topics, check_table_id, dumps,
                                      loads)
+from tests.kit.league import STORE, event, finished
+from tests.kit.league import store_result as result
 
 
 @pytest.fixture
@@ -23,36 +25,6 @@ def league():
     store = LeagueStore(":memory:")
     yield store
     store.close()
-
-
-STORE = "0123456789abcdef"
-
-
-def event(eid, prev, game_id=1, ev=None, game="chope", since=0, players=("ana", "bo"),
-          seq=None, store=STORE):
-    ev = ev or {"type": "flip", "card": "food:laksa"}
-    return {"v": 1, "table": "x", "store": store, "id": eid, "prev": prev, "since": since,
-            "seq": seq or eid - since, "game_id": game_id, "game": game, "title": game,
-            "players": list(players), "type": ev["type"], "event": ev, "line": ev["type"],
-            "logged_ns": eid, "sent_ns": 1}
-
-
-def result(game_id, ranking, scores, version=9, game="chope", events=None, hidden=True,
-           store=STORE):
-    """A finished game's result; ``hidden``: the league cannot replay it, so
-    holding its events (``events`` of them, the last one ``version``) counts."""
-    players = [p for g in ranking for p in g]
-    return {"v": 1, "store": store, "game_id": game_id, "game": game, "title": game,
-            "finished": True, "version": version, "players": [{"name": p} for p in players],
-            "events": events or 1, "hidden": hidden, "options": {}, "sent_ns": 1,
-            "summary": {"ranking": ranking, "scores": scores, "players": players}}
-
-
-def finished(league, table, game_id, ranking, scores, version=9, **kw):
-    """A result the league counts: one event of the game held, then its result."""
-    league.add_event(table, event(version, 0, game_id=game_id,
-                                  players=[p for g in ranking for p in g]))
-    return league.set_result(table, game_id, result(game_id, ranking, scores, version, **kw))
 
 
 def race(order, winner=None, loser=None, kind="first-press", announced=False, arm=0,

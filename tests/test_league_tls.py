@@ -5,7 +5,6 @@ the CA file; a broker whose certificate another CA signed is refused."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from companion.league.app import LeagueServer
-from companion.league.config import generate
 from companion.league.publisher import LeaguePublisher
 from companion.league.topics import LeagueError
-from helpers import wait_for
-from test_league import MOSQUITTO, Broker, Table, free_port
+from tests.kit.helpers import wait_for
+from tests.kit.league import Table
+from tests.kit.mosquitto import MOSQUITTO, Broker
 
 OPENSSL = shutil.which("openssl")
 pytestmark = pytest.mark.skipif(not Path(MOSQUITTO).exists() or OPENSSL is None,
@@ -47,18 +46,6 @@ def make_server_cert(root: Path, ca_key: Path, ca_crt: Path) -> tuple[Path, Path
     return key, crt
 
 
-class TLSBroker(Broker):
-    def __init__(self, root: Path, cert: Path, key: Path):
-        self.port = free_port()
-        self.root = root
-        run_as = "root" if os.geteuid() == 0 else None
-        self.files = generate(root, ["t1", "t2"], port=self.port, bind="127.0.0.1",
-                              run_as=run_as, log_file=str(root / "broker.log"),
-                              tls={"cert": cert, "key": key})
-        self.url = f"mqtts://127.0.0.1:{self.port}"
-        self.proc = None
-
-
 @pytest.fixture
 def pki(tmp_path):
     ca_key, ca_crt = make_ca(tmp_path / "pki", "league-ca")
@@ -69,7 +56,7 @@ def pki(tmp_path):
 
 @pytest.fixture
 def broker(tmp_path, pki):
-    b = TLSBroker(tmp_path / "broker", pki["cert"], pki["key"]).start()
+    b = Broker(tmp_path / "broker", ["t1", "t2"], tls={"cert": pki["cert"], "key": pki["key"]}).start()
     yield b
     b.stop()
 

@@ -9,7 +9,7 @@ import inspect
 
 from companion.desk import RaceDesk
 from companion.edges import VirtualEdge
-from helpers import wait_for
+from tests.kit.helpers import wait_for
 
 
 def _post(app, path, body):

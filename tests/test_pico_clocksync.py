@@ -220,7 +220,9 @@ def test_the_bench_simulation_keeps_20_us_out_of_reach_even_for_an_oracle():
     ideally by their round trip scatter by 208 us: 2 x 208 / sqrt(160) = 33 us
     at the newest exchange after 20 s. If the simulation changes so that
     this fails, the goal may be reachable: revisit ClockSync."""
-    from bench.bench_pico import HZ as BHZ, S as BS, _leg
+    from tests.kit.pico import usb_leg as _leg
+
+    BHZ, BS = 1_000_000, 1_000_000_000       # bench/bench_pico.py's box: a 1 MHz tick
 
     errs = []
     for seed in (1, 2, 3):

@@ -9,24 +9,10 @@ from __future__ import annotations
 import json
 import re
 
-from browserkit import BROWSER, expect_text, shot
-from test_browser import open_board, open_host
+from tests.kit.browser import BROWSER, expect_text, open_board, open_host, shot
+from tests.kit.browser import hawker_game as hawker
 
 pytestmark = BROWSER
-
-SETUP = [{"type": "choose_stall", "player": "Ana", "stall": "malay"},
-         {"type": "choose_stall", "player": "Bo", "stall": "chinese"},
-         {"type": "dish", "card": "you-tiao"}, {"type": "dish", "card": "fish-head-curry"},
-         {"type": "dish", "card": "nasi-lemak"}, {"type": "dish", "card": "rojak"},
-         {"type": "market", "card": "water"}, {"type": "market", "card": "water"},
-         {"type": "market", "card": "spices"}]
-
-
-def hawker(t):
-    t.session.new_game("hawker", [{"name": "Ana", "buzzer": "1"}, {"name": "Bo", "buzzer": "2"}],
-                       {"draws": "private"})
-    for ev in SETUP:
-        t.session.log(ev)
 
 
 def ana_row_text(page) -> str:

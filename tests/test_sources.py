@@ -21,7 +21,7 @@ from companion.buzzers.mock import ClockedMockFactory, MockSource
 from companion.buzzers.pipeline import Pipeline, RefereeConsumer
 from companion.edges import ButtonEdge, Edge
 from companion.referee import FIRST_PRESS, MS, RaceSpec, Referee
-from helpers import fake_distribution
+from tests.kit.helpers import fake_distribution
 
 ROOT = Path(__file__).resolve().parent.parent
 

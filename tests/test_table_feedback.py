@@ -3,7 +3,7 @@ the cue counts down announced starts. Checked on gpiozero mock pin states."""
 
 from __future__ import annotations
 
-from helpers import toggles, wait_for
+from tests.kit.helpers import toggles, wait_for
 
 
 def lit(table, buzzer):

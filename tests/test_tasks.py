@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,7 +32,7 @@ def test_fast_and_long_are_handed_to_pytest_as_its_own_options():
         import tasks
     finally:
         sys.path.remove(str(ROOT))
-    par = ["-n", "auto", "--dist", "loadfile"]          # on every core, a module a worker
+    par = ["-n", "auto", "--dist", "loadgroup"]         # on every core, a browser module a worker
     assert tasks.pytest_args(["--fast", "-k", "chope"]) == par + [
         "-m", "not slow and not browser", "-k", "chope"]
     assert tasks.pytest_args(["--long", "-q"]) == par + ["--long", "-q"]   # conftest's own
@@ -40,7 +41,7 @@ def test_fast_and_long_are_handed_to_pytest_as_its_own_options():
 
 
 def test_long_plays_the_long_count_of_random_games_and_a_count_given_wins():
-    from conftest import random_play_of
+    from tests.kit.conformance import random_play_of
 
     class Config:
         def __init__(self, **options):
@@ -54,10 +55,10 @@ def test_long_plays_the_long_count_of_random_games_and_a_count_given_wins():
     assert random_play_of(Config(long=True, random_games=3, random_seed=5)) == (3, 5)
 
 
-def test_bench_taps_skips_with_a_message_without_chromium(monkeypatch, capsys):
+def test_bench_taps_skips_with_a_message_without_chromium():
     """`python -m bench taps` on a machine with no chromium: no figures, and why."""
-    from bench import bench_taps, tapkit
-
-    monkeypatch.setattr(tapkit, "CHROMIUM", "/nonexistent/chromium")
-    assert bench_taps.run() == []
-    assert "bench_taps skipped: no chromium at /nonexistent/chromium" in capsys.readouterr().err
+    env = dict(os.environ, COMPANION_CHROMIUM="/nonexistent/chromium")
+    r = subprocess.run([sys.executable, "-m", "bench", "taps"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout == "", r.stdout + r.stderr
+    assert "bench_taps skipped: no chromium at /nonexistent/chromium" in r.stderr

@@ -15,7 +15,7 @@ import pytest
 from companion.buzzers.mock import ClockedMockFactory
 from companion.referee import FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, Verdict
 from companion.terminal import describe_verdict, run_buzz
-from helpers import wait_for
+from tests.kit.helpers import wait_for
 
 PLAYERS = ["ana", "bo", "cy"]
 HEADER = [

@@ -18,7 +18,7 @@ import pytest
 from companion.games import (Game, RaceReason, RaceRequest, RulesError, Setting, rank_by,
                              register_game, unregister_game)
 
-from conftest import HostClient
+from tests.kit.web import HostClient
 
 
 class CoinRace(Game):
@@ -168,8 +168,7 @@ CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
 def test_the_toy_game_is_played_on_the_page(coin_race, live_server):
     from playwright.sync_api import expect, sync_playwright
 
-    from browserkit import PHONE, shot
-    from test_browser import open_board
+    from tests.kit.browser import PHONE, open_board, shot
 
     t = live_server
     t.session.new_game(coin_race, [{"name": n} for n in ("Ana", "Bo", "Cy")])

@@ -24,7 +24,7 @@ import pytest
 
 from companion.gamefile import Replay, replay_lines
 from companion.games import RulesError, get_game
-from conformance import check_replay
+from tests.kit.conformance import check_replay
 
 G = get_game("tropichaos")
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,8 +21,8 @@ import random
 
 import pytest
 
-from browserkit import BROWSER, PHONE, SHOTS, TIMEOUT_MS, expect_text, shot
-from helpers import wait_for
+from tests.kit.browser import BROWSER, PHONE, SHOTS, TIMEOUT_MS, expect_text, shot
+from tests.kit.helpers import wait_for
 
 pytestmark = BROWSER
 

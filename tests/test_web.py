@@ -18,8 +18,8 @@ import pytest
 from companion.web import auth
 from companion.web.sse import Broker
 
-from conftest import PIN, HostClient, make_app
-from helpers import wait_for
+from tests.kit.web import PIN, HostClient, make_app
+from tests.kit.helpers import wait_for
 
 EVIL = '<img src=x onerror="alert(1)">'
 

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from browserkit import BROWSER, expect_text, shot
-from test_browser import open_board, open_host
+from tests.kit.browser import BROWSER, expect_text, open_board, open_host, shot
 
 pytestmark = BROWSER
 

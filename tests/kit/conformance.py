@@ -182,3 +182,11 @@ def conformance(game_name: str, n: int, seed: int = 1, options_for=None,
         events += len(rep.events)
         longest = max(longest, len(rep.events))
     return {"games": n, "events": events, "longest": longest}
+
+
+def random_play_of(config) -> tuple[int, int]:
+    """(games, seed) of random play, from --random-games (or --long) and --random-seed."""
+    games = config.getoption("random_games")
+    if games is None:
+        games = LONG_GAMES if config.getoption("long") else QUICK_GAMES
+    return games, config.getoption("random_seed")

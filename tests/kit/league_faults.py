@@ -1,4 +1,5 @@
-"""A café night with faults, for the league's end-to-end figures and tests (issue 24).
+"""A café night with faults, for the league's end-to-end figures and tests (issue 24):
+tests/test_league_bridge.py and bench/bench_league.py.
 
 Two real Mosquitto brokers with the configuration ``companion league
 config`` writes: a *café* broker (the tables connect to it) bridged, with
@@ -26,9 +27,6 @@ was lost and what was duplicated.
 from __future__ import annotations
 
 import os
-import random
-import shutil
-import signal
 import socket
 import sqlite3
 import subprocess
@@ -42,8 +40,8 @@ from companion.league.publisher import LeaguePublisher
 from companion.league.topics import Credentials
 from companion.session import TableSession
 from companion.store import Store
+from tests.kit.mosquitto import MOSQUITTO, Mosquitto, free_port, listening, stop_process
 
-MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 CUT_S = 60.0
 STALE_S = 5.0
 
@@ -54,84 +52,6 @@ def fault_scale() -> float:
         return max(0.01, float(os.environ.get("LEAGUE_FAULT_SCALE", "0.1")))
     except ValueError:
         return 0.1
-
-
-def free_port() -> int:
-    """A free loopback port below the ephemeral range (a broker restarted on
-    it must not find it taken by a client socket meanwhile)."""
-    rng = random.Random()
-    for _ in range(200):
-        port = rng.randrange(20_000, 32_000)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free loopback port between 20000 and 32000")
-
-
-def _listening(port: int, proc: subprocess.Popen | None = None, timeout: float = 15) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"process exited with {proc.returncode} before listening")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-        except OSError:
-            time.sleep(0.02)
-            continue
-        time.sleep(0.2)             # not someone else's server on that port, with ours gone
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"process exited with {proc.returncode}: port {port} taken?")
-        return
-    raise RuntimeError(f"nothing listens on {port} after {timeout:.0f} s")
-
-
-class Mosquitto:
-    """One broker process from a generated configuration."""
-
-    def __init__(self, files: dict, port: int):
-        self.files, self.port = files, port
-        self.db = Path(files["conf"]).parent / "data" / "mosquitto.db"
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> "Mosquitto":
-        self.proc = subprocess.Popen([MOSQUITTO, "-c", str(self.files["conf"])],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _listening(self.port, self.proc)
-        return self
-
-    def save_copy(self) -> Path:
-        """Have the broker write its persistence file now (SIGUSR1) and keep a copy."""
-        before = self.db.stat().st_mtime_ns if self.db.exists() else 0
-        self.proc.send_signal(signal.SIGUSR1)
-        end = time.monotonic() + 10
-        while time.monotonic() < end and (not self.db.exists()
-                                          or self.db.stat().st_mtime_ns == before):
-            time.sleep(0.05)
-        time.sleep(0.2)
-        copy = self.db.with_suffix(".stale")
-        shutil.copy2(self.db, copy)
-        return copy
-
-    def kill9(self, stale: Path | None = None) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait(10)
-            self.proc = None
-        if stale is not None:
-            shutil.copy2(stale, self.db)
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-            self.proc = None
 
 
 class Relay:
@@ -224,7 +144,7 @@ class LeagueProcess:
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen([*self.args, "--port", str(self.port)], stdout=out,
                                          stderr=subprocess.STDOUT)
-        _listening(self.port, self.proc, timeout=30)
+        listening(self.port, self.proc, settle_s=0.2)
         return self
 
     def kill9(self) -> None:
@@ -235,12 +155,7 @@ class LeagueProcess:
 
     def stop(self) -> None:
         if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+            stop_process(self.proc, 15)
             self.proc = None
 
 
@@ -299,13 +214,13 @@ class CafeNight:
         cport, fport = free_port(), free_port()
         central = generate(self.root / "central", [], port=cport, bind="127.0.0.1",
                            run_as=run_as, cafes={"cafe1": list(tables)})
-        self.central = Mosquitto(central, cport)
+        self.central = Mosquitto(central, cport, settle_s=0.2)
         self.relay = Relay(cport)
         cafe = generate(self.root / "cafe", list(tables), port=fport, bind="127.0.0.1",
                         run_as=run_as,
                         bridge={"central": f"mqtt://127.0.0.1:{self.relay.port}",
                                 "user": "cafe1", "password_file": central["secrets"]["cafe1"]})
-        self.cafe = Mosquitto(cafe, fport)
+        self.cafe = Mosquitto(cafe, fport, settle_s=0.2)
         self.league = LeagueProcess(f"mqtt://127.0.0.1:{cport}", self.root / "league.db",
                                     central["secrets"]["league"], self.root / "league.log")
         self.tables = [CafeTable(self.root, t, f"mqtt://127.0.0.1:{fport}",
@@ -423,5 +338,5 @@ def night(root: Path, tables: int, per_table: int, rate: float, scale: float,
         n.close()
 
 
-__all__ = ["CafeNight", "CafeTable", "LeagueProcess", "Mosquitto", "Relay", "Writer",
-           "fault_scale", "free_port", "night"]
+__all__ = ["MOSQUITTO", "CafeNight", "CafeTable", "LeagueProcess", "Relay", "Writer",
+           "fault_scale", "night"]

@@ -1,0 +1,105 @@
+"""What every browser test shares: Debian's chromium, a phone's screen
+(390 x 844), where screenshots go, and the page openers (the scoreboard and
+the logged-in host console). The ``browser``, ``phone`` and ``shared_table``
+fixtures are in conftest.py."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
+SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2,
+         "is_mobile": True, "has_touch": True}
+#: how long a page may take to show what a test expects ("give up eventually":
+#: a loaded CI machine is slow, a page that is right shows it at once)
+TIMEOUT_MS = 20_000
+#: chromium flags for a machine with no network beyond the package mirrors
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+
+#: ``pytestmark`` of a module of browser tests
+BROWSER = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                       reason=f"no chromium at {CHROMIUM} (the test command installs "
+                              "Debian's chromium: apt-get install chromium)"),
+]
+
+
+def shot(page, name: str, full_page: bool = True) -> Path:
+    """A screenshot in artifacts/screenshots/ for a person to look at: the
+    full page, or (``full_page=False``) what the phone shows, no scrolling."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / name
+    page.screenshot(path=str(path), full_page=full_page)
+    return path
+
+
+def expect_text(page, selector: str, pattern: str):
+    from playwright.sync_api import expect
+
+    expect(page.locator(selector)).to_contain_text(re.compile(pattern), timeout=TIMEOUT_MS)
+
+
+def watch_errors(page):
+    """Collect the page's uncaught script errors in ``page.errors``."""
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    return page
+
+
+def watch(page):
+    """Collect what would be a bug on game night in ``page.errors``: uncaught
+    errors, console errors (a Content-Security-Policy refusal is one) and
+    failed requests."""
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(f"pageerror: {exc}"))
+    page.on("console", lambda m: page.errors.append(f"console: {m.text}")
+            if m.type == "error" else None)
+    page.on("response", lambda r: page.errors.append(f"{r.status} {r.url}")
+            if r.status >= 400 else None)
+    return page
+
+
+def open_board(ctx, table, strict: bool = False):
+    """The scoreboard (``/``) of ``table`` on a new page of ``ctx``, live;
+    ``page.errors`` collects its script errors (``strict``: also console
+    errors and failed requests, :func:`watch`)."""
+    page = (watch if strict else watch_errors)(ctx.new_page())
+    page.goto(table.url + "/")
+    page.wait_for_selector("#conn.live")
+    return page
+
+
+def open_host(ctx, table, strict: bool = False):
+    """The host console (``/host``) of ``table``, logged in with its PIN, live."""
+    page = (watch if strict else watch_errors)(ctx.new_page())
+    page.goto(table.url + "/host")
+    page.fill("#pin", table.pin)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#conn.live")
+    return page
+
+
+# -- games the browser tests set up ----------------------------------------------
+
+HAWKER_SETUP = [{"type": "choose_stall", "player": "Ana", "stall": "malay"},
+         {"type": "choose_stall", "player": "Bo", "stall": "chinese"},
+         {"type": "dish", "card": "you-tiao"}, {"type": "dish", "card": "fish-head-curry"},
+         {"type": "dish", "card": "nasi-lemak"}, {"type": "dish", "card": "rojak"},
+         {"type": "market", "card": "water"}, {"type": "market", "card": "water"},
+         {"type": "market", "card": "spices"}]
+
+
+def hawker_game(t):
+    """Hawker Wars for Ana (buzzer 1) and Bo (2), private draws, set up to the market."""
+    t.session.new_game("hawker", [{"name": "Ana", "buzzer": "1"}, {"name": "Bo", "buzzer": "2"}],
+                       {"draws": "private"})
+    for ev in HAWKER_SETUP:
+        t.session.log(ev)

@@ -1,0 +1,124 @@
+"""The web app under test: the host PIN, the app serving a session, a test
+client logged in to the host console, and the whole table (``companion
+serve``) in a thread. conftest.py's fixtures are built from these."""
+
+from __future__ import annotations
+
+PIN = "2468"
+
+
+def make_app(session, **config):
+    """The web app serving ``session`` (as ``companion.app`` assembles it)."""
+    from companion.web import create_app
+
+    return create_app({"PIN": PIN, "TESTING": True, **config}, session=session)
+
+
+class HostClient:
+    """A test client logged in to the host console, sending its CSRF token."""
+
+    def __init__(self, client):
+        self.client = client
+        self.csrf = client.get("/api/csrf").json["csrf"]
+        r = client.post("/api/host/login", json={"pin": PIN}, headers=self.headers())
+        assert r.status_code == 200, r.json
+        self.csrf = r.json["csrf"]
+
+    def headers(self) -> dict:
+        return {"X-CSRF-Token": self.csrf}
+
+    def post(self, url, json=None, **kw):
+        return self.client.post(url, json=json if json is not None else {},
+                                headers=self.headers(), **kw)
+
+    def get(self, url, **kw):
+        return self.client.get(url, **kw)
+
+
+def start_table(tmp_path, settings=None, **config):
+    """The whole table (``companion serve``) running in a thread; ``config``:
+    the web app's (a heartbeat every second unless ``SSE_HEARTBEAT_S`` says)."""
+    from companion.app import Table
+
+    table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "live.db"), pin=PIN,
+                  short_pin=True, players=["Ana", "Bo", "Cy"], source="mock", demo=True, threads=16,
+                  config={"SSE_HEARTBEAT_S": 1.0, **config}, settings=settings)
+    table.open()
+    table.start()
+    return table
+
+
+# -- a table with its app, a host and bare phones (the private pages' tests) -----
+
+HAWKER_SETUP = [{"type": "choose_stall", "player": "ana", "stall": "malay"},
+                {"type": "choose_stall", "player": "bo", "stall": "chinese"},
+                {"type": "dish", "card": "you-tiao"}, {"type": "dish", "card": "fish-head-curry"},
+                {"type": "dish", "card": "nasi-lemak"}, {"type": "dish", "card": "rojak"},
+                {"type": "market", "card": "water"}, {"type": "market", "card": "water"},
+                {"type": "market", "card": "spices"}]
+ANA_A = (["chili", "egg", "egg", "flour"], ["family-recipe"])
+ANA_B = (["meat-seafood", "rice-noodles", "chili", "wildcard"], ["price-inflation"])
+BO = (["meat-seafood", "water", "spices", "spices"], ["copycat-stall"])
+
+
+class AppTable:
+    """A table on its own temporary file: store, session, app, a host and
+    a bare phone (a fresh test client: no login)."""
+
+    def __init__(self, path, demo=True):
+        from companion.session import TableSession
+        from companion.store import Store
+
+        self.store = Store(path)
+        self.session = TableSession(self.store)
+        self.session.resume()
+        self.app = make_app(self.session, DEMO=demo, SSE_HEARTBEAT_S=0.05)
+        self.host = HostClient(self.app.test_client())
+        self.phone = self.app.test_client()
+
+    def links(self) -> dict[str, str]:
+        r = self.host.post("/api/host/player-links")
+        assert r.status_code == 200, r.json
+        return {p["player"]: p["url"].rsplit("/p/", 1)[1] for p in r.json["players"] if p["url"]}
+
+    def phone_for(self, secret: str):
+        """A phone that opened ``secret``'s page (and so has its CSRF cookie)."""
+        c = self.app.test_client()
+        assert c.get(f"/p/{secret}").status_code == 200
+        return c
+
+    def close(self):
+        self.app.extensions["companion"].close()
+        self.store.close()
+
+
+def csrf(client) -> dict:
+    return {"X-CSRF-Token": client.get("/api/csrf").json["csrf"]}
+
+
+def log_own(client, secret, event, expected=None):
+    return client.post(f"/api/p/{secret}/event", json={"event": event, "expected_version": expected},
+                       headers=csrf(client))
+
+
+def draw(player, pile, cards):
+    """A private draw in the tracker's canonical form (cards in card order)."""
+    from companion.games.hawker import cards_list
+
+    counts: dict = {}
+    for c in cards:
+        counts[c] = counts.get(c, 0) + 1
+    return {"type": "draw", "player": player, "pile": pile, "cards": cards_list(counts)}
+
+
+STALLS = {"ana": "malay", "bo": "chinese", "cy": "indian"}
+
+
+def private_hawker(t: "AppTable", players=("ana", "bo")) -> dict[str, str]:
+    t.session.new_game("hawker", [{"name": n} for n in players], {"draws": "private"})
+    for ev in HAWKER_SETUP:
+        if ev["type"] == "choose_stall" and ev["player"] == "bo":
+            for p in players[2:]:
+                t.session.log({"type": "choose_stall", "player": p, "stall": STALLS[p]})
+        t.session.log(ev)
+    return t.links()
