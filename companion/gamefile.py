@@ -97,7 +97,7 @@ def replay_lines(lines: Iterable[str]) -> Replay:
                 raise GameFileError(no, str(exc)) from None
             continue
         try:
-            check_race(obj)
+            rejudge_race(obj)
             rep.apply(obj)
         except RulesError as exc:
             rule = f" [{exc.rule}]" if exc.rule else ""
@@ -107,7 +107,7 @@ def replay_lines(lines: Iterable[str]) -> Replay:
     return rep
 
 
-def check_race(event: Any) -> None:
+def rejudge_race(event: Any) -> None:
     """A race event that carries its edges and spec is re-judged (photo
     finish); a verdict that does not match its own edges is refused."""
     if not isinstance(event, dict) or event.get("type") != "race":

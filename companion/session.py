@@ -1,14 +1,16 @@
 """The table session: one running game; it commits, persists and publishes.
 
 The log in the :class:`~companion.store.Store` is the only source of truth:
-the state is what replaying it gives (:class:`companion.eventlog.Replay`,
-undo and redo are events of the log). Each new event is accepted by the
-tracker, appended durably, then kept in memory (rolled back if the append
-fails); a refused (:class:`RulesError`) or stale (:class:`StaleVersion`)
-event changes nothing. The races live in :mod:`companion.tableraces` on the
-race desk (:mod:`companion.desk`): every edge, from a pin, a box or a phone,
-comes in through :meth:`TableSession.feed_edge`. Updates reach subscribers
-outside the lock (:mod:`companion.outbox`); the pages' views are built in
+the game's log (:class:`companion.gamelog.GameLog`) replays it, appends each
+new event durably (rolled back if the append fails) and keeps the version;
+a refused (:class:`RulesError`) or stale (:class:`StaleVersion`) event
+changes nothing. The session and its races (:mod:`companion.tableraces`, on
+the race desk, :mod:`companion.desk`) are both handed that log: every edge,
+from a pin, a box or a phone, comes in through :meth:`TableSession.feed_edge`.
+Everything the table changes goes out one way: typed events
+(:mod:`companion.tableevents`) through the outbox (:mod:`companion.outbox`),
+outside the lock, to the pages (:meth:`subscribe`, their JSON) and the
+buzzer box (:meth:`subscribe_events`). The pages' views are built in
 :mod:`companion.views`; the history in :mod:`companion.history`. A live race
 is saved once when armed and its presses off the edge path (docs/store.md,
 "Resume"). Time is the injected ``clock``'s integer nanoseconds.
@@ -24,7 +26,6 @@ True
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections import deque
 from typing import Any, Callable
@@ -33,16 +34,17 @@ from . import arming, views
 from .desk import RaceDesk
 from .tableraces import TableRaces
 from .edges import Edge, VirtualEdge
-from .eventlog import ResumeError, Replay, effective_events, jsonable, replay_stored, summary
-from .gamefile import check_race
+from .eventlog import ResumeError, Replay, effective_events, jsonable
+from .gamelog import GameLog
 from .games import Game, RulesError, get_game
 from .history import (CSV_COLUMNS, PALETTE, export_csv, export_game, import_game,
                       normalise_players, player_stats)
-from .outbox import Outbox, catch_up
+from .outbox import Outbox, TableLock, catch_up
 from .seating import buzzer_map, reseat, seated
 from .referee import Referee
 from .store import StaleVersion, Store, StoreError
 from .tableconfig import DEFAULT_SETTINGS, table_settings
+from .tableevents import BuzzerStatus, Fault, NewState, TableEvent
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +68,7 @@ class TableSession:
         self.settings = table_settings(settings)
         self.arming = arming.ArmingSettings.from_settings(self.settings)
         self._given_referee = referee
-        self._lock = threading.RLock()
+        self._lock = TableLock()
         self._outbox = Outbox(self._lock, self._write_record)
         self.faults: deque = deque(maxlen=int(self.settings["recent_faults"]))
         self._source_status = None
@@ -75,24 +77,41 @@ class TableSession:
         self._clear()
 
     def _clear(self) -> None:
-        self.game: Game | None = None
-        self.game_id: int | None = None
-        self.replay: Replay | None = None
-        self.version = 0
+        #: the current game's log (None before a game)
+        self.gamelog: GameLog | None = None
         self.players: list[dict] = []
         self._buzzers: dict[str, str] = {}
         if self.races is not None:
             self.races.close()
         self.races = None
-        self._log: list[tuple[int, dict]] = []
-        self._finished = False
         self.unknown_edges = 0
 
     # -- properties ------------------------------------------------------------
 
     @property
+    def game(self) -> Game | None:
+        return None if self.gamelog is None else self.gamelog.game
+
+    @property
+    def game_id(self) -> int | None:
+        return None if self.gamelog is None else self.gamelog.game_id
+
+    @property
+    def replay(self) -> Replay | None:
+        return None if self.gamelog is None else self.gamelog.replay
+
+    @property
+    def version(self) -> int:
+        """The id of the last event logged (0: none yet, or no game)."""
+        return 0 if self.gamelog is None else self.gamelog.version
+
+    @property
+    def _log(self) -> list[tuple[int, dict]]:
+        return [] if self.gamelog is None else self.gamelog.rows
+
+    @property
     def state(self) -> Any:
-        return None if self.replay is None else self.replay.state
+        return None if self.gamelog is None else self.gamelog.state
 
     @property
     def names(self) -> list[str]:
@@ -130,14 +149,12 @@ class TableSession:
             tracker = get_game(game)
         except KeyError as exc:
             raise RulesError(str(exc).strip("'\""), "setup") from None
-        rep = Replay(tracker, [p["name"] for p in players], options,
-                     [tracker.setup([p["name"] for p in players], options)])
         with self._lock:
-            gid = self.store.create_game(game, players, options)
-            self._install(gid, tracker, rep, players, [])
-            self._publish_state(None, None)
+            gamelog = GameLog.create(self.store, tracker, players, options, self._log_fault)
+            self._install(gamelog, players)
+            self.publish_state(None, None)
         self._outbox.dispatch()
-        return gid
+        return gamelog.game_id
 
     def rematch(self) -> int:
         """A new game of the same game for the same players (names, colours,
@@ -159,23 +176,23 @@ class TableSession:
             if gid is None:
                 return False
             info = self.store.game_info(gid)
-            tracker, rep, log_rows = replay_stored(self.store, gid, info)
+            gamelog = GameLog.load(self.store, gid, info, self._log_fault)
             if game_id is not None and self.store.current_game() != gid:
                 self.store.set_current(gid)
-            self._install(gid, tracker, rep, info["players"], log_rows)
-            if self._finished != info["finished"]:
-                self._mark_finished()
-            self.races.resume(gid)
-            self._publish_state(None, None)
+            self._install(gamelog, info["players"])
+            if gamelog.finished != info["finished"]:
+                gamelog.record_end()
+            self.races.resume()
+            self.publish_state(None, None)
         self._outbox.dispatch()
         return True
 
-    def _install(self, gid: int, tracker: Game, rep: Replay, players: list[dict],
-                 log_rows: list[tuple[int, dict]]) -> None:
+    def _install(self, gamelog: GameLog, players: list[dict]) -> None:
         if self.races is not None:
             self.races.drop(clear=False)
         self._clear()
-        self.game, self.game_id, self.replay = tracker, gid, rep
+        self.gamelog = gamelog
+        gid = gamelog.game_id
         self.faults.clear()
         try:   # the faults recorded before a restart are still the table's news
             self.faults.extend({k: v for k, v in f.items() if k not in ("id", "created")}
@@ -185,13 +202,17 @@ class TableSession:
             log.warning("could not read the recorded faults: %s", exc)
         self.players = [dict(p) for p in players]
         self._buzzers = buzzer_map(self.players)
-        self._log = list(log_rows)
-        self.version = log_rows[-1][0] if log_rows else 0
-        self._finished = tracker.finished(rep.state)
         ref, self._given_referee = self._given_referee, None
         if ref is None or set(ref.players) != set(self.names):
             self._given_referee, ref = ref, None
-        self.races = TableRaces(self, ref, self._cue_wait_ns)
+        self.races = TableRaces(gamelog, store=self.store, out=self._outbox, clock=self.clock,
+                                settings=self.settings, arming_settings=self.arming,
+                                publish_state=self.publish_state, fault=self.fault,
+                                referee=ref, cue_wait_ns=self._cue_wait_ns)
+
+    def _log_fault(self, kind: str, message: str) -> None:
+        """The game log could not write a derived record (lock held)."""
+        self.fault(kind, message)
 
     def set_player(self, name: str, colour: str | None = None,
                    buzzer: str | None | bool = False) -> None:
@@ -203,7 +224,7 @@ class TableSession:
             self.store.update_players(self.game_id, players)
             self.players = players
             self._buzzers = buzzer_map(self.players)
-            self._publish_state(None, None)
+            self.publish_state(None, None)
         self._outbox.dispatch()
 
     def _need_game(self) -> None:
@@ -231,11 +252,11 @@ class TableSession:
                                                                              expected_version):
                 update = self.races.queue(event)
             else:
-                eid = self._commit(event, expected_version)
+                eid = self.gamelog.append(event, expected_version)
                 # the race first: the state update must not carry a race the
                 # game no longer asks for (a live board would keep "May win")
                 self.races.sync("host" if kind not in ("undo", "redo", "race") else kind)
-                update = self._publish_state(eid, event)
+                update = self.publish_state(eid, event)
                 self.races.drain()
         self._outbox.dispatch()
         return update
@@ -265,73 +286,24 @@ class TableSession:
         with self._lock:
             self._need_game()
             self._need_player(player, "private")
-            self._need_version(expected_version)     # a stale page: 409, not "not theirs"
+            self.gamelog.check_version(expected_version)   # a stale page: 409, not "not theirs"
             event = jsonable(event)
             if self.game.finished(self.state) or event not in jsonable(
                     self.game.private_events(self.state, player), "private events"):
                 raise RulesError(f"{player} cannot log that from their own page now: it is "
                                  f"not one of their events", "private")
-            eid = self._commit(event, expected_version)
+            eid = self.gamelog.append(event, expected_version)
             self.races.sync("host")
-            update = self._publish_state(eid, event)
+            update = self.publish_state(eid, event)
             answer = {**update, "private": views.private_snapshot(
                 self.game, self.state, player, self.version)}
         self._outbox.dispatch()
         return answer
 
-    def _need_version(self, expected_version: int | None) -> None:
-        """StaleVersion (409) if the table moved on since ``expected_version``
-        (races the table judged itself excepted). Lock held."""
-        if expected_version is not None and expected_version != self.version \
-                and not self._only_races_since(expected_version):
-            last = self._public_line(self._log[-1][1]) if self._log else "nothing yet"
-            raise StaleVersion(
-                f"the table changed since this console loaded it (it saw version "
-                f"{expected_version}, the table is at {self.version}; last: {last}); nothing "
-                f"was logged: refresh and try again", expected_version, self.version)
-
-    def _commit(self, event: dict, expected_version: int | None, judged: bool = False) -> int:
-        """Apply on the replay, append durably, keep (or roll back). Lock
-        held. A race the desk ``judged`` is not judged again."""
-        self._need_version(expected_version)
-        rep = self.replay
-        if not judged:
-            check_race(event)
-        saved = (list(rep.events), list(rep.states), list(rep.undone))
-        rep.apply(event)
-        try:
-            eid = self.store.append(self.game_id, event, expected_version=self.version)
-        except BaseException:
-            rep.events, rep.states, rep.undone = saved
-            raise
-        self.version = eid
-        self._log.append((eid, event))
-        if self.game.finished(rep.state) != self._finished:
-            self._finished = not self._finished
-            self._mark_finished()
-        return eid
-
-    def _only_races_since(self, version: int) -> bool:
-        """Whether only races the table judged itself came after ``version``
-        (a console a verdict overtook still logs its card)."""
-        return 0 < version < self.version and all(
-            ev.get("type") == "race" and "spec" in ev for eid, ev in self._log if eid > version)
-
-    def _mark_finished(self) -> None:
-        done = self.game.finished(self.state)
-        try:
-            self.store.mark_finished(self.game_id, jsonable(summary(
-                self.game, self.names, self.state), "summary") if done else None)
-        except StoreError as exc:  # derived data: the log already has the truth
-            self.fault("store", f"could not record the end of the game: {exc}")
-
     def legal_events(self) -> list[dict]:
         with self._lock:
             live = self.replay is not None and not self.game.finished(self.state)
             return self.game.legal_events(self.state) if live else []
-
-    def _public_line(self, event: dict) -> str:
-        return views.public_line(self.game, event)
 
     # -- buzzers: every edge, from a pin, a box or a phone, comes in here ------
 
@@ -389,7 +361,7 @@ class TableSession:
         snapshot's ``buzzers`` and published as a ``buzzers`` update."""
         with self._lock:
             self._source_status = status
-            self.publish("buzzers", views.buzzers_view(status))
+            self._outbox.put(BuzzerStatus(self.version, data=views.buzzers_view(status)))
         self._outbox.dispatch()
 
     # -- the clock -------------------------------------------------------------
@@ -481,9 +453,7 @@ class TableSession:
         with self._lock:
             return [] if self.races is None else self.races.bursts()
 
-    # -- races: the host's commands --------------------------------------------
-
-    # -- the desk's owner (called by the desk with the lock held) --------------
+    # -- faults (the races report theirs here too, with the lock held) ---------
 
     def _write_record(self, game_id: int | None, fault: dict) -> None:
         try:
@@ -491,12 +461,11 @@ class TableSession:
         except StoreError as exc:
             log.warning("could not record a stray press: %s", exc)
 
-    def publish(self, kind: str, data: Any) -> None:
-        self._outbox.put({"id": None, "type": kind, "version": self.version, "data": data})
-
     def fault(self, kind: str, message: str | None, player: str | None = None,
               t_ns: int | None = None, buzzer: str | None = None,
               source: bool = False) -> None:
+        """Record a fault (kept for the snapshot and the store) and publish it
+        as a :class:`~companion.tableevents.Fault`. Lock held."""
         f = {"player": player, "fault": kind, "t_ns": self.clock() if t_ns is None else t_ns}
         if buzzer is not None:
             f["buzzer"] = buzzer
@@ -509,7 +478,7 @@ class TableSession:
                 self.store.record_fault(self.game_id, f)
             except StoreError as exc:
                 log.warning("could not record the fault: %s", exc)
-        self.publish("fault", f)
+        self._outbox.put(Fault(self.version, fault=kind, player=player, buzzer=buzzer, data=f))
 
     # -- views -----------------------------------------------------------------
 
@@ -550,23 +519,33 @@ class TableSession:
     # -- subscribers -----------------------------------------------------------
 
     def subscribe(self, fn: Callable[[dict], None]) -> Callable[[], None]:
-        """Call ``fn(update)`` for every update (outside the session lock, in
-        order); returns the function that unsubscribes it."""
+        """Call ``fn(update)`` with the pages' JSON update of every event
+        (outside the session lock, in order); returns the function that
+        unsubscribes it."""
         return self._outbox.subscribe(fn)
 
-    def _publish_state(self, eid: int | None, event: dict | None) -> dict:
+    def subscribe_events(self, fn: Callable[[TableEvent], None]) -> Callable[[], None]:
+        """Call ``fn(event)`` for every typed event of the table
+        (:mod:`companion.tableevents`; the same stream as :meth:`subscribe`,
+        in the same order); returns the function that unsubscribes it."""
+        return self._outbox.subscribe_events(fn)
+
+    def publish_state(self, eid: int | None, event: dict | None) -> dict:
+        """Publish the table's new state (after ``event``, logged as ``eid``;
+        None: a new game, a resume, a seat); its update. Lock held."""
         data = self._snapshot()
         data["event"] = views.public_event(self.game, event)
-        data["line"] = None if event is None else self._public_line(event)
-        update = {"id": eid, "type": "state", "version": self.version, "data": data}
-        self._outbox.put(update)
-        return update
+        data["line"] = None if event is None else self.gamelog.line(event)
+        state = NewState(self.version, eid=eid, data=data, game_id=self.game_id,
+                         seating={p["name"]: p.get("buzzer") for p in self.players})
+        self._outbox.put(state)
+        return state.page_update()
 
     def updates_since(self, last_id: int) -> list[dict] | None:
         """What an SSE client that saw update ``last_id`` missed (see
         :func:`companion.outbox.catch_up`)."""
         with self._lock:
-            return catch_up(self, last_id)
+            return catch_up(self.gamelog, self._snapshot, last_id)
 
     # -- history (companion.history, on this session's store) ------------------
 

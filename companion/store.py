@@ -61,7 +61,7 @@ class StaleVersion(StoreError, ValueError):
                 "version": self.current}
 
 
-class UnknownGame(StoreError, LookupError):
+class UnknownGameId(StoreError, LookupError):
     """No game with that id in the store."""
 
 
@@ -434,7 +434,7 @@ class Store:
 
     def _require(self, game_id: int) -> None:
         if not self._read("SELECT 1 FROM games WHERE id = ?", (game_id,)):
-            raise UnknownGame(f"no game {game_id} in the store")
+            raise UnknownGameId(f"no game {game_id} in the store")
 
     _GAME_COLS = ("SELECT g.id, g.game, g.players, g.options, g.created, g.finished, g.summary,"
                   " g.source, (SELECT MAX(e.id) FROM events e WHERE e.game_id = g.id),"
@@ -455,7 +455,7 @@ class Store:
         "finished_ns","finished_at","summary","source","version","events"}``."""
         rows = self._read(self._GAME_COLS + " WHERE g.id = ?", (game_id,))
         if not rows:
-            raise UnknownGame(f"no game {game_id} in the store")
+            raise UnknownGameId(f"no game {game_id} in the store")
         return self._info(rows[0])
 
     def list_games(self) -> list[dict]:
@@ -510,7 +510,7 @@ class Store:
                     "INSERT INTO events (game_id, kind, body, created) VALUES (?, ?, ?, ?)",
                     (game_id, kind, body, now))
             except sqlite3.IntegrityError:
-                raise UnknownGame(f"no game {game_id} in the store") from None
+                raise UnknownGameId(f"no game {game_id} in the store") from None
             return cur.lastrowid
         return self._write(tx)
 
@@ -787,4 +787,4 @@ def _kind(event: dict) -> str:
 
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Store", "StoreError",
-           "StoreCorrupt", "StaleVersion", "UnknownGame", "iso", "failure_cause"]
+           "StoreCorrupt", "StaleVersion", "UnknownGameId", "iso", "failure_cause"]

@@ -1,28 +1,40 @@
 """A table's races: the game's race requests on the race desk, the cards
-waiting behind an open race, and what a decided race leaves in the log.
+queued behind an open race, and what a decided race leaves in the log.
 
-:class:`TableRaces` is the :class:`~companion.desk.DeskOwner` of a
-:class:`~companion.session.TableSession`'s desk: it knows the game (what it
-asks for, which card was logged when), the log (the races before, for
-claims; the race event a verdict becomes) and the store (the live race
-saved, the strays kept). Every method runs with the session's lock held;
-the session's public race methods (``confirm_race``, ``start_race``, ...)
-take the lock and call here.
+:class:`TableRaces` is the :class:`~companion.desk.DeskOwner` of a table's
+desk. It is handed what it works with, and nothing else: the game's log
+(:class:`~companion.gamelog.GameLog`: what the game asks for, the races
+before, for claims; the race event a verdict becomes, appended there), the
+store (the live race saved, the strays kept), the table's outbox (its one
+way out: typed events, :mod:`companion.tableevents`), the clock, the
+settings, and two of the session's public methods: ``publish_state`` (a new
+state after an event is logged) and ``fault``. Every method runs with the
+session's lock held; the session's public race methods (``confirm_race``,
+``start_race``, ...) take the lock and call here.
+
+The race code decides what a race *is* (:mod:`companion.raceshots`): the
+event a verdict is logged as, the runners-up, the interrupted race's order,
+judged once at resume; the views get a frozen shot of it to format.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Callable
 
 from . import arming, views
 from .desk import DeskRace, RaceDesk
 from .edges import Edge
 from .eventlog import jsonable
+from .gamelog import GameLog
 from .games import RaceRequest, RulesError
+from .outbox import Outbox
+from .queued import CardQueue
+from .raceshots import (InterruptedShot, decided_shot, interrupted_shot, live_shot,
+                        pending_shot, race_event)
 from .referee import RaceError, Referee
-from .store import StoreError
-from .waiting import CardQueue
+from .store import Store, StoreError
+from .tableevents import Countdown, Press, Queued, RaceArmed, RaceShown, VerdictLogged
 
 log = logging.getLogger(__name__)
 
@@ -33,94 +45,145 @@ _RACE_ERRORS = (RaceError, RulesError, ValueError)
 class TableRaces:
     """The races of one game at one table (see the module's docstring)."""
 
-    def __init__(self, table, referee: Referee | None = None, cue_wait_ns: int | None = None):
-        self.t = table
+    def __init__(self, gamelog: GameLog, *, store: Store, out: Outbox,
+                 clock: Callable[[], int], settings: dict, arming_settings: arming.ArmingSettings,
+                 publish_state: Callable[[int | None, dict | None], Any],
+                 fault: Callable[..., None], referee: Referee | None = None,
+                 cue_wait_ns: int | None = None):
+        self.gamelog = gamelog
+        self.store = store
+        self.out = out
+        self.clock = clock
+        self.settings = settings
+        self.arming = arming_settings
+        self.publish_state = publish_state
+        self.report_fault = fault
         if referee is None:     # the table's own, from its settings
-            ms = {k: int(table.settings[k]) * MS for k in ("debounce_ms", "stuck_ms", "hold_ms")}
-            referee = Referee(table.names, debounce_ns=ms["debounce_ms"],
+            ms = {k: int(settings[k]) * MS for k in ("debounce_ms", "stuck_ms", "hold_ms")}
+            referee = Referee(gamelog.names, debounce_ns=ms["debounce_ms"],
                               stuck_ns=ms["stuck_ms"], hold_ns=ms["hold_ms"])
-        self.desk = RaceDesk(self, table.arming, referee)
+        self.desk = RaceDesk(self, arming_settings, referee)
         self.desk.cue_wait_ns = cue_wait_ns
         self.queued = CardQueue()
-        #: the live race saved before a restart, shown as interrupted
-        self.interrupted: dict | None = None
+        #: the live race saved before a restart, judged once, shown as interrupted
+        self.interrupted: InterruptedShot | None = None
+        self._shown: tuple[Any, Any] = (None, None)   # the race (and arming) last shown armed
+        self._decided: tuple[int, dict | None] | None = None   # (version, request info)
 
     @property
     def race(self) -> DeskRace | None:
         return self.desk.race
 
+    @property
+    def names(self) -> list[str]:
+        return self.gamelog.names
+
     def close(self) -> None:
         self.desk.close()
 
     def request(self) -> RaceRequest | None:
-        t = self.t
-        if t.replay is None or t.game.finished(t.state):
+        g = self.gamelog
+        if g.game.finished(g.state):
             return None
-        return t.game.race_request(t.state)
+        return g.game.race_request(g.state)
 
-    def resume(self, gid: int) -> None:
-        """Take back the live race saved before a restart (as interrupted)
-        and the cards that waited behind it."""
-        saved = self.t.store.load_live_race(gid)
+    def resume(self) -> None:
+        """Take back the live race saved before a restart (as interrupted,
+        its presses judged once, now) and the cards queued behind it."""
+        gid = self.gamelog.game_id
+        saved = self.store.load_live_race(gid)
         if saved is None:
             return
         version, body = saved
         req = self.request()
         self.queued.restore(body.get("queued"))
-        if version == self.t.version and req is not None and req.reason == body.get("reason"):
-            self.interrupted = body
+        if version == self.gamelog.version and req is not None \
+                and req.reason == body.get("reason"):
+            self.interrupted = interrupted_shot(body)
         else:
-            self.t.store.clear_live_race(gid)
+            self.store.clear_live_race(gid)
 
     # -- cards logged while a race is open ------------------------------------
 
     def must_wait(self, event: dict, expected_version: int | None) -> bool:
-        """Whether the host's ``event`` waits behind the open race."""
-        t = self.t
+        """Whether the host's ``event`` is queued behind the open race."""
+        g = self.gamelog
         if self.race is not None or self.queued:
-            t._need_version(expected_version)        # a stale console: StaleVersion
-        return self.queued.must_wait(t.game, t.state, event, self.race is not None)
+            g.check_version(expected_version)        # a stale console: StaleVersion
+        race = self.race
+        # a card's race the judge may still be weighing: nothing moves the game
+        # on under it (a Stop tapped while its verdict is held waits behind it)
+        held = race is not None and not race.announced and race.request is not None
+        return self.queued.must_wait(g.game, g.state, event, race is not None, held)
 
     def queue(self, event: dict) -> dict:
         """Keep ``event`` (with the time it was logged) until the open race
         is logged; a card stops the open unannounced race taking presses now
         (later ones are the new card's). Saved with the live race, so a power
         cut loses no logged card. The ``queued`` update."""
-        t = self.t
-        now = t.clock()
+        g = self.gamelog
+        now = self.clock()
         self.queued.add(event, now)
         race = self.race
         if race is not None:
-            if t.game.is_draw(event):
+            if g.game.is_draw(event):
                 self.desk.cut(now)
             race.record = {**race.record, "queued": self.queued.to_json()}
             self.persist(race, True)
-        data = {"event": views.public_event(t.game, event), "line": t._public_line(event),
+        data = {"event": views.public_event(g.game, event), "line": g.line(event),
                 "queued": self.queued_lines()}
-        self.publish("queued", data)
-        return {"id": None, "type": "queued", "version": t.version, "data": data}
+        queued = Queued(g.version, data=data)
+        self.out.put(queued)
+        return queued.page_update()
 
     def queued_lines(self) -> list[str]:
-        return [self.t._public_line(e) for e in self.queued.events()]
+        return [self.gamelog.line(e) for e in self.queued.events()]
 
     def drain(self) -> None:
-        """Log the cards that waited behind a race, in order, each at the
+        """Log the cards that were queued behind a race, in order, each at the
         time it was logged; stop at one whose race is still open."""
-        t = self.t
-        while self.queued and self.race is None and t.replay is not None:
+        g = self.gamelog
+        while self.queued and self.race is None:
             event, logged_ns = self.queued.pop()
             try:
-                eid = t._commit(event, None)
-            except (RulesError, StoreError) as exc:
-                self.fault("queued", f"the {t._public_line(event)} logged during the race "
+                eid = g.append(event)
+            except RulesError as exc:
+                if self._choice_first(g, event):
+                    # the race left a choice to make first (a Siam! loser's
+                    # card): it is asked now; the card waits for it, not lost
+                    self.queued.put_back(event, logged_ns)
+                    return
+                self.fault("queued", f"the {g.line(event)} logged during the race "
+                                     f"was refused once the race was logged: {exc}")
+                continue
+            except StoreError as exc:
+                self.fault("queued", f"the {g.line(event)} logged during the race "
                                      f"was refused once the race was logged: {exc}")
                 continue
             self.sync("host", logged_ns)
-            t._publish_state(eid, event)
+            self.publish_state(eid, event)
             self.cut_at_next_draw()
 
+    @staticmethod
+    def _choice_first(g, event: dict) -> bool:
+        """Whether ``event`` becomes legal once a player makes a choice the
+        game waits for now (a Siam! loser's card)."""
+        game, state = g.game, g.state
+        try:
+            if game.race_request(state) is not None:
+                return False
+            for choice in game.decisions(state):
+                try:
+                    game.apply(game.apply(state, choice), event)
+                    return True
+                except RulesError:
+                    continue
+        except Exception:  # noqa: BLE001 - a tracker bug must not lose the card
+            log.exception("decisions failed")
+        return False
+
     def cut_at_next_draw(self) -> None:
-        nxt = self.queued.next_draw(self.t.game)
+        nxt = self.queued.next_draw(self.gamelog.game)
         if self.race is not None and nxt is not None:
             self.desk.cut(nxt)
 
@@ -130,8 +193,7 @@ class TableRaces:
         """After the state changed: drop a race the game no longer asks for;
         after the host logged a card (at ``logged_ns``, default now), give an
         unannounced race the presses that are its own."""
-        t = self.t
-        now = t.clock()
+        now = self.clock()
         try:
             req = self.request()
         except Exception as exc:  # a tracker bug must not take the table down
@@ -143,7 +205,7 @@ class TableRaces:
                                  or req.kind != race.request.kind):
             self.drop()
         if self.interrupted is not None and (
-                req is None or req.reason != self.interrupted.get("reason")):
+                req is None or req.reason != self.interrupted.reason):
             self.drop()
             self.interrupted = None
         if req is None or self.race is not None:
@@ -153,8 +215,8 @@ class TableRaces:
                 self.drop()
                 self.interrupted = None
                 self.desk.take_card(req, now if logged_ns is None else logged_ns, now,
-                                    t.names, t.version)
-            elif req.announced and (t.settings["auto_start"] or req.auto_start) \
+                                    self.names, self.gamelog.version)
+            elif req.announced and (self.settings["auto_start"] or req.auto_start) \
                     and trigger in ("host", "race"):
                 self.start_announced(req, None)
         except _RACE_ERRORS as exc:
@@ -164,7 +226,7 @@ class TableRaces:
         had = self.desk.drop()
         if (had or self.interrupted is not None) and clear:
             try:
-                self.t.store.clear_live_race(self.t.game_id)
+                self.store.clear_live_race(self.gamelog.game_id)
             except StoreError as exc:
                 self.fault("store", f"could not clear the live race: {exc}")
 
@@ -176,7 +238,7 @@ class TableRaces:
         race = self.race
         if race is None or race.confirm is None:
             raise RulesError("no race is waiting for the host's confirmation", "race")
-        now = self.t.clock()
+        now = self.clock()
         try:
             log_now = self.desk.confirm(accept, t_ns, now)
         except ValueError as exc:
@@ -194,10 +256,10 @@ class TableRaces:
         if req is None or req.announced:
             raise RulesError("no card is waiting for an unannounced race: nothing for "
                              "these presses to decide", "race")
-        now = self.t.clock()
+        now = self.clock()
         try:
             self.interrupted = None
-            self.desk.use_presses(req, t_ns, now, self.t.names, self.t.version)
+            self.desk.use_presses(req, t_ns, now, self.names, self.gamelog.version)
         except ValueError as exc:
             raise RulesError(str(exc), "race") from None
         return self.race_view(now)
@@ -208,18 +270,18 @@ class TableRaces:
         if req is None:
             raise RulesError("no race to start: the game is not waiting for one", "race")
         if countdown_ms is None:
-            countdown_ms = self.t.settings["countdown_ms"]
+            countdown_ms = self.settings["countdown_ms"]
         if isinstance(countdown_ms, bool) or not isinstance(countdown_ms, int) \
                 or countdown_ms < 0:
             raise RulesError("countdown_ms must be a non-negative integer", "race")
         return self.start_announced(req, countdown_ms * MS)
 
     def start_announced(self, req: RaceRequest, countdown_ns: int | None) -> dict:
-        now = self.t.clock()
+        now = self.clock()
         try:
             self.drop()
             self.interrupted = None
-            self.desk.start_announced(req, countdown_ns, now, self.t.names, self.t.version)
+            self.desk.start_announced(req, countdown_ns, now, self.names, self.gamelog.version)
         except (RaceError, ValueError) as exc:
             raise RulesError(f"the game asked for a race the referee cannot run: {exc}",
                              "race") from None
@@ -227,7 +289,7 @@ class TableRaces:
 
     def cue(self, t_ns: int, at_ns: int | None) -> None:
         """The box's stamp of the GO it sounded (see :meth:`TableSession.cue_sounded`)."""
-        go = self.desk.cue_sounded(t_ns, at_ns, self.t.clock())
+        go = self.desk.cue_sounded(t_ns, at_ns, self.clock())
         if go is not None:
             self.fault("cue", f"the buzzer box sounded GO {(t_ns - go) / MS:+.3f} ms from the "
                               f"scheduled GO, after the race was decided on the scheduled GO; "
@@ -236,20 +298,19 @@ class TableRaces:
     def cancel(self) -> None:
         self.drop()
         self.interrupted = None
-        if self.t.game_id is not None:
-            self.publish("race", self.race_view(self.t.clock()))
+        self.publish("race", self.race_view(self.clock()))
 
     def bursts(self) -> list[list[Edge]]:
-        return arming.bursts(self.desk.edges, self.t.arming.quiet_gap_ns)
+        return arming.bursts(self.desk.edges, self.arming.quiet_gap_ns)
 
     # -- the desk's owner -------------------------------------------------------
 
     def race_events(self) -> list[dict]:
-        return [] if self.t.replay is None else self.t.replay.events
+        return self.gamelog.events
 
     def marks_flip(self, player: str) -> bool:
-        t = self.t
-        return t.replay is not None and t.game.current_player(t.state) == player
+        g = self.gamelog
+        return g.game.current_player(g.state) == player
 
     def race_decided(self, race: DeskRace, now: int) -> None:
         """Log a decided race as an event (the tracker may refuse it: a fault)."""
@@ -265,23 +326,23 @@ class TableRaces:
             race.awaits_cue = False
             self.fault("cue", "the buzzer box did not report when it sounded GO: the race "
                               "was judged on the scheduled GO")
-        event = views.race_event(race, self.t.arming)
+        event = race_event(race, self.arming)
         if not self._log_race(race, event, now):
             return
         self.desk.drop()
         try:   # stale now (the version moved on): the background writer deletes it
-            self.t.store.clear_live_race(self.t.game_id, wait=False)
+            self.store.clear_live_race(self.gamelog.game_id, wait=False)
         except StoreError as exc:
             self.fault("store", f"could not clear the live race: {exc}")
         self.sync("race")
         self.drain()
 
     def _log_race(self, race: DeskRace, event: dict, now: int) -> bool:
-        """Append the race event (judged once, by the desk) and publish the
-        new state; a refusal is a fault on the race card."""
-        t = self.t
+        """Append the race event (judged once, by the desk) and publish it:
+        the verdict logged (the box's lights), then the new state; a refusal
+        is a fault on the race card, and lights nothing."""
         try:
-            eid = t._commit(event, None, judged=True)
+            eid = self.gamelog.append(event, judged=True)
         except (RulesError, StoreError) as exc:
             race.error = str(exc)
             store = isinstance(exc, StoreError)
@@ -295,13 +356,15 @@ class TableRaces:
             race.error = str(exc)
             self.fault("tracker", f"logging the race failed: {exc}")
             return False
-        t._publish_state(eid, event)
+        self.out.put(VerdictLogged(eid, eid=eid, reason=race.request.reason,
+                                   verdict=race.live.verdict))
+        self.publish_state(eid, event)
         return True
 
     def persist(self, race: DeskRace, durable: bool) -> None:
         """Save the live race row: durably now (at arming), or handed to the
         store's background writer (a press: no disk write under the lock)."""
-        t = self.t
+        gid = self.gamelog.game_id
         new = race.live.edges[race.persisted:]
         race.edges_json.extend(e.to_json() for e in new)
         race.persisted = len(race.live.edges)
@@ -309,41 +372,92 @@ class TableRaces:
                          "virtual": sorted(race.virtual)}, "live race")
         try:
             if durable:
-                t.store.save_live_race(t.game_id, race.version, body)
+                self.store.save_live_race(gid, race.version, body)
             else:
-                t.store.save_live_race_soon(t.game_id, race.version, body,
-                                            on_error=self._not_saved)
+                self.store.save_live_race_soon(gid, race.version, body,
+                                               on_error=self._not_saved)
         except StoreError as exc:
             self.fault("store", f"could not save the live race: {exc}")
 
     def _not_saved(self, exc: StoreError) -> None:
         """The background writer could not save the live race (its thread)."""
-        with self.t._lock:
-            self.fault("store", f"could not save the live race: {exc}")
-        self.t._outbox.dispatch()
+        self.out.call(self.fault, "store", f"could not save the live race: {exc}")
 
     def record_stray(self, e: Edge, why: str) -> None:
         # kept for the record, but not under the lock: the outbox writes it
         # once the lock is released
-        self.t._outbox.defer_record(self.t.game_id, {
+        self.out.defer_record(self.gamelog.game_id, {
             "player": e.player, "fault": "stray", "t_ns": e.t_ns,
             "message": f"stray press by {e.player} ({why}): no race window held it"})
 
     def publish(self, kind: str, data: Any) -> None:
-        self.t.publish(kind, data)
+        """The desk's news (``press``, ``race``) as the table's typed events."""
+        version = self.gamelog.version
+        if kind == "press":
+            self.out.put(Press(version, player=data["player"], pressed=data["pressed"],
+                               t_ns=data["t_ns"], data=data))
+        elif kind == "race":
+            self.out.put(self._race_event(version, data))
+        else:   # the desk publishes presses and races only
+            log.error("no table event for the desk's %r update", kind)
+
+    def _race_event(self, version: int, view: dict | None) -> RaceShown:
+        """A race view as the event it is: a race armed (a countdown), or shown."""
+        race = self.race
+        if race is None or (race is self._shown[0] and race.armed is self._shown[1]):
+            return RaceShown(version, data=view)
+        self._shown = (race, race.armed)
+        if race.announced and view is not None and view.get("phase") == "countdown":
+            return Countdown(version, data=view, announced=True, go_ns=race.go_ns)
+        return RaceArmed(version, data=view, announced=race.announced, go_ns=race.go_ns)
 
     def fault(self, kind: str, message: str | None, player: str | None = None,
               t_ns: int | None = None) -> None:
-        self.t.fault(kind, message, player, t_ns)
+        self.report_fault(kind, message, player, t_ns)
+
+    # -- what the pages see -----------------------------------------------------
+
+    def shot(self, now: int):
+        """The race now, frozen for the views (:mod:`companion.raceshots`):
+        the live race, else the one interrupted by a restart, else the race
+        the game waits for (asked only then: the live race's view is on the
+        verdict's path), else the last logged race with its late runners-up
+        among the recent presses; None: no race to show."""
+        if self.race is not None:
+            return live_shot(self.race)
+        if self.interrupted is not None:
+            return self.interrupted
+        pending = self.request()
+        if pending is not None:
+            return pending_shot(pending)
+        g = self.gamelog
+        events = g.events
+        if not events or events[-1].get("type") != "race":
+            return None
+        return decided_shot(events[-1], self._decided_info(), self.desk.edges, self.arming)
+
+    def _decided_info(self) -> dict | None:
+        """The request the last logged race answered (for the verdict's
+        wording), found once per version."""
+        g = self.gamelog
+        if self._decided is None or self._decided[0] != g.version:
+            info = None
+            states = g.replay.states
+            try:
+                before = g.game.race_request(states[-2]) if len(states) > 1 else None
+                info = before.info if before is not None else None
+            except Exception:  # noqa: BLE001 - wording only
+                info = None
+            self._decided = (g.version, info)
+        return self._decided[1]
 
     def race_view(self, now: int) -> dict | None:
-        t = self.t
-        return views.table_race_view(t.game, t.replay, self.race, self.interrupted,
-                                     self.request, self.desk.edges, t.arming, now)
+        return views.race_shot_view(self.gamelog.game, self.shot(now), now)
 
     def extras(self, now: int) -> dict:
         """The snapshot's strays, waiting presses, windows and queued cards."""
-        return {**views.desk_extras(self.desk, now, self.t.arming),
+        return {**views.desk_extras(self.desk.recent_strays(now), self.desk.waiting(now),
+                                    self.arming),
                 "queued": self.queued_lines()}
 
 

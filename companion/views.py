@@ -1,7 +1,8 @@
 """What the pages see: the snapshots and race views, as pure functions.
 
 The session owns the state; this module only turns a game, its replay and
-the live race into the JSON the web and the terminal show
+the race code's frozen shot of the race (:mod:`companion.raceshots`) into
+the JSON the web and the terminal show
 (docs/session-api.md): the public snapshot (every phone), the host's
 snapshot (the console), a player's private page, the race view in every
 phase, and the logged event as the public may see it. Nothing here reads a
@@ -16,11 +17,9 @@ import json
 import logging
 from typing import Any, Iterable
 
-from .arming import go_in_ms, phase, race_close_ns
-from .edges import Edge
-from .eventlog import jsonable
+from .arming import go_in_ms, phase
 from .games import Game
-from .referee import RaceError, RaceSpec, judge
+from .raceshots import DecidedShot, InterruptedShot, LiveShot, PendingShot
 
 log = logging.getLogger(__name__)
 
@@ -32,13 +31,14 @@ VERDICT_KEYS = ("kind", "winner", "loser", "tied", "order", "false_starts", "ine
 
 RACE_VIEW_KEYS = ("reason", "title", "kind", "phase", "announced", "go_ns", "go_in_ms",
                   "deadline_ns", "window_start_ns", "eligible", "order", "verdict", "text",
-                  "virtual", "error", "confirm", "choices", "flipper")
+                  "virtual", "error", "confirm", "choices", "flipper", "judging", "logged_ns",
+                  "card")
 
 
 def race_view(game: Game | None, reason, kind, phase, *, announced=False, go_ns=None,
               go_in_ms=None, deadline_ns=None, eligible=(), order=(), verdict=None,
               info=None, virtual=False, error=None, window_start_ns=None, confirm=None,
-              flipper=None, choices=()) -> dict:
+              flipper=None, choices=(), judging=False, logged_ns=None, card=None) -> dict:
     """A race as the page sees it: every key of :data:`RACE_VIEW_KEYS`,
     always. ``title`` is the game's name for the race and ``text`` the
     verdict in the game's words (null until decided), so the page needs no
@@ -47,8 +47,10 @@ def race_view(game: Game | None, reason, kind, phase, *, announced=False, go_ns=
     accept the claimed presses first (the verdict stays hidden until then)
     and ``choices`` the first presses it may start at (``{"t_ns",
     "player"}``, the default last); ``flipper`` the player whose press armed
-    it (flipper arming)."""
-    if confirm is not None:
+    it (flipper arming); ``judging`` that the race judge holds the verdict
+    (hidden until it is sure, or asks), ``logged_ns`` when the host logged
+    the card and ``card`` its id (the question names it)."""
+    if confirm is not None or judging:
         verdict = None
     title, text = reason, None
     if game is not None and isinstance(reason, str):
@@ -65,7 +67,8 @@ def race_view(game: Game | None, reason, kind, phase, *, announced=False, go_ns=
             "window_start_ns": go_ns if window_start_ns is None else window_start_ns,
             "eligible": list(eligible), "order": list(order),
             "verdict": verdict, "text": text, "virtual": virtual, "error": error,
-            "confirm": confirm, "choices": [dict(c) for c in choices], "flipper": flipper}
+            "confirm": confirm, "choices": [dict(c) for c in choices], "flipper": flipper,
+            "judging": bool(judging), "logged_ns": logged_ns, "card": card}
 
 
 def order_json(order: Iterable[tuple[str, int]], go_ns: int | None = None) -> list[dict]:
@@ -83,161 +86,74 @@ def order_json(order: Iterable[tuple[str, int]], go_ns: int | None = None) -> li
     return out
 
 
-def live_race_view(game: Game, request, live, *, announced: bool, go_ns: int, now_ns: int,
-                   virtual: bool = False, error: str | None = None,
-                   window_start_ns: int | None = None, confirm: str | None = None,
-                   flipper: str | None = None, choices=()) -> dict:
+def live_race_view(game: Game, shot: LiveShot, now_ns: int) -> dict:
     """The race that is running (countdown, live, or decided and not yet
-    logged): ``live`` is the referee's :class:`~companion.referee.LiveRace`."""
-    v = live.verdict
-    order = v.order if v is not None else live.order()
-    return race_view(game, request.reason, live.spec.kind,
-                     phase(v is not None, announced, go_ns, now_ns), announced=announced,
-                     go_ns=go_ns, go_in_ms=go_in_ms(go_ns, now_ns),
-                     deadline_ns=live.spec.deadline_ns, eligible=live.spec.eligible,
-                     order=order_json(order, go_ns if announced else None),
-                     verdict=None if v is None else v.to_json(), info=request.info,
-                     virtual=virtual, error=error, window_start_ns=window_start_ns,
-                     confirm=confirm, flipper=flipper, choices=choices)
+    logged), from its frozen :class:`~companion.raceshots.LiveShot`."""
+    return race_view(game, shot.reason, shot.kind,
+                     phase(shot.verdict is not None and not shot.judging, shot.announced,
+                           shot.go_ns, now_ns),
+                     announced=shot.announced, go_ns=shot.go_ns,
+                     go_in_ms=go_in_ms(shot.go_ns, now_ns), deadline_ns=shot.deadline_ns,
+                     eligible=shot.eligible,
+                     order=order_json(shot.order, shot.go_ns if shot.announced else None),
+                     verdict=shot.verdict, info=shot.info, virtual=shot.virtual,
+                     error=shot.error, window_start_ns=shot.window_start_ns,
+                     confirm=shot.confirm, flipper=shot.flipper, choices=shot.choices,
+                     judging=shot.judging, logged_ns=shot.logged_ns, card=shot.card)
 
 
-def interrupted_race_view(game: Game, body: dict) -> dict:
-    """The race that was running when the table lost power (the saved
-    live-race row), with the presses recorded before the cut; never decided."""
-    try:
-        spec = RaceSpec.from_json(body["spec"])
-        edges = [Edge.from_json(e) for e in body["edges"]]
-        order = judge(spec, edges).order
-    except (RaceError, ValueError, KeyError, TypeError):
-        spec, order = None, []
-    request = body.get("request") if isinstance(body.get("request"), dict) else {}
-    return race_view(game, body.get("reason"), body.get("kind"), "interrupted",
-                     announced=bool(body.get("announced", False)), go_ns=body.get("go_ns"),
-                     go_in_ms=0, deadline_ns=spec.deadline_ns if spec else None,
-                     eligible=spec.eligible if spec else (), order=order_json(order),
-                     info=request.get("info"), virtual=bool(body.get("virtual")))
+def interrupted_race_view(game: Game, shot: InterruptedShot) -> dict:
+    """The race that was running when the table lost power, with the presses
+    recorded before the cut (judged once, at resume); never decided."""
+    return race_view(game, shot.reason, shot.kind, "interrupted", announced=shot.announced,
+                     go_ns=shot.go_ns, go_in_ms=0, deadline_ns=shot.deadline_ns,
+                     eligible=shot.eligible, order=order_json(shot.order), info=shot.info,
+                     virtual=shot.virtual)
 
 
-def pending_race_view(game: Game, request) -> dict:
+def pending_race_view(game: Game, shot: PendingShot) -> dict:
     """A race the game waits for that is not running (before Start, after an
     undo or a restart)."""
-    return race_view(game, request.reason, request.kind, "pending",
-                     announced=request.announced, eligible=request.eligible,
-                     info=request.info)
+    return race_view(game, shot.reason, shot.kind, "pending", announced=shot.announced,
+                     eligible=shot.eligible, info=shot.info)
 
 
-def runner_ups(event: dict, edges: Iterable[Edge], close_ns: int | None) -> list[dict]:
-    """Presses that came in a decided race's window after its verdict (a
-    runner-up 40 ms behind the winner, when the decision hold was 30 ms):
-    eligible players' first presses after the last counted one, up to the
-    race's close (``close_ns``), never after the deadline. They decided
-    nothing; the race card shows them with their margins."""
-    spec = event.get("spec") if isinstance(event.get("spec"), dict) else {}
-    order = [o for o in event.get("order") or () if isinstance(o, dict)
-             and isinstance(o.get("t_ns"), int)]
-    if not order:
-        return []
-    eligible = set(spec.get("eligible") or ())
-    deadline = spec.get("deadline_ns")
-    recorded = {(e.get("player"), e.get("t_ns")) for e in event.get("edges") or ()
-                if isinstance(e, dict)}
-    seen = {o.get("player") for o in order}
-    seen.update(event.get("false_starts") or ())
-    t0, last = order[0]["t_ns"], max(o["t_ns"] for o in order)
-    out = []
-    for e in sorted(edges, key=lambda e: (e.t_ns, e.pressed, e.player)):
-        if not e.pressed or e.t_ns <= last or (e.player, e.t_ns) in recorded:
-            continue
-        if (isinstance(deadline, int) and e.t_ns > deadline) or close_ns is None \
-                or e.t_ns > close_ns:
-            break
-        if e.player in seen or (eligible and e.player not in eligible):
-            continue
-        seen.add(e.player)
-        last = e.t_ns
-        out.append({"player": e.player, "t_ns": e.t_ns, "offset_us": (e.t_ns - t0) / US,
-                    "after_verdict": True})
-    return out
-
-
-def decided_race_view(game: Game, event: dict, info: dict | None = None,
-                      edges: Iterable[Edge] = (), close_ns: int | None = None) -> dict:
-    """The last logged race (shown until the next event); ``info`` is the
-    race request's info at the time, for the verdict's wording. Presses of
-    its window that came after the verdict (``edges``, the recent ones)
-    join its order as runner-ups, so one card shows the whole race."""
+def decided_race_view(game: Game, shot: DecidedShot) -> dict:
+    """The last logged race (shown until the next event); its runners-up
+    (the race code found them) join its order, so one card shows the whole
+    race."""
+    event = shot.event
     spec = event.get("spec") if isinstance(event.get("spec"), dict) else {}
     order = event.get("order") if isinstance(event.get("order"), list) else []
     verdict = {k: event.get(k) for k in VERDICT_KEYS if k in event}
-    extra = runner_ups(event, edges, close_ns)
+    extra = [dict(r) for r in shot.runner_ups]
     if extra:
         verdict["order"] = list(order) + extra
     return race_view(game, event.get("reason"), event.get("kind", spec.get("kind")), "decided",
                      announced=bool(event.get("announced")), go_ns=spec.get("arm_ns"),
                      deadline_ns=spec.get("deadline_ns"), eligible=spec.get("eligible") or (),
                      order=list(order) + extra, verdict=verdict,
-                     info=info, virtual=bool(event.get("virtual")),
+                     info=shot.info, virtual=bool(event.get("virtual")),
                      flipper=event.get("armed_by"))
 
 
-def table_race_view(game, replay, race, interrupted: dict | None, request, edges,
-                    settings, now: int) -> dict | None:
-    """The race a table shows now: the live race (``race``, a
-    :class:`~companion.desk.DeskRace`), else the one interrupted by a
-    restart, else the race the game waits for (``request()``, asked only
-    then: the live race's view is on the verdict's path), else the last
-    logged race with its late runner-ups from the recent ``edges``."""
-    if race is not None:
-        return live_race_view(game, race.request, race.live, announced=race.announced,
-                              go_ns=race.go_ns, now_ns=now, virtual=bool(race.virtual),
-                              error=race.error, window_start_ns=race.armed.window.start_ns,
-                              confirm=race.confirm, flipper=race.armed.flipper,
-                              choices=race.armed.choices if race.confirm else ())
-    if interrupted is not None:
-        return interrupted_race_view(game, interrupted)
-    if replay is None:
-        return None
-    pending = request()
-    if pending is not None:
-        return pending_race_view(game, pending)
-    if replay.events and replay.events[-1].get("type") == "race":
-        info = None
-        try:   # the request the race answered, for the verdict's wording
-            before = game.race_request(replay.states[-2]) if len(replay.states) > 1 else None
-            info = before.info if before is not None else None
-        except Exception:  # noqa: BLE001 - wording only
-            info = None
-        last = replay.events[-1]
-        return decided_race_view(game, last, info, edges=edges,
-                                 close_ns=race_close_ns(last, settings))
+def race_shot_view(game: Game | None, shot, now_ns: int) -> dict | None:
+    """The race view of a frozen shot of the race (None: no race to show)."""
+    if isinstance(shot, LiveShot):
+        return live_race_view(game, shot, now_ns)
+    if isinstance(shot, InterruptedShot):
+        return interrupted_race_view(game, shot)
+    if isinstance(shot, PendingShot):
+        return pending_race_view(game, shot)
+    if isinstance(shot, DecidedShot):
+        return decided_race_view(game, shot)
     return None
 
 
-def race_event(race, settings) -> dict:
-    """The ``race`` event a decided :class:`~companion.desk.DeskRace` is
-    logged as: its spec, edges and verdict, how it was armed, and when it
-    stopped taking presses (``close_ns``)."""
-    event = {"type": "race", "reason": race.request.reason, **race.live.record(),
-             "announced": race.announced, "virtual": bool(race.virtual)}
-    if race.armed.flipper is not None:
-        event["armed_by"] = race.armed.flipper
-    if race.armed.scheduled_ns is not None:     # armed at the box's own GO
-        event["scheduled_go_ns"] = race.armed.scheduled_ns
-    if race.virtual:
-        event["virtual_players"] = sorted(race.virtual)
-    if race.confirmed:
-        event["asked"] = True       # the host chose which presses were this card's
-    close = race_close_ns(event, settings)
-    if close is not None:
-        event["close_ns"] = close if race.cut_ns is None else min(close, race.cut_ns)
-    return jsonable(event)
-
-
-def desk_extras(desk, now: int, settings) -> dict:
-    """The snapshot's strays, the presses still waiting for a card, and the
-    windows' settings."""
-    return {"strays": desk.recent_strays(now) if desk else [],
-            "waiting": desk.waiting(now) if desk else [],
+def desk_extras(strays: list[dict], waiting: list[dict], settings) -> dict:
+    """The snapshot's strays, the presses still waiting for a card (both as
+    the desk found them), and the windows' settings."""
+    return {"strays": list(strays), "waiting": list(waiting),
             "windows_ms": {"before": settings.claim_window_ns // MS,
                            "after": settings.wait_ns // MS,
                            "runner_up": settings.runner_up_ns // MS}}
@@ -442,7 +358,7 @@ def private_snapshot(game: Game, state: Any, player: str, version: int) -> dict:
 
 
 __all__ = ["RACE_VIEW_KEYS", "VERDICT_KEYS", "buzzers_view", "current_faults",
-           "decided_race_view", "log_lines", "result", "runner_ups",
+           "decided_race_view", "log_lines", "result", "race_shot_view",
            "empty_snapshot", "host_extras", "interrupted_race_view", "line",
            "live_race_view", "order_json", "pending_race_view", "private_snapshot",
            "public_event", "public_line", "race_view", "snapshot"]

@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from companion import games
 from companion.edges import Edge
-from companion.gamefile import GameFileError, check_race, replay_lines
+from companion.gamefile import GameFileError, rejudge_race, replay_lines
 from companion.games import Game, RaceReason, RaceRequest, RulesError, rank_by
 from companion.session import TableSession, effective_events
 from companion.store import StaleVersion, Store
 
-from helpers import MS, S, Clock, press, run
+from tests.kit.helpers import MS, S, Clock, press, run
 
 
 class Tally(Game):
@@ -459,7 +459,7 @@ def test_a_logged_card_takes_the_burst_recorded_before_it():
     assert race["type"] == "race" and race["reason"] == "chope"
     assert race["winner"] == "bo" and race["spec"]["arm_ns"] == t_bo
     assert race["false_starts"] == [] and race["announced"] is False
-    check_race(race)                              # the record re-judges to itself
+    rejudge_race(race)                              # the record re-judges to itself
     assert s.snapshot()["scores"]["bo"] == 1
     assert s.snapshot()["race"]["phase"] == "decided"
     assert any(u["type"] == "state" and u["id"] == s.version for u in updates)
@@ -475,7 +475,7 @@ def test_the_flipper_pressing_first_is_ineligible_and_cannot_win():
     run(s, clock, 50)
     race = logged(s)[-1]
     assert race["winner"] == "cy" and race["ineligible"] == ["ana"]
-    check_race(race)
+    rejudge_race(race)
 
 
 def test_a_burst_older_than_the_claim_window_is_not_taken():
@@ -505,7 +505,7 @@ def test_a_burst_already_used_by_a_race_is_not_taken_again():
     run(s, clock, 5_100)                          # nobody presses: the deadline decides
     race = logged(s)[-1]
     assert race["type"] == "race" and race["winner"] is None
-    check_race(race)
+    rejudge_race(race)
 
 
 def test_last_press_race_waits_for_the_slow_player():
@@ -521,7 +521,7 @@ def test_last_press_race_waits_for_the_slow_player():
     run(s, clock, 60)
     race = logged(s)[-1]
     assert race["reason"] == "siam" and race["loser"] == "cy"
-    check_race(race)
+    rejudge_race(race)
     assert s.snapshot()["scores"]["cy"] == -1
 
 
@@ -582,7 +582,7 @@ def test_announced_race_countdown_false_start_and_verdict_logged():
     assert race["reason"] == "chomp" and race["announced"] is True
     assert race["winner"] == "cy" and race["false_starts"] == ["bo"]
     assert race["spec"]["arm_ns"] == go
-    check_race(race)
+    rejudge_race(race)
     st_ = s.stats()["players"]
     assert st_["cy"]["reaction_us"]["best"] == 200_000
     assert st_["cy"]["races_won"] == 1 and st_["bo"]["races_won"] == 0
@@ -599,7 +599,7 @@ def test_virtual_buzzer_is_marked_in_the_race_record():
     race = logged(s)[-1]
     assert race["winner"] == "ana" and race["virtual"] is True
     assert race["virtual_players"] == ["ana"]
-    check_race(race)
+    rejudge_race(race)
     with pytest.raises(RulesError):
         s.virtual_press("nobody")
 
@@ -884,7 +884,7 @@ def test_real_chope_table_card_takes_the_burst_and_the_mynah_waits_for_the_last(
     run(s, clock, 60)
     race = logged(s)[-1]
     assert race["type"] == "race" and race["reason"] == "chope" and race["winner"] == "cy"
-    check_race(race)
+    rejudge_race(race)
     assert s.state["race"] is None or not s.state["race"]
     assert s.snapshot()["race"]["phase"] == "decided" and not s.snapshot()["faults"]
     run(s, clock, 3_000)
@@ -898,7 +898,7 @@ def test_real_chope_table_card_takes_the_burst_and_the_mynah_waits_for_the_last(
     run(s, clock, 60)
     race = logged(s)[-1]
     assert race["reason"] == "siam" and race["loser"] == "cy"
-    check_race(race)
+    rejudge_race(race)
     snap = s.snapshot()
     assert not snap["faults"]
     store.close()

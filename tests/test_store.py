@@ -13,7 +13,8 @@ import pytest
 
 from companion import paths
 from companion.store import (APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, StaleVersion, Store,
-                             StoreCorrupt, StoreError, UnknownGame)
+                             StoreCorrupt, StoreError, UnknownGameId)
+from tests.kit.helpers import wait_for
 
 PLAYERS = [{"name": "ana", "colour": "#ff0000", "buzzer": "b1"},
            {"name": "bo", "colour": "blue", "buzzer": None}]
@@ -78,9 +79,9 @@ def test_bad_arguments():
         s.append(g, {"no": "type"})
     with pytest.raises(StoreError, match="not JSON"):
         s.append(g, {"type": "x", "bad": float("nan")})
-    with pytest.raises(UnknownGame):
+    with pytest.raises(UnknownGameId):
         s.append(999, {"type": "x"})
-    with pytest.raises(UnknownGame):
+    with pytest.raises(UnknownGameId):
         s.game_info(999)
     assert s.events(g) == []
     s.close()
@@ -395,17 +396,19 @@ def test_a_store_collected_with_a_row_still_pending_writes_it_without_stalling(t
     store's ``__del__`` flushes: the writer then ends, and the flush must
     write the row itself at once (it used to wait out its whole 10 s)."""
     import gc
-    import time
     import weakref
     s = Store(tmp_path / "t.db")
     g = s.create_game("chope", PLAYERS, {})
     alive = weakref.ref(s)
     flushing = threading.Event()
 
+    waits: list = []                      # (timeout, notified) of each wait of the flush
+
     class NotingCondition(threading.Condition):
         def wait(self, timeout=None):
             flushing.set()
-            return super().wait(timeout)
+            waits.append((timeout, super().wait(timeout)))
+            return waits[-1][1]
 
     class HeldUntilFlushing(threading.Event):
         """The writer's wake-up, held back until the collector's flush waits."""
@@ -420,9 +423,10 @@ def test_a_store_collected_with_a_row_still_pending_writes_it_without_stalling(t
     writer = s._writer
     s.cycle = s                           # collected by the cycle collector, not refcounts
     del s
-    started = time.monotonic()
-    gc.collect()
-    assert time.monotonic() - started < 3
+    collector = threading.Thread(target=gc.collect, daemon=True)   # a deadlock would hang it
+    collector.start()
+    assert wait_for(lambda: not collector.is_alive())
+    assert waits and all(notified for _, notified in waits), waits   # none waited its time out
     assert alive() is None
     writer.join(5)
     assert not writer.is_alive()

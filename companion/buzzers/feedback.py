@@ -37,10 +37,13 @@ import itertools
 import logging
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Iterator, Mapping
 
 from ..referee import MS, Fault, Verdict
+from ..tableevents import Countdown, NewState, TableEvent, VerdictLogged
+from ..tableevents import Fault as TableFault
 
 log = logging.getLogger(__name__)
 
@@ -119,9 +122,14 @@ def fault_cue(fault, settings: FeedbackSettings = FeedbackSettings()) -> LedCue 
     referee's :class:`~companion.referee.Fault` or a source's
     :class:`~companion.buzzers.base.SourceFault` (anything with ``kind``);
     other kinds (a gap, an overflow) leave the LED alone: None."""
-    if fault.kind == "stuck":
+    return fault_kind_cue(fault.kind, settings)
+
+
+def fault_kind_cue(kind: str, settings: FeedbackSettings = FeedbackSettings()) -> LedCue | None:
+    """:func:`fault_cue` of a fault's kind (a table's fault event names it)."""
+    if kind == "stuck":
         return LedCue("blink", on_s=settings.stuck_on_s, off_s=settings.stuck_off_s, n=None)
-    if fault.kind == "cleared":
+    if kind == "cleared":
         return OFF
     return None
 
@@ -161,25 +169,6 @@ def _s_to_ns(seconds: float) -> int:
     return int(round(seconds * 1_000_000_000))
 
 
-class _Batch:
-    """Changes of the source's LEDs made inside go out as one command."""
-
-    __slots__ = ("fb",)
-
-    def __init__(self, fb: "Feedback"):
-        self.fb = fb
-
-    def __enter__(self):
-        self.fb._batch += 1
-        return self
-
-    def __exit__(self, *exc):
-        fb = self.fb
-        fb._batch -= 1
-        if not fb._batch:
-            fb._flush_leds()
-
-
 # ---------------------------------------------------------------------------
 # Driving the devices
 
@@ -199,14 +188,27 @@ class Feedback:
     One way in: :meth:`attach` to what judges the races. A pipeline does it
     for its consumer (:class:`~companion.buzzers.pipeline.Pipeline`'s
     ``feedback=``), and polls :meth:`poll` when :meth:`next_deadline` is due.
-    The consumer is a :class:`~companion.session.TableSession` (the box
-    follows whichever game's referee is running, maps the verdicts' player
-    names to their buzzers through the seating, and counts down announced
-    starts from the session's race updates), a
-    :class:`~companion.buzzers.pipeline.RefereeConsumer`, or a bare
-    :class:`~companion.referee.Referee` (buzzer ids are the player names).
-    Every call into the devices holds one lock: verdicts arrive on whichever
-    thread fed the deciding edge, updates on whichever published them.
+    The consumer is
+
+    * a table (:class:`~companion.session.TableSession`, anything with
+      ``subscribe_events``): the box hears it one way, its stream of typed
+      events (:mod:`companion.tableevents`, :meth:`on_event`): a
+      :class:`~companion.tableevents.VerdictLogged` lights the winner (a
+      verdict the game refused is never logged, and lights nothing), a
+      :class:`~companion.tableevents.Countdown` plays the cue, a
+      :class:`~companion.tableevents.Fault` flickers a stuck buzzer (the
+      referee's or the source's), a :class:`~companion.tableevents.NewState`
+      carries the seating (player names to buzzers). It never reads the
+      pages' JSON and listens to no referee;
+    * a :class:`~companion.buzzers.pipeline.RefereeConsumer` (no game, no
+      log): its referee's verdicts and faults, its race updates' countdowns
+      and the source's faults (:meth:`on_source_fault`, from the pipeline);
+    * a bare :class:`~companion.referee.Referee` (buzzer ids are the player
+      names): its verdicts and faults.
+
+    Every call into the devices holds one lock: events arrive on whichever
+    thread published them, a bare referee's verdicts on whichever fed the
+    deciding edge.
 
     >>> from companion.buzzers.mock import ClockedMockFactory
     >>> f = ClockedMockFactory(start_ns=0)
@@ -237,8 +239,11 @@ class Feedback:
         self.settings = settings or FeedbackSettings()
         self.clock = clock
         self.owns_devices = owns_devices
-        self.referee = None             # the referee whose verdicts are shown
+        #: the referee of the races shown (a table's: for information only,
+        #: its verdicts come as logged events)
+        self.referee = None
         self.consumer = None            # what it was attached to (None: a bare referee)
+        self._table = False             # attached to a table's stream of events
         self._seat: dict[str, str] | None = None   # player name -> buzzer id; None: same
         self._unsubscribe: Callable[[], None] | None = None
         self._go: int | None = None
@@ -324,6 +329,12 @@ class Feedback:
                 self._follow(target)
             return self
         self.consumer = target
+        events = getattr(target, "subscribe_events", None)
+        if events is not None:                      # a table: its one stream
+            self._table = True
+            self._seat_table(getattr(target, "players", None) or [])
+            self._unsubscribe = events(self.on_event)
+            return self
         self.sync()
         subscribe = getattr(target, "subscribe", None)
         if subscribe is not None:
@@ -337,7 +348,9 @@ class Feedback:
             self._unsubscribe = None
         with self._lock:
             self._follow(None)
+            self.referee = None
             self.consumer = None
+            self._table = False
 
     def _follow(self, referee) -> None:
         old = self.referee
@@ -349,11 +362,45 @@ class Feedback:
         if referee is not None:
             referee.listeners.append(self)
 
+    def _seat_table(self, seating) -> None:
+        """A table's seating (``{player: buzzer}`` or its players' list):
+        each player's LED is their buzzer's (their name: a phone-only player)."""
+        pairs = (seating.items() if isinstance(seating, Mapping) else
+                 [(p.get("name"), p.get("buzzer")) for p in seating if isinstance(p, dict)])
+        referee = getattr(self.consumer, "referee", None)
+        with self._lock:
+            self._seat = {name: buzzer or name for name, buzzer in pairs if name}
+            self.referee = referee
+
+    def on_event(self, event: TableEvent) -> None:
+        """One event of the table's stream (see the class's docstring)."""
+        try:
+            if isinstance(event, NewState):
+                self._seat_table(event.seating)
+            elif isinstance(event, VerdictLogged):
+                if event.verdict is not None:
+                    self.on_verdict(event.verdict)
+            elif isinstance(event, Countdown):
+                if event.go_ns is not None and event.go_ns != self._go:
+                    with self._lock:
+                        self._go = event.go_ns
+                        self.countdown(event.go_ns)
+            elif isinstance(event, TableFault):
+                cue = fault_kind_cue(event.fault, self.settings)
+                if cue is None:
+                    return
+                if event.buzzer is not None:
+                    self.show_buzzer(event.buzzer, cue)
+                elif event.player is not None:
+                    self.show(event.player, cue)
+        except Exception:  # a broken LED must not stop the table
+            log.exception("feedback failed on %s", type(event).__name__)
+
     def sync(self) -> None:
-        """Follow the consumer's current referee and seating (a new game
-        makes a new referee and may seat players at other buzzers)."""
+        """Follow a referee consumer's referee and seating (each buzzer is
+        its player). A table's seating comes with its events instead."""
         consumer = self.consumer
-        if consumer is None:
+        if consumer is None or self._table:
             return
         # read the consumer before taking our lock: the consumer's own lock
         # may be held by a thread that is about to call us with a verdict
@@ -367,7 +414,9 @@ class Feedback:
             self._follow(referee)
 
     def on_update(self, update: dict) -> None:
-        """A consumer's update: follow a new game; count down an announced start."""
+        """A :class:`~companion.buzzers.pipeline.RefereeConsumer`'s race
+        update: count down an announced start. (A table is heard through
+        :meth:`on_event`.)"""
         kind = update.get("type") if isinstance(update, dict) else None
         data = update.get("data") or {} if kind else {}
         if kind == "state":
@@ -410,9 +459,11 @@ class Feedback:
         """A fault the source reports itself (a
         :class:`~companion.buzzers.base.SourceFault`: a buzzer id, not a
         player): a stuck buzzer the box found flickers, a cleared one goes
-        dark; faults of no buzzer, or of other kinds, change nothing."""
+        dark; faults of no buzzer, or of other kinds, change nothing. A
+        table reports the source's faults in its own stream (its
+        :class:`~companion.tableevents.Fault`): then this does nothing."""
         buzzer = getattr(fault, "buzzer", None)
-        if not isinstance(buzzer, str):
+        if self._table or not isinstance(buzzer, str):
             return
         cue = fault_cue(fault, self.settings)
         if cue is not None:
@@ -503,8 +554,16 @@ class Feedback:
         if not self._batch:
             self._flush_leds()
 
-    def _batched(self):
-        return _Batch(self)
+    @contextmanager
+    def _batched(self) -> Iterator["Feedback"]:
+        """Changes of the source's LEDs made inside go out as one command."""
+        self._batch += 1
+        try:
+            yield self
+        finally:
+            self._batch -= 1
+            if not self._batch:
+                self._flush_leds()
 
     def _flush_leds(self) -> None:
         out, self._led_out = self._led_out, {}

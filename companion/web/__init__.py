@@ -212,7 +212,7 @@ def register_errors(app: Flask) -> None:
     from ..gamefile import GameFileError
     from ..games import RulesError
     from ..store import StaleVersion, StoreError
-    from ..store import UnknownGame as UnknownGameId
+    from ..store import UnknownGameId
     from .api import BadRequest, UnknownGame
 
     app.register_error_handler(RulesError, _rules_error)

@@ -1,7 +1,9 @@
 """Server-Sent Events: one table session fanned out to every open page.
 
-The :class:`Broker` subscribes once to the session and copies each update,
-encoded once, into a small bounded queue per connected page. A page's stream
+The :class:`Broker` subscribes once to the session's stream of events
+(:mod:`companion.tableevents`), in the pages' form
+(:meth:`TableSession.subscribe`: each event's JSON update), and copies each
+update, encoded once, into a small bounded queue per connected page. A page's stream
 (:meth:`Broker.stream`) starts with a full snapshot, or, when the browser
 comes back with ``Last-Event-ID``, with the log's updates since that id
 (:meth:`TableSession.updates_since`); then it sends updates as they come and

@@ -1,8 +1,10 @@
-"""Cards the host logged while a race was still open: they wait behind it.
+"""Cards the host logged while a race was still open: queued behind it.
+
+(Not the presses waiting for a card: those are the desk's, ``RaceDesk.waiting``.)
 
 The host never has to wait to log (docs/rules-notes.md, "Which card a press
 belongs to"): an event the tracker takes only once a race outcome is logged
-waits here, with the time it was logged, and is applied the moment the race
+is queued here, with the time it was logged, and is applied the moment the race
 is logged. Pure: the session saves the queue with its live race.
 """
 
@@ -50,13 +52,16 @@ class CardQueue:
     def __bool__(self) -> bool:
         return bool(self.items)
 
-    def must_wait(self, game: Game, state: Any, event: dict, race_open: bool) -> bool:
+    def must_wait(self, game: Game, state: Any, event: dict, race_open: bool,
+                  held: bool = False) -> bool:
         """Whether ``event`` waits: a race is open (or cards wait already) and
-        the tracker takes it only after some race outcome. RulesError (the
+        the tracker takes it only after some race outcome, or at all while
+        the open race is ``held`` (a card's race whose verdict may still be
+        weighed: nothing moves the game on under it). RulesError (the
         tracker's own reason) when no outcome would make it legal."""
         if not race_open and not self.items:
             return False
-        if not self.items:
+        if not held and (not race_open or not self.items):
             try:
                 game.apply(state, event)
                 return False                            # legal now: no wait
@@ -72,6 +77,11 @@ class CardQueue:
 
     def pop(self) -> tuple[dict, int]:
         return self.items.popleft()
+
+    def put_back(self, event: dict, logged_ns: int) -> None:
+        """Return the first card to the front: it waits for a choice the
+        race left (a Siam! loser's card), asked first."""
+        self.items.appendleft((event, logged_ns))
 
     def next_draw(self, game: Game) -> int | None:
         """When the first waiting card (``Game.is_draw``) was logged."""
