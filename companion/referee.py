@@ -19,7 +19,9 @@ The three race kinds (docs/rules-notes.md, "Races"):
 Presses before the arm time are false starts: that player's presses do not
 count in that race, unless ``lockout_ns`` is set, in which case they count
 again from ``lockout_ns`` after their last early press. Presses by players
-who are not eligible are listed in ``ineligible`` and never count.
+who are not eligible are listed in ``ineligible`` and never count (with
+``out_of_turn_ns`` set, in a ``first-press`` race, only those up to that long
+after the first counted press; with no counted press, up to the deadline).
 
 >>> spec = RaceSpec("first-press", players=("ana", "bo"), arm_ns=1_000)
 >>> judge(spec, [Edge("bo", True, 5_000), Edge("ana", True, 7_000)]).winner
@@ -50,6 +52,15 @@ NEVER = 1 << 63
 #: Python a little later; an earlier edge of another player may still be on
 #: its way).
 DEFAULT_HOLD_NS = 30 * MS
+#: How late an edge may reach the referee after its stamp (the source's
+#: delivery delay: up to ~2 ms on bare pins). A debounce decision (the end of
+#: a burst's window) is taken only once the clock is past the burst's stamp
+#: + the window + this margin, so a bounce edge stamped inside the window
+#: but delivered late still lands in it (docs/rules-notes.md, Debounce).
+DEFAULT_DELIVERY_MARGIN_NS = 2 * MS
+#: A race request's usual out-of-turn window (``RaceSpec.out_of_turn_ns``):
+#: Chomp!'s Bad Chomp just after the winning slap (docs/rules-notes.md).
+DEFAULT_OUT_OF_TURN_NS = 500 * MS
 
 
 def earliest(times: Iterable[int | None]) -> int | None:
@@ -67,6 +78,12 @@ class RaceSpec:
 
     ``eligible`` defaults to every player; ``arm_ns`` to 0 (no false starts
     possible); ``deadline_ns`` to none (the end of the input).
+    ``out_of_turn_ns`` (None: not set): in a ``first-press`` race, a press
+    by a player who is not eligible is listed in ``ineligible`` when it comes
+    at most this long after the first counted press (with none counted: by
+    the deadline), and the live race waits that long (plus its hold) for one
+    while such a player has not pressed yet. Unset, the live race does not
+    wait for them (Chope!'s flipper).
     """
 
     kind: str
@@ -77,6 +94,7 @@ class RaceSpec:
     tie_window_ns: int = 0
     debounce_ns: int = DEFAULT_DEBOUNCE_NS
     lockout_ns: int | None = None
+    out_of_turn_ns: int | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -92,22 +110,25 @@ class RaceSpec:
         object.__setattr__(self, "eligible", eligible)
         for name in ("arm_ns", "tie_window_ns", "debounce_ns"):
             _check_ns(name, getattr(self, name))
-        for name in ("deadline_ns", "lockout_ns"):
+        for name in ("deadline_ns", "lockout_ns", "out_of_turn_ns"):
             if getattr(self, name) is not None:
                 _check_ns(name, getattr(self, name))
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "players": list(self.players),
-                "eligible": list(self.eligible), "arm_ns": self.arm_ns,
-                "deadline_ns": self.deadline_ns, "tie_window_ns": self.tie_window_ns,
-                "debounce_ns": self.debounce_ns, "lockout_ns": self.lockout_ns}
+        out = {"kind": self.kind, "players": list(self.players),
+               "eligible": list(self.eligible), "arm_ns": self.arm_ns,
+               "deadline_ns": self.deadline_ns, "tie_window_ns": self.tie_window_ns,
+               "debounce_ns": self.debounce_ns, "lockout_ns": self.lockout_ns}
+        if self.out_of_turn_ns is not None:
+            out["out_of_turn_ns"] = self.out_of_turn_ns
+        return out
 
     @classmethod
     def from_json(cls, obj: dict) -> "RaceSpec":
         if not isinstance(obj, dict):
             raise RaceError("a race spec must be a JSON object")
         known = {"kind", "players", "eligible", "arm_ns", "deadline_ns", "tie_window_ns",
-                 "debounce_ns", "lockout_ns"}
+                 "debounce_ns", "lockout_ns", "out_of_turn_ns"}
         extra = set(obj) - known
         if extra:
             raise RaceError(f"unknown race spec key(s) {sorted(extra)}")
@@ -162,7 +183,14 @@ class Debouncer:
     stamped, so a short tap is a press and a release, never a stuck press.
     Applying it twice gives the same edges as applying it once.
 
-    Edges must be fed in time order; :func:`judge` sorts them first.
+    Everything is decided on the stamps: an edge is inside a window by its
+    ``t_ns``, whenever it arrives. Edges must be fed in time order (one
+    buzzer's edges come through one queue; :func:`judge` sorts them first);
+    edges of one window fed out of order are harmless (the latest stamp is
+    the one kept). :meth:`settle` with a clock time says whether the window
+    has ended on that clock: the :class:`Referee` passes its clock minus the
+    delivery margin, so an edge stamped inside the window that arrives late
+    is still inside it.
     """
 
     __slots__ = ("window", "start", "level", "pending")
@@ -177,7 +205,9 @@ class Debouncer:
         """The edges this raw edge makes final (often none, at most two)."""
         start = self.start
         if start is not None and edge.t_ns - start < self.window:
-            self.pending = edge
+            p = self.pending
+            if p is None or edge_order(edge) >= edge_order(p):
+                self.pending = edge
             return ()          # a bounce: the common case, so no allocation
         out = self.settle()
         if out and edge.t_ns - self.start < self.window:
@@ -258,8 +288,19 @@ def verdict_from_debounced(spec: RaceSpec, per: dict[str, list[Edge]]) -> Verdic
             counted.append((t, player))
     counted.sort()
     v.order = [(p, t) for t, p in counted]
+    if spec.kind == FIRST_PRESS and spec.out_of_turn_ns is not None and counted \
+            and v.ineligible:
+        # out of turn: this race's only up to its window after the first press
+        last = counted[0][0] + spec.out_of_turn_ns
+        v.ineligible = [p for p in v.ineligible
+                        if _first_press_from(per.get(p, ()), spec.arm_ns) <= last]
     _decide(v, counted, spec.tie_window_ns)
     return v
+
+
+def _first_press_from(edges, arm: int) -> int:
+    """The first press at or after ``arm`` (there is one)."""
+    return next(e.t_ns for e in edges if e.pressed and e.t_ns >= arm)
 
 
 def _release_time(spec: RaceSpec, player: str, edges, eligible: bool,
@@ -380,6 +421,11 @@ class LiveRace:
         self.provisional: list[tuple[int, str]] = []   # (t_ns, player), counted
         self._seen: set[str] = set()
         self._eligible = frozenset(spec.eligible)
+        #: players of a first-press race who may not take part and have not
+        #: pressed since the arm time: a press of theirs may still be listed
+        #: (the referee takes out the stuck ones: they cannot press)
+        self.waits_for = {p for p in spec.players if p not in self._eligible} \
+            if spec.kind == FIRST_PRESS and spec.out_of_turn_ns is not None else set()
         self.verdict: Verdict | None = None
         if spec.kind == FIRST_RELEASE:
             self._recount()
@@ -389,6 +435,8 @@ class LiveRace:
         if self.verdict is not None:
             return False
         self.edges.append(edge)
+        if edge.player in self.waits_for and edge.pressed and edge.t_ns >= self.spec.arm_ns:
+            self.waits_for.discard(edge.player)
         lst = self.per.get(edge.player)
         if lst is None:
             lst = self.per[edge.player] = []
@@ -435,22 +483,35 @@ class LiveRace:
                 return self.provisional[-1][0] + hold
             return dl
         if self.provisional:
-            t = self.provisional[0][0] + spec.tie_window_ns + hold
+            first = self.provisional[0][0]
+            t = first + spec.tie_window_ns + hold
+            if self.waits_for:      # a press out of turn may still be this race's
+                t = max(t, first + spec.out_of_turn_ns + hold)
             return t if dl is None else min(t, dl)
         return dl
+
+    #: how late an edge may arrive after its stamp (the referee's delivery
+    #: margin): the verdict taken at the decision time leaves out the edges
+    #: stamped in the last ``margin_ns`` of the hold, which may or may not
+    #: have arrived yet (they cannot change the outcome, only the order's
+    #: tail), so the verdict never depends on how late an edge was
+    margin_ns: int = 0
 
     def poll(self, now_ns: int) -> Verdict | None:
         """The final verdict if ``now_ns`` is past the decision time."""
         if self.verdict is None:
             at = self.decides_at()
             if at is not None and now_ns >= at:
-                self.finish()
+                self.finish(at - min(self.margin_ns, self.hold_ns))
         return self.verdict
 
-    def finish(self) -> Verdict:
-        """Decide now (end of input): the verdict from everything fed."""
+    def finish(self, until_ns: int | None = None) -> Verdict:
+        """Decide now: the verdict from everything fed (stamped by
+        ``until_ns``, if given; None: the end of the input)."""
         if self.verdict is None:
-            self.verdict = verdict_from_debounced(self.spec, self.per)
+            per = self.per if until_ns is None else {
+                p: [e for e in lst if e.t_ns <= until_ns] for p, lst in self.per.items()}
+            self.verdict = verdict_from_debounced(self.spec, per)
         return self.verdict
 
     def order(self) -> list[tuple[str, int]]:
@@ -498,9 +559,14 @@ class Referee:
     """
 
     def __init__(self, players: Iterable[str], debounce_ns: int = DEFAULT_DEBOUNCE_NS,
-                 stuck_ns: int = 10_000 * MS, hold_ns: int = DEFAULT_HOLD_NS):
+                 stuck_ns: int = 10_000 * MS, hold_ns: int = DEFAULT_HOLD_NS,
+                 delivery_margin_ns: int = DEFAULT_DELIVERY_MARGIN_NS):
         self.players = tuple(players)
         self.debounce_ns = debounce_ns
+        _check_ns("delivery_margin_ns", delivery_margin_ns)
+        #: how late an edge may arrive after its stamp: debounce decisions
+        #: (and a verdict whose hold is shorter) wait this long on the clock
+        self.delivery_margin_ns = delivery_margin_ns
         self.stuck_ns = stuck_ns
         self.hold_ns = hold_ns
         self._deb = {p: Debouncer(debounce_ns) for p in self.players}
@@ -509,6 +575,7 @@ class Referee:
         self.stuck: set[str] = set()
         self.faults: list[Fault] = []
         self.race: LiveRace | None = None
+        self._now = 0               # the latest clock time seen (a poll, a stamp)
         self.listeners: list[Callable[[str, object], None]] = []
         self.errors: list[str] = []
 
@@ -523,6 +590,8 @@ class Referee:
             old.finish()
             self._race_decided(old, old.spec.arm_ns)
         spec = replace(spec, debounce_ns=self.debounce_ns) if spec.debounce_ns != self.debounce_ns else spec
+        if spec.kind == FIRST_RELEASE:
+            self._holding_is_the_game(spec)
         if self.stuck:
             spec = replace(spec, eligible=tuple(p for p in spec.eligible if p not in self.stuck))
         race = self.race = LiveRace(spec, self.hold_ns)
@@ -532,6 +601,18 @@ class Referee:
                 if p not in self.stuck:
                     race.feed(Edge(p, True, t))
         return race
+
+    def _holding_is_the_game(self, spec: RaceSpec) -> None:
+        """A first-release race starts: its players who are holding their
+        buzzer are playing it (Food Poisoning: they grabbed it when the card
+        appeared, maybe long before Start), not stuck. A buzzer the stuck
+        timer flagged while it was held is cleared and races; one that is
+        still down the stuck time after the verdict is flagged again."""
+        for p in sorted(self.stuck & set(spec.players)):
+            if p in self._down_since and self._deb[p].level:
+                self.stuck.discard(p)
+                self._fault(Fault(p, "cleared", self._now))
+        self._reschedule_stuck()
 
     def _race_decided(self, race: LiveRace, now_ns: int) -> None:
         if race.spec.kind == FIRST_RELEASE:
@@ -545,29 +626,48 @@ class Referee:
         d = self._deb.get(edge.player)
         if d is None:
             raise RaceError(f"edge from unknown player {edge.player!r}")
+        if edge.t_ns > self._now:
+            self._now = edge.t_ns
         for e in d.feed(edge):
             self._accept(e)
         if edge.t_ns >= self._stuck_due:
             self._check_stuck(edge.t_ns)
 
     def poll(self, now_ns: int) -> None:
+        # every edge stamped before now - margin has arrived: the windows
+        # that ended by then are settled (on the stamps), not later ones
+        if now_ns > self._now:
+            self._now = now_ns
+        settled_by = now_ns - self.delivery_margin_ns
         for d in self._deb.values():
             if d.pending is not None:
-                for e in d.settle(now_ns):
+                for e in d.settle(settled_by):
                     self._accept(e)
         self._check_stuck(now_ns)
         race = self.race
-        if race is not None and race.verdict is None and race.poll(now_ns) is not None:
-            self._race_decided(race, now_ns)
+        if race is not None and race.verdict is None:
+            race.waits_for -= self.stuck        # a stuck buzzer cannot press
+            race.margin_ns = self.delivery_margin_ns
+            if race.poll(now_ns - self._race_wait(race)) is not None:
+                self._race_decided(race, now_ns)
+
+    def _race_wait(self, race: LiveRace) -> int:
+        """How much longer than its own hold a race waits for late edges: the
+        hold covers the delivery margin already unless it is shorter."""
+        return max(0, self.delivery_margin_ns - race.hold_ns)
 
     def next_deadline(self) -> int | None:
         """The earliest clock time at which :meth:`poll` has work to do."""
-        times = [d.settles_at() for d in self._deb.values()]
+        margin = self.delivery_margin_ns
+        times = [None if d.pending is None else d.settles_at() + margin
+                 for d in self._deb.values()]
         race = self.race
         if not self._holding_race() and self._stuck_due != NEVER:
             times.append(self._stuck_due)
         if race is not None and race.verdict is None:
-            times.append(race.decides_at())
+            race.waits_for -= self.stuck
+            at = race.decides_at()
+            times.append(None if at is None else at + self._race_wait(race))
         return earliest(times)
 
     def _accept(self, e: Edge) -> None:

@@ -21,6 +21,8 @@ from companion.gamefile import replay_lines
 from companion.games import RulesError, get_game
 from companion.games.chomp import MAX_REVEALS
 
+from tests.kit.rulebooks import ChompTable, chomp_card_counts, chomp_options
+
 ROOT = Path(__file__).resolve().parents[1]
 G = get_game("chomp")
 FOOD_CHAIN = {"shark": 6, "seal": 5, "big-fish": 4, "little-fish": 3, "shrimp": 2, "plankton": 1}
@@ -641,193 +643,11 @@ def test_describe_says_what_happened():
     assert G.describe({"type": "race", "reason": "ink-out"}) == "Ink Out! nobody chomps"
 
 
-# -- an independent model of the table ---------------------------------------
+# -- an independent model of the table (tests.kit.rulebooks, one copy) --------
 
-class RealTable:
-    """Chomp! played with real cards (a pile's top is its end), from the
-    rulebook and the readings in docs/rules-notes.md (Chomp!), sharing no code with the
-    tracker. With ``deck=None`` the cards are face-down "?" tokens and the
-    identities come from the logged reveals."""
-
-    def __init__(self, players, options, deck=None, rng=None):
-        self.rules = {**DEFAULTS, **options}
-        cards = deck or ["?"] * sum(self.rules["counts"].values())
-        each = len(cards) // len(players)
-        self.players, self.rng = list(players), rng
-        self.pile = {p: cards[i * each:(i + 1) * each] for i, p in enumerate(players)}
-        self.discard = {p: [] for p in players}
-        self.centre = []                          # (owner, card, why)
-        self.table, self.out, self.round = {}, {}, 1
-        self.war, self.over, self.reason = len(players) == 2, False, None
-
-    def hand(self, p):
-        return len(self.pile[p]) + len(self.discard[p])
-
-    def cards(self):
-        return {p: self.hand(p) + (p in self.table) for p in self.players}
-
-    def alive(self):
-        return [p for p in self.players if p not in self.out]
-
-    def top(self, p):
-        if not self.pile[p]:
-            self.pile[p], self.discard[p] = self.discard[p], []
-            if self.rng:
-                self.rng.shuffle(self.pile[p])
-        return self.pile[p].pop() if self.pile[p] else None
-
-    def turn_over(self, logged=None):
-        self.table = {p: self.top(p) for p in self.alive()}
-        if logged:
-            assert set(logged) == set(self.table), (sorted(logged), self.alive())
-            self.table = {p: logged[p].replace("_", "-") for p in self.table}
-        turned = dict(self.table)
-        up = set(turned.values())
-        if "eel" in up:
-            self.reason = "feeding-frenzy"
-        elif self.war and "octopus" in up:
-            self.finish_round("octopus")
-        elif self.war:
-            (a, x), (b, y) = self.table.items()
-            if FOOD_CHAIN[x] == FOOD_CHAIN[y]:
-                self.finish_round("war")
-            else:
-                self.collect(a if FOOD_CHAIN[x] > FOOD_CHAIN[y] else b, everything=True)
-                self.finish_round()
-        elif "octopus" in up:           # "no one can chomp and all cards played are set aside"
-            self.finish_round("ink")
-        else:
-            self.reason = "chomp"
-        return turned
-
-    def may_chomp(self):
-        if self.reason == "feeding-frenzy":
-            return list(self.table)
-        if self.reason == "ink-out":
-            return []
-        low = min(FOOD_CHAIN[k] for k in self.table.values())
-        return [p for p, k in self.table.items() if FOOD_CHAIN[k] > low]
-
-    def collect(self, winner, everything):
-        mine = self.table[winner]
-        for p, k in self.table.items():
-            eats = everything or p == winner or FOOD_CHAIN.get(mine, 0) > FOOD_CHAIN.get(k, 99)
-            self.discard[winner if eats else p].append(k)
-        for owner, k, why in self.centre:
-            back = (not everything and why == "tie" and owner != winner and owner not in self.out
-                    and self.rules["tie_round_cards"] == "chompable"
-                    and not FOOD_CHAIN.get(mine, 0) > FOOD_CHAIN.get(k, 99))
-            self.discard[owner if back else winner].append(k)
-        self.table, self.centre = {}, []
-
-    def set_aside(self, why):
-        self.centre += [(p, k, why) for p, k in self.table.items()]
-        self.table = {}
-
-    def late_ink_out(self, ev):
-        """A slap in the Ink Out just set aside: the slapper's top card follows it."""
-        bad = [p for p in ev.get("ineligible", ())]
-        if self.rules["false_start_is_bad_chomp"]:
-            bad += [p for p in ev.get("false_starts", ()) if p not in bad]
-        for p in sorted(bad, key=self.players.index):
-            penalty = self.top(p)
-            if penalty is not None:
-                self.centre.append((p, penalty, "bad"))
-        for p in self.alive():
-            if p not in self.table and not self.hand(p):
-                self.out[p] = self.round - 1
-        left = self.alive()
-        if len(left) < 2:
-            for p, k in self.table.items():
-                self.discard[p].append(k)
-            self.table = {}
-            if left:
-                self.discard[left[0]] += [k for _, k, _ in self.centre]
-                self.centre = []
-            self.over = True
-
-    def race(self, ev):
-        if self.reason is None and ev.get("reason") == "ink-out":
-            return self.late_ink_out(ev)
-        bad = []
-        if not self.war:
-            bad = [p for p in self.table if p in ev.get("ineligible", ())
-                   or (self.rules["false_start_is_bad_chomp"] and p in ev.get("false_starts", ()))]
-        for p in bad:
-            self.centre.append((p, self.table.pop(p), "bad"))
-            penalty = self.top(p)
-            if penalty is not None:
-                self.centre.append((p, penalty, "bad"))
-        reason, self.reason = self.reason, None
-        if ev.get("winner"):
-            self.collect(ev["winner"], everything=reason == "feeding-frenzy")
-        elif ev.get("tied"):
-            self.set_aside("tie")
-        elif reason == "ink-out":
-            self.set_aside("ink")
-        elif self.rules["no_chomp"] == "set_aside":
-            self.set_aside("none")
-        else:
-            for p, k in self.table.items():
-                self.discard[p].append(k)
-            self.table = {}
-        self.finish_round()
-
-    def finish_round(self, then=None):
-        self.set_aside(then)
-        for p in self.alive():
-            if not self.hand(p):
-                self.out[p] = self.round
-        self.round += 1
-        left = self.alive()
-        if len(left) < 2:
-            if left:
-                self.discard[left[0]] += [k for _, k, _ in self.centre]
-                self.centre = []
-            self.over = True
-        elif len(left) == 2 and not self.war and not self.centre:
-            self.over = self.rules["two_player_end"] == "count"
-            self.war = not self.over
-        elif then == "war":
-            for p in left:
-                for _ in range(min(2, self.hand(p) - 1)):
-                    self.centre.append((p, self.top(p), "war"))
-
-    def replay(self, events):
-        turned = {}                     # this round's cards logged one player at a time
-        for ev in events:
-            if ev["type"] in ("reveal", "turn"):
-                turned.update(ev["cards"] if ev["type"] == "reveal"
-                              else {ev["player"]: ev["card"]})
-                if set(turned) == set(self.alive()):
-                    self.turn_over(turned)
-                    turned = {}
-            else:
-                self.race(ev)
-        return self
-
-
-def rulebook_card_counts(rep, players):
-    """Chomp! has no points: a player's score is the cards she holds."""
-    return RealTable(players, rep.options).replay(rep.events).cards()
-
-
-def random_options(rng, players):
-    counts = {k: rng.randint(0, 3) for k in (*FOOD_CHAIN, "octopus", "eel")}
-    counts["plankton"] += 2 * len(players)
-    return {"counts": counts, "two_player_end": rng.choice(["count", "underwater_war"]),
-            "false_start_is_bad_chomp": rng.random() < 0.3,
-            "no_chomp": rng.choice(["return", "set_aside"]),
-            "tie_round_cards": rng.choice(["all", "chompable"])}
-
-
-# the conformance test's random games (tests/test_conformance.py) use these
-conformance_options = random_options
-
-
-def conformance_check(rep):
-    """A random game conserves the cards and scores as the rulebook counts."""
-    assert G.scores(rep.state) == rulebook_card_counts(rep, rep.players)
+RealTable = ChompTable
+rulebook_card_counts = chomp_card_counts
+random_options = chomp_options
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -916,3 +736,129 @@ def test_the_last_card_logged_starts_the_race_with_no_tap():
     t.log({"type": "turn", "player": "cy", "card": "plankton"})
     assert t.snapshot()["race"] is None                   # an Ink Out: nothing to wait for
     assert t.snapshot()["view"]["next"] == "ink-out"
+
+
+# -- a Bad Chomp just after the winning slap (docs/rules-notes.md, Bad Chomps) --
+
+def chomp_table(**settings):
+    """A live Chomp! table on a clock the test moves: ana Seal, bo Shark,
+    cy Big Fish, di Big Fish (only ana and bo may chomp), the race counting
+    down by itself; returns the session, the clock and GO."""
+    from companion.session import TableSession
+    from companion.store import Store
+    from tests.kit.helpers import Clock
+
+    clock = Clock()
+    t = TableSession(Store(":memory:"), clock=clock, settings=settings or None)
+    t.new_game("chomp", [{"name": n} for n in ("ana", "bo", "cy", "di")])
+    for p, card in (("ana", "seal"), ("bo", "shark"), ("cy", "big-fish"), ("di", "big-fish")):
+        t.log({"type": "turn", "player": p, "card": card})
+    assert t.snapshot()["race"]["phase"] == "countdown"
+    return t, clock, t.snapshot()["race"]["go_ns"]
+
+
+def run_table(t, clock, until_ns, deliveries=()):
+    """Move the clock to ``until_ns`` as the pipeline would: tick at every
+    deadline, and feed each ``(arrival_ns, edge)`` when it arrives."""
+    todo = sorted(deliveries, key=lambda d: d[0])
+    while True:
+        nxt = todo[0][0] if todo else until_ns
+        while (dl := t.next_deadline()) is not None and dl <= min(nxt, until_ns):
+            clock.t = max(clock.t, dl)
+            t.tick()
+        if not todo or todo[0][0] > until_ns:
+            break
+        at, edge = todo.pop(0)
+        clock.t = max(clock.t, at)
+        t.feed_edge(edge)
+    clock.t = max(clock.t, until_ns)
+    t.tick()
+
+
+def chomp_races(t):
+    return [e for _, e in t._log if e["type"] == "race"]
+
+
+def test_the_reveal_race_asks_for_the_bad_chomp_window():
+    from companion.games.chomp import BAD_CHOMP_AFTER_MS
+    assert G.race_request(example()).info["out_of_turn_ms"] == BAD_CHOMP_AFTER_MS == 500
+
+
+@pytest.mark.parametrize("after_ms", [30, 120, 400])
+def test_the_referee_charges_a_bad_chomp_just_after_the_winning_slap(after_ms):
+    """The reveal race as the referee runs it once the request's window is in
+    its spec: cy's slap ``after_ms`` after bo's, reaching the Pi 0.5 ms
+    late, is in the verdict's ``ineligible``, and the round charges it."""
+    from companion.edges import Edge
+    from companion.gamefile import header
+    from companion.referee import MS, RaceSpec, Referee
+    req = G.race_request(example())
+    spec = RaceSpec(req.kind, players=req.players, eligible=req.eligible, arm_ns=0,
+                    out_of_turn_ns=req.info["out_of_turn_ms"] * MS)
+    ref = Referee(req.players)
+    race = ref.start(spec)
+    win, bad = 250 * MS, 250 * MS + after_ms * MS
+    ref.feed(Edge("bo", True, win))
+    ref.poll(win + ref.hold_ns)                       # the usual verdict time: not yet
+    assert race.verdict is None
+    ref.poll(bad + 500_000 - 1)
+    ref.feed(Edge("cy", True, bad))
+    while race.verdict is None:
+        ref.poll(ref.next_deadline())
+    verdict = race.verdict.to_json()
+    assert verdict["winner"] == "bo" and verdict["ineligible"] == ["cy"]
+    lines = [json.dumps(header("chomp", ["ana", "bo", "cy", "di"])),
+             json.dumps({"type": "reveal", "cards": req.info["cards"]}),
+             json.dumps({"type": "race", "reason": req.reason, **race.record()})]
+    assert discards(replay_lines(lines).state) == {"ana": 0, "bo": 5, "cy": 0, "di": 0}
+
+
+@pytest.mark.parametrize("after_ms", [1, 30, 120, 400])
+def test_a_bad_chomp_just_after_the_winning_slap_is_still_charged(after_ms):
+    """bo (Shark) slaps first; cy, whose Big Fish is the lowest card, slaps
+    her own kind ``after_ms`` later, her press reaching the Pi 0.5 ms after
+    its stamp: a Bad Chomp, charged as the rulebook says ("put the top card
+    of your pile face down ... The winner of the round takes both of your
+    cards")."""
+    from companion.edges import Edge
+    t, clock, go = chomp_table()
+    win = go + 250 * 1_000_000
+    bad = win + after_ms * 1_000_000
+    run_table(t, clock, bad + 2_000_000_000,
+              [(win + 100_000, Edge("bo", True, win)), (win + 80_000_000, Edge("bo", False, win + 80_000_000)),
+               (bad + 500_000, Edge("cy", True, bad)), (bad + 80_000_000, Edge("cy", False, bad + 80_000_000))])
+    ev = chomp_races(t)[-1]
+    assert ev["winner"] == "bo" and ev["ineligible"] == ["cy"]
+    s = t.state
+    assert discards(s) == {"ana": 0, "bo": 5, "cy": 0, "di": 0}   # 4 turned + cy's penalty
+
+
+def test_a_slap_long_after_the_winning_one_is_no_longer_this_rounds():
+    """A slap more than the Bad Chomp window after the winning slap belongs
+    to no round: the winner has taken the cards."""
+    from companion.edges import Edge
+    from companion.referee import DEFAULT_OUT_OF_TURN_NS
+    t, clock, go = chomp_table()
+    win = go + 250 * 1_000_000
+    late = win + DEFAULT_OUT_OF_TURN_NS + 50 * 1_000_000
+    run_table(t, clock, late + 2_000_000_000,
+              [(win, Edge("bo", True, win)), (late, Edge("di", True, late))])
+    ev = chomp_races(t)[-1]
+    assert ev["winner"] == "bo" and ev["ineligible"] == []
+
+
+def test_the_verdict_waits_for_the_bad_chomp_window_only_while_a_slap_could_come():
+    """When everyone who could make a Bad Chomp has already slapped, the
+    verdict is out at the usual hold after the winning slap."""
+    from companion.edges import Edge
+    from companion.referee import DEFAULT_HOLD_NS
+    t, clock, go = chomp_table()
+    win = go + 250 * 1_000_000
+    run_table(t, clock, win + DEFAULT_HOLD_NS - 1,
+              [(go + 100 * 1_000_000, Edge("cy", True, go + 100 * 1_000_000)),
+               (go + 120 * 1_000_000, Edge("di", True, go + 120 * 1_000_000)),
+               (win, Edge("bo", True, win))])
+    assert not chomp_races(t)
+    run_table(t, clock, win + DEFAULT_HOLD_NS)
+    ev = chomp_races(t)[-1]
+    assert ev["winner"] == "bo" and ev["ineligible"] == ["cy", "di"]

@@ -19,7 +19,7 @@ import pytest
 from companion.buzzers.mock import ClockedMockFactory, MockSource
 from companion.buzzers.pipeline import Pipeline
 from companion.session import TableSession
-from helpers import wait_for
+from tests.kit.helpers import wait_for
 
 STALLS = ["malay", "chinese", "indian", "international"]
 HANDS = {"ana": (["egg", "egg", "flour", "chili"], ["family-recipe"]),
@@ -31,11 +31,13 @@ def seats(names):
     return [{"name": n, "buzzer": str(i + 1)} for i, n in enumerate(names)]
 
 
-def hawker_at_food_poisoning(store, names, **settings) -> TableSession:
+def hawker_at_food_poisoning(store, names, clock=None, **settings) -> TableSession:
     """A Hawker Wars game (players log their own draws) set up and dealt,
     with Food Poisoning turned up at the start of the first turn: the game
-    now asks for the announced first-release race."""
-    session = TableSession(store, settings=settings or None)
+    now asks for the announced first-release race. ``clock``: the session's
+    (default the monotonic clock)."""
+    session = (TableSession(store, settings=settings or None) if clock is None
+               else TableSession(store, clock=clock, settings=settings or None))
     session.new_game("hawker", seats(names), {"draws": "private"})
     for name, stall in zip(names, STALLS):
         session.log({"type": "choose_stall", "player": name, "stall": stall})
@@ -180,3 +182,92 @@ def test_two_players_both_never_holding_is_a_tie_not_a_loss(store):
         assert wait_for(lambda: race(session).get("phase") == "decided", timeout=3)
     ev = logged_race(session)
     assert ev["loser"] is None and sorted(ev["tied"]) == names
+
+
+# -- Start tapped long after everyone grabbed their buzzer ---------------------
+# "Play immediately: All players to hold their stomach with 1 hand for a turn":
+# the players grab their buzzers when the card appears; the host may tap
+# Start many seconds later. Holding for this race is the game, not a stuck
+# button (docs/rules-notes.md, Food Poisoning). Virtual time: the session's
+# clock is moved by the test, ticking at every deadline as the pipeline does.
+
+S_NS = 1_000_000_000
+MS_NS = 1_000_000
+
+
+def run_to(session, clock, t_ns, edges=()):
+    """Move the clock to ``t_ns``, ticking at each deadline on the way and
+    feeding each of ``edges`` (ButtonEdges) at its stamp."""
+    from companion.edges import ButtonEdge  # noqa: F401 - the edges' type
+    todo = sorted(edges, key=lambda e: e.t_ns)
+    while True:
+        nxt = min(todo[0].t_ns if todo else t_ns, t_ns)
+        for _ in range(10_000):
+            dl = session.next_deadline()
+            if dl is None or dl > nxt:
+                break
+            clock.t = max(clock.t, dl)
+            session.tick()
+        if not todo or todo[0].t_ns > t_ns:
+            break
+        e = todo.pop(0)
+        clock.t = max(clock.t, e.t_ns)
+        session.feed_edge(e)
+    clock.t = max(clock.t, t_ns)
+    session.tick()
+
+
+@pytest.mark.parametrize("start_after_s", [0, 10, 20, 45])
+def test_start_tapped_long_after_everyone_grabbed_still_judges_the_first_to_let_go(
+        store, start_after_s):
+    from companion.edges import ButtonEdge
+    from tests.kit.helpers import Clock
+    names = ["ana", "bo", "cy"]
+    clock = Clock()
+    session = hawker_at_food_poisoning(store, names, clock=clock)
+    grabbed = clock.t + 500 * MS_NS                        # the card appears: all grab
+    run_to(session, clock, grabbed + start_after_s * S_NS + 5 * MS_NS,
+           [ButtonEdge(buzzer(names, n), True, grabbed + i * MS_NS) for i, n in enumerate(names)])
+    session.start_race(400)
+    go = race(session)["go_ns"]
+    lets_go = go + 1_500 * MS_NS
+    run_to(session, clock, lets_go + 2 * S_NS,
+           [ButtonEdge(buzzer(names, "bo"), False, lets_go)])
+    logged = [e for _, e in session._log if e["type"] == "race"]
+    assert logged, f"no verdict: {race(session)}"
+    ev = logged[-1]
+    assert ev["loser"] == "bo" and ev["tied"] == []
+    assert sorted(ev["spec"]["eligible"]) == names
+    assert session.snapshot()["view"]["loss"]["player"] == "bo"
+    faults = [(f["player"], f["fault"]) for f in session.faults]
+    # before Start a buzzer held 10 s is reported; Start clears it: holding is the game
+    assert not session.snapshot()["faults"]                 # no alert left on the page
+    for n in names:
+        stuck = faults.count((n, "stuck"))
+        assert stuck == faults.count((n, "cleared")) == (1 if start_after_s >= 10 else 0)
+
+
+def test_a_buzzer_still_held_long_after_the_verdict_is_reported_stuck(store):
+    """The race is decided: nobody has a reason to hold any more. A buzzer
+    still down the stuck time after the verdict is reported (a truly stuck
+    button), and a press race started then leaves it out."""
+    from companion.edges import ButtonEdge
+    from tests.kit.helpers import Clock
+    names = ["ana", "bo", "cy"]
+    clock = Clock()
+    session = hawker_at_food_poisoning(store, names, clock=clock)
+    grabbed = clock.t + 500 * MS_NS
+    run_to(session, clock, grabbed + 20 * S_NS,
+           [ButtonEdge(buzzer(names, n), True, grabbed) for n in names])
+    session.start_race(400)
+    lets_go = race(session)["go_ns"] + 1_000 * MS_NS
+    run_to(session, clock, lets_go + 1 * S_NS,
+           [ButtonEdge(buzzer(names, "bo"), False, lets_go),
+            ButtonEdge(buzzer(names, "cy"), False, lets_go + 300 * MS_NS)])
+    logged = [e for _, e in session._log if e["type"] == "race"]
+    assert logged and logged[-1]["loser"] == "bo"
+    decided = clock.t
+    run_to(session, clock, decided + 12 * S_NS)             # ana never lets go
+    faults = [(f["player"], f["fault"]) for f in session.snapshot()["faults"]]
+    assert faults[-1] == ("ana", "stuck")
+    assert session.desk.referee.stuck == {"ana"}

@@ -430,3 +430,59 @@ def test_a_stuck_button_is_found_by_the_next_edge_even_without_a_poll():
     ref.feed(release("C", 1400 * MS))
     ref.feed(press("C", 1600 * MS))       # B released in time: never stuck
     assert ref.stuck == {"A"}
+
+
+# -- out of turn just after the first press (Chomp!'s Bad Chomp) --------------
+
+def test_an_out_of_turn_press_just_after_the_first_press_is_listed_ineligible():
+    from companion.referee import DEFAULT_OUT_OF_TURN_NS
+    s = spec(eligible=("A", "B"), out_of_turn_ns=DEFAULT_OUT_OF_TURN_NS)
+    assert RaceSpec.from_json(s.to_json()) == s
+    edges = [press("A", 10 * MS), press("C", 40 * MS)]
+    assert judge(s, edges).ineligible == ["C"]
+    late = [press("A", 10 * MS), press("C", 10 * MS + DEFAULT_OUT_OF_TURN_NS + 1)]
+    assert judge(s, late).ineligible == []                  # past the window: not this race's
+    assert judge(s, [press("C", 900 * MS)]).ineligible == ["C"]  # nobody counted: to the deadline
+
+
+def test_the_live_race_waits_for_an_out_of_turn_press_only_while_one_may_come():
+    from companion.referee import DEFAULT_OUT_OF_TURN_NS
+    assert LiveRace(spec(eligible=("A", "B"))).decides_at() is None    # unset: no wait
+    race = LiveRace(spec(eligible=("A", "B"), out_of_turn_ns=DEFAULT_OUT_OF_TURN_NS))
+    race.feed(press("A", 10 * MS))
+    assert race.decides_at() == 10 * MS + DEFAULT_OUT_OF_TURN_NS + DEFAULT_HOLD_NS
+    race.feed(press("C", 40 * MS))                          # C has slapped: nothing to wait for
+    assert race.decides_at() == 10 * MS + DEFAULT_HOLD_NS
+    assert race.poll(10 * MS + DEFAULT_HOLD_NS).ineligible == ["C"]
+    everyone = LiveRace(spec(out_of_turn_ns=DEFAULT_OUT_OF_TURN_NS))  # all eligible: no wait
+    everyone.feed(press("A", 1))
+    assert everyone.decides_at() == 1 + DEFAULT_HOLD_NS
+
+
+def test_a_stuck_player_is_not_waited_for():
+    from companion.referee import DEFAULT_OUT_OF_TURN_NS
+    ref = Referee(P, stuck_ns=100 * MS)
+    ref.feed(press("C", 0))
+    ref.poll(100 * MS)
+    assert ref.stuck == {"C"}
+    race = ref.start(spec(arm_ns=200 * MS, out_of_turn_ns=DEFAULT_OUT_OF_TURN_NS))
+    ref.feed(press("A", 300 * MS))
+    assert ref.next_deadline() == 300 * MS + DEFAULT_HOLD_NS
+    ref.poll(300 * MS + DEFAULT_HOLD_NS)
+    assert race.verdict.winner == "A"
+
+
+def test_a_buzzer_flagged_stuck_while_held_races_a_first_release_race():
+    ref = Referee(P, stuck_ns=100 * MS)
+    for p in P:
+        ref.feed(press(p, 0))
+    ref.poll(5000 * MS)                                     # held 5 s before the race
+    assert ref.stuck == set(P)
+    race = ref.start(spec(FIRST_RELEASE, arm_ns=5100 * MS))
+    assert not ref.stuck and race.spec.eligible == P
+    assert [f.kind for f in ref.faults] == ["stuck"] * 3 + ["cleared"] * 3
+    ref.feed(release("B", 6000 * MS))
+    ref.poll(6000 * MS + DEFAULT_HOLD_NS)
+    assert race.verdict.loser == "B"
+    ref.poll(6000 * MS + DEFAULT_HOLD_NS + 100 * MS)        # still down after the verdict
+    assert ref.stuck == {"A", "C"}

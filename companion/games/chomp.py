@@ -73,6 +73,11 @@ from fractions import Fraction
 from .base import (Game, RaceReason, RaceRequest, RulesError, Setting, check_verdict, copy_json,
                    rank_by)
 
+#: A slap on a card you may not chomp up to this long after the winning slap
+#: is still that round's Bad Chomp (docs/rules-notes.md, Bad Chomps): the
+#: race request's ``info["out_of_turn_ms"]``, the referee's out-of-turn window.
+BAD_CHOMP_AFTER_MS = 500
+
 DATA = json.loads((Path(__file__).parent / "data" / "chomp.json").read_text())
 CREATURES = {c["id"]: c for c in DATA["creatures"]}
 #: Place on the food chain (Shark 6 ... Plankton 1); None: Octopus and Eel,
@@ -650,7 +655,10 @@ class Chomp(Game):
         return RaceRequest("first-press", tuple(race["eligible"]), race["reason"],
                            announced=True, players=tuple(race["players"]), auto_start=True,
                            info={"round": s["round"], "mode": s["mode"],
-                                 "lowest": race["lowest"], "cards": dict(s["table"])})
+                                 "lowest": race["lowest"], "cards": dict(s["table"]),
+                                 # a wrong slap just after the winning one is
+                                 # still a Bad Chomp (docs/rules-notes.md)
+                                 "out_of_turn_ms": BAD_CHOMP_AFTER_MS})
 
     def _held(self, s, p) -> int:
         return self._hand(s, p) + (p in s["table"])
