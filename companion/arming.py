@@ -39,6 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Sequence
 
+from .attribution import People
 from .edges import Edge
 from .referee import RaceSpec
 
@@ -77,8 +78,10 @@ class ArmingSettings:
     confirm_ns: int = 2_500 * MS    # a claimed press older than this asks the host first
     #: the host logs a card at most this long after its first slam: a press
     #: longer before a card's log cannot have been that card's first slam
-    log_lag_ns: int = 1_850 * MS
+    log_lag_ns: int = 2_600 * MS
     flipper_arms: bool = False  # the flipper's own press marks the flip and arms the race
+    #: whom the race judge assumes at the table (companion.attribution)
+    people: People = People()
     @classmethod
     def from_settings(cls, settings: dict) -> "ArmingSettings":
         """From the session's settings dict (``*_ms``, ``tie_window_us``); a
@@ -100,7 +103,8 @@ class ArmingSettings:
                    log_lag_ns=ms("log_lag_ms", d.log_lag_ns),
                    # none (0): a press's age alone never asks the host
                    confirm_ns=ms("confirm_ms", d.confirm_ns) or claim_window,
-                   flipper_arms=bool(settings.get("flipper_arms", d.flipper_arms)))
+                   flipper_arms=bool(settings.get("flipper_arms", d.flipper_arms)),
+                   people=People.from_settings(settings))
 
     @property
     def horizon_ns(self) -> int:
@@ -308,6 +312,18 @@ def last_race(events: Sequence[dict]) -> dict | None:
         if isinstance(ev, dict) and ev.get("type") == "race" and isinstance(ev.get("spec"), dict):
             return ev
     return None
+
+
+def taken_before(events: Sequence[dict], last: dict | None) -> set[tuple[str, int]]:
+    """The presses the log's recent races counted, but the ``last`` one's:
+    each is its card's, never a later card's (the last race's presses are
+    weighed by the judge: a late runner-up may have been the next card's)."""
+    out: set[tuple[str, int]] = set()
+    for ev in list(events[-RECENT_RACE_EVENTS:]):
+        if ev is last or not isinstance(ev, dict) or ev.get("type") != "race":
+            continue
+        out.update((p, t) for p, t in _counted(ev))
+    return out
 
 
 def prior_race(events: Sequence[dict], edges: Iterable[Edge], settings: "ArmingSettings",
@@ -578,16 +594,22 @@ def request_wait_ns(info: Any) -> int | None:
 def race_spec(request, arming: Arming, settings: ArmingSettings, players: Sequence[str],
               debounce_ns: int) -> RaceSpec:
     """The referee's :class:`RaceSpec` for a game's race request armed as
-    ``arming``; a request's ``info["tie_window_us"]`` overrides the setting.
+    ``arming``; a request's ``info["tie_window_us"]`` overrides the setting,
+    and its ``info["out_of_turn_ms"]`` asks for presses of those who may not
+    race to be listed that long after the first (Chomp!'s Bad Chomps).
     Raises :class:`companion.referee.RaceError` for a race the referee
     cannot run."""
+    info = request.info if isinstance(request.info, dict) else {}
     tie = settings.tie_window_ns
-    if isinstance(request.info, dict) and "tie_window_us" in request.info:
-        tie = int(request.info["tie_window_us"]) * US
+    if "tie_window_us" in info:
+        tie = int(info["tie_window_us"]) * US
+    extra = {}
+    if "out_of_turn_ms" in info:
+        extra["out_of_turn_ns"] = int(info["out_of_turn_ms"]) * MS
     return RaceSpec(request.kind, players=tuple(request.players) or tuple(players),
                     eligible=tuple(request.eligible), arm_ns=arming.arm_ns,
                     deadline_ns=arming.deadline_ns, tie_window_ns=tie,
-                    debounce_ns=debounce_ns, lockout_ns=settings.lockout_ns)
+                    debounce_ns=debounce_ns, lockout_ns=settings.lockout_ns, **extra)
 
 
 # ---------------------------------------------------------------------------
@@ -670,5 +692,5 @@ def go_in_ms(go_ns: int, now_ns: int) -> int:
 
 __all__ = ["Arming", "ArmingSettings", "Claim", "RaceWindow", "arm_announced", "arm_at_cue",
            "arm_unannounced", "CUE_MATCH_NS", "logged_go", "rearm_live", "bursts", "claim",
-           "claim_windows", "claimable", "find_claim", "last_race", "prior_race", "Prior", "forget_before", "go_in_ms", "phase", "press_window", "race_close_ns", "race_spec",
+           "claim_windows", "claimable", "taken_before", "find_claim", "last_race", "prior_race", "Prior", "forget_before", "go_in_ms", "phase", "press_window", "race_close_ns", "race_spec",
            "request_wait_ns", "strays"]

@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Sequence
 
-from . import arming
+from . import arming, attribution
 from .edges import Edge, VirtualEdge
 from .referee import LiveRace, RaceSpec, Referee, earliest
 
@@ -30,6 +30,16 @@ log = logging.getLogger(__name__)
 MS = 1_000_000
 #: how many virtual edges are remembered as virtual (to mark race records)
 VIRTUAL_MEMORY = 1024
+
+
+def N_(text: str) -> str:
+    """Marks a sentence the pages show for the catalog (translated there)."""
+    return text
+
+
+#: why the judge asks the host (the pages translate them)
+ASK_FIRST = N_("the presses cannot tell which was this card's first slam")
+ASK_LAST = N_("the presses cannot tell who slapped this card last")
 
 
 class DeskOwner(Protocol):
@@ -93,6 +103,13 @@ class DeskRace:
     confirmed: bool = False     # the host answered the card's question
     cut_ns: int | None = None   # the next card was logged then: no press after it is ours
     awaits_cue: bool = False    # announced: the box's stamp of GO is still to come
+    #: the race judge (companion.attribution) holds the verdict: a press still
+    #: to come, or a card still to be logged, could change it
+    judging: bool = False
+    recheck_ns: int | None = None   # ... look again then
+    judged: bool = False        # the race was rebuilt on the judge's reading: log it
+    #: the readings the host was asked to choose from, by their choice's t_ns
+    readings: dict = field(default_factory=dict)
 
     @property
     def confirm(self) -> str | None:
@@ -153,6 +170,9 @@ class RaceDesk:
         self.referee.feed(e)
         self._reclaim(e)
         self.progress(e.t_ns)
+        race = self.race
+        if race is not None and race.judging and e.pressed:
+            race.recheck_ns = e.t_ns      # a press may settle it: at the next poll
 
     def feed_virtual(self, v: VirtualEdge) -> None:
         """A phone's on-screen buzzer (``v.pressed`` None: a tap). ``v.seq``
@@ -247,6 +267,8 @@ class RaceDesk:
         self.dirty = False
         decided, self._decided = self._decided, None
         if decided is not None and race is not None and decided is race.live:
+            if self.needs_judge(race) and not self.judge(race, now):
+                return None
             if not log_decided:
                 return race
             self.owner.race_decided(race, now)
@@ -254,17 +276,22 @@ class RaceDesk:
 
     def poll(self, now: int) -> DeskRace | None:
         """Settle debounces, find stuck buttons, move a countdown to GO,
-        decide: the race the referee decided (for the caller to log once
-        the verdict is out), else None. Cheap when idle."""
+        decide, weigh a held verdict again: the race to log now (for the
+        caller to log once the verdict is out), else None. Cheap when idle."""
         ref = self.referee
         at = ref.next_deadline()
         race = self.race
         phase_due = race is not None and race.phase_sent == "countdown" and now >= race.go_ns
-        if (at is None or now < at) and not phase_due:
+        judge_due = (race is not None and race.judging and race.recheck_ns is not None
+                     and now >= race.recheck_ns)
+        if (at is None or now < at) and not phase_due and not judge_due:
             return None
         self.polled_at = now
         ref.poll(now)
-        return self.progress(now, log_decided=False)
+        got = self.progress(now, log_decided=False)
+        if got is None and judge_due and self.race is race:
+            got = self.rejudge(now)
+        return got
 
     def next_deadline(self, retry_ns: int) -> int | None:
         """The earliest time :meth:`poll` has work (a debounce, a stuck
@@ -274,6 +301,8 @@ class RaceDesk:
         race = self.race
         if race is not None and race.phase_sent == "countdown":
             times.append(race.go_ns)
+        if race is not None and race.judging:
+            times.append(race.recheck_ns)
         at = earliest(times)
         if at is not None and self.polled_at is not None and at <= self.polled_at:
             return self.polled_at + retry_ns
@@ -317,12 +346,27 @@ class RaceDesk:
         """A card logged at ``logged_ns`` (armed ``now``) takes the presses that
         are its own; the presses before them no card took become strays."""
         armed = self.arm_card(request, logged_ns, now)
-        cut = armed.window.start_ns if armed.burst else logged_ns
+        if armed.flipper is None and request.kind in (attribution.FIRST, attribution.LAST):
+            # the claim only proposes: the judge asks, when the presses allow
+            # more than one reading, once the race has its verdict; the
+            # presses it leaves become strays then (_settle_strays)
+            armed = replace(armed, confirm=None, choices=())
+            # presses older than any flip this card may have had: strays now
+            self._settle_strays(min(logged_ns - self.settings.people.lag_tail_ns,
+                                    armed.window.start_ns if armed.burst else logged_ns))
+        else:
+            self._settle_strays(armed.window.start_ns if armed.burst else logged_ns)
+        self.begin(request, armed, now, players, version, logged_ns=logged_ns)
+
+    def _settle_strays(self, cut: int) -> None:
+        """The presses since the last card's before ``cut`` that no card
+        took become strays."""
+        if self.stray_mark is not None and cut <= self.stray_mark:
+            return
         for e in arming.strays(self.edges, self.owner.race_events(), self.stray_mark, cut,
                                self.settings):
             self.stray(e, "unclaimed")
         self.stray_mark = cut
-        self.begin(request, armed, now, players, version, logged_ns=logged_ns)
 
     def start_announced(self, request, countdown_ns: int | None, now: int, players,
                         version: int = 0, spec: RaceSpec | None = None) -> DeskRace:
@@ -352,8 +396,12 @@ class RaceDesk:
         """The open unannounced race takes no press after ``at_ns`` (the next
         card's log): its deadline moves there, so it is decided now."""
         race = self.race
-        if race is None or race.announced or race.cut_ns is not None \
-                or race.live.verdict is not None:
+        if race is None or race.announced or race.cut_ns is not None:
+            return
+        if race.live.verdict is not None:
+            if race.judging:            # the judge now knows when the next card came
+                race.cut_ns = at_ns
+                race.recheck_ns = at_ns
             return
         race.cut_ns = at_ns
         deadline = max(race.armed.arm_ns, at_ns)
@@ -370,6 +418,13 @@ class RaceDesk:
         ``t_ns``, one of its choices, the press it starts at), or race again
         from now. True when the race has its verdict and is to be logged."""
         race = self.race
+        if accept and race.readings:
+            reading = race.readings.get(t_ns) if t_ns is not None else \
+                max(race.readings.values(), key=lambda r: r.p)
+            if reading is None:
+                raise ValueError("that press is not one the host was asked about")
+            self.rebuild(race, reading, now, confirmed=True)
+            return False
         if accept and t_ns is not None and t_ns != race.armed.arm_ns:
             if t_ns not in {c["t_ns"] for c in race.armed.choices}:
                 raise ValueError("that press is not one the host was asked about")
@@ -401,6 +456,116 @@ class RaceDesk:
                    now, players, version, logged_ns=logged, confirmed=True)
         self.strays = deque((x for x in self.strays if x["t_ns"] < t_ns),
                             maxlen=self.strays.maxlen)
+
+    # -- the race judge ------------------------------------------------------
+
+    def needs_judge(self, race: DeskRace) -> bool:
+        """Whether the judge weighs this decided race before it is logged: a
+        card's unannounced race the host has not answered for, not armed by
+        its flipper's press (that press marks the flip: nothing to weigh)."""
+        return (race.request is not None and not race.announced and not race.confirmed
+                and not race.judged and race.armed.flipper is None
+                and race.logged_ns is not None
+                and race.kind in (attribution.FIRST, attribution.LAST))
+
+    def judge(self, race: DeskRace, now: int) -> bool:
+        """Weigh the decided ``race`` (companion.attribution): True when its
+        verdict is the one reading the presses allow (log it); else the race
+        is rebuilt on that reading, waits for a press or a log that may
+        change it, or asks the host."""
+        spec = race.live.spec
+        card = attribution.Card(spec.kind, tuple(spec.eligible), race.logged_ns)
+        events = self.owner.race_events()
+        prior = arming.last_race(events)
+        before = attribution.Before.of(prior) if prior is not None else None
+        got = attribution.judge(card, self.edges, now, self.settings.people, before,
+                                race.cut_ns, exclude=arming.taken_before(events, prior),
+                                players=tuple(spec.players))
+        log.debug("judge %s", attribution.describe(got))
+        if got.action == "decided":
+            reading = got.best
+            self._settle_strays(min(reading.presses.values(), default=race.logged_ns))
+            if self._agrees(race, reading):
+                race.judging, race.judged = False, True
+                return True
+            self.rebuild(race, reading, now, confirmed=False)
+            return False
+        if got.action == "wait":
+            if not race.judging:
+                self.dirty = True
+            race.judging, race.recheck_ns = True, got.recheck_ns
+            return False
+        self.ask(race, got.readings, now)
+        return False
+
+    def rejudge(self, now: int) -> DeskRace | None:
+        """Weigh the held race again (its recheck time came, or a press)."""
+        race = self.race
+        race.recheck_ns = None
+        if race.live.verdict is None or not self.needs_judge(race):
+            race.judging = False
+            return None
+        if self.judge(race, now):
+            race.judging = False
+            self.dirty = True
+            return race
+        return self.progress(now, log_decided=False)
+
+    def _agrees(self, race: DeskRace, reading: attribution.Reading) -> bool:
+        """Whether the live race is the judge's reading: its verdict, and the
+        same presses counted (a press the judge gave another card must not
+        stay this race's: the next card's judge would never see it)."""
+        v = race.live.verdict
+        if v is None or v.tied:
+            return False
+        who = v.loser if race.kind == attribution.LAST else v.winner
+        return who == reading.player and set(v.order) == set(reading.presses.items())
+
+    def rebuild(self, race: DeskRace, reading: attribution.Reading, now: int,
+                confirmed: bool) -> None:
+        """Run the card's race again on ``reading``: each player's press for
+        this card (with its release), nothing after ``now``."""
+        ordered = in_order(self.edges)
+        burst: list[Edge] = []
+        for player, t in reading.presses.items():
+            burst.append(Edge(player, True, t))
+            up = next((e for e in ordered if e.player == player and not e.pressed
+                       and e.t_ns > t), None)
+            if up is not None and up.t_ns <= now:
+                burst.append(up)
+        burst.sort(key=lambda e: (e.t_ns, e.pressed, e.player))
+        presses = [e.t_ns for e in burst if e.pressed]
+        arm = min(presses) if presses else now
+        armed = arming.Arming(False, arm, max(now, arm), tuple(burst))
+        cut, logged = race.cut_ns, race.logged_ns
+        new = self.begin(race.request, armed, now, race.live.spec.players, race.version,
+                         logged_ns=logged, confirmed=confirmed)
+        new.cut_ns, new.judged = cut, True
+
+    def ask(self, race: DeskRace, readings, now: int) -> None:
+        """Hold the verdict for the host's one tap among ``readings``."""
+        choices, by_t = [], {}
+        top = max(readings, key=lambda r: r.p, default=None)
+        for r in sorted(readings, key=lambda r: (r.t_ns is None, r.t_ns or 0)):
+            t = r.t_ns if r.t_ns is not None else now
+            while t in by_t:
+                t += 1
+            by_t[t] = r
+            choice = {"t_ns": t, "player": r.player}
+            if r is top:
+                choice["likely"] = True         # the likeliest: the default
+            if r.player is None:
+                choice["nobody"] = True         # nobody slammed it: discarded
+            if race.kind == attribution.LAST:
+                choice["last"] = True
+                if r.t_ns is None:
+                    choice["never"] = True
+            choices.append(choice)
+        why = ASK_LAST if race.kind == attribution.LAST else ASK_FIRST
+        race.readings = by_t
+        race.judging, race.recheck_ns = False, None
+        race.armed = replace(race.armed, confirm=why, choices=tuple(choices))
+        self.dirty = True
 
     # -- the buzzer box's GO -------------------------------------------------
 

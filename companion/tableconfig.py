@@ -46,6 +46,10 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "confirm_ms": _RACE.confirm_ns // MS,              # an older claimed press asks the host
     "log_lag_ms": _RACE.log_lag_ns // MS,              # the host logs within this of the first slam
     "flipper_arms": _RACE.flipper_arms,                # the flipper's press marks the flip
+    # the race judge (companion.attribution): how sure a reading must be to be
+    # taken without asking the host, and the players' median reaction
+    "race_sure_permille": round(_RACE.people.threshold * 1000),
+    "react_median_ms": (_RACE.people.floor_ns + _RACE.people.median_ns) // MS,
     "countdown_ms": _RACE.countdown_ns // MS,          # announced race: countdown before GO
     "announced_wait_ms": _RACE.announced_wait_ns // MS,  # announced race: deadline after GO
     "auto_start": False,        # start announced races as soon as the game asks for one

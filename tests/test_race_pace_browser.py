@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from browserkit import BROWSER, PHONE
-from test_game_night import board, console, see, shot
+from tests.kit.browser import BROWSER, PHONE, expect_text, open_board, open_host, shot
+from tests.kit.helpers import wait_for
 
 pytestmark = BROWSER
 
@@ -36,7 +36,7 @@ def chope(t, **options):
 def chope_board(t, phone):
     """A new Chope! game and a scoreboard on a phone: (table, session, page)."""
     chope(t)
-    return t, t.session, board(phone(), t)
+    return t, t.session, open_board(phone(), t)
 
 
 def tap(t, name, hold_s=0.08):
@@ -48,15 +48,6 @@ def tap(t, name, hold_s=0.08):
 
 def races(s):
     return [e for _, e in s.store.events(s.game_id) if e.get("type") == "race"]
-
-
-def wait_until(cond, timeout=5.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return bool(cond())
 
 
 #: What a page showed: every verdict line and news line, as they came.
@@ -90,7 +81,7 @@ def synced(page, s):
 @pytest.mark.browser
 def test_chope_at_a_card_every_two_and_a_half_seconds(live_server, phone):
     t, s, b = chope_board(live_server, phone)
-    h = console(phone(), t)
+    h = open_host(phone(), t)
     b.evaluate(WATCH)
     h.wait_for_selector('#legal button.event[data-event*="table:red"]')
     # (card, [(who, seconds after the flip)], what the race must say)
@@ -110,7 +101,7 @@ def test_chope_at_a_card_every_two_and_a_half_seconds(live_server, phone):
             t.source.release(who)
         time.sleep(max(0.0, flipped + 0.8 - time.monotonic()))   # the host logs it after the slams
         flip_by_tap(h, card)
-    assert wait_until(lambda: len(races(s)) == len(cards))
+    assert wait_for(lambda: len(races(s)) == len(cards))
     got = [(k, r[k]) for r, (_, _, (k, _)) in zip(races(s), cards)]
     assert got == [want for _, _, want in cards]
     assert not any(r.get("asked") for r in races(s))          # 2.5 s apart: nothing to ask
@@ -121,30 +112,30 @@ def test_chope_at_a_card_every_two_and_a_half_seconds(live_server, phone):
     assert seen["stray"] == []
     assert "Siam! Bo loses Red Table" in seen["news"]           # a forced loss, named
     assert not any("nobody choped" in n for n in seen["news"])
-    see(b, "#players", "Bo")
-    shot(b, "race-pace-board.png")
-    shot(h, "race-pace-host.png")
+    expect_text(b, "#players", "Bo")
+    shot(b, "race-pace-board.png", full_page=False)
+    shot(h, "race-pace-host.png", full_page=False)
     assert b.errors == [] and h.errors == []
 
 
 @pytest.mark.browser
 def test_two_tables_logged_after_both_slams_go_to_their_own_slammers(live_server, phone):
     t, s, b = chope_board(live_server, phone)
-    h = console(phone(), t)
+    h = open_host(phone(), t)
     h.wait_for_selector('#legal button.event[data-event*="table:red"]')
     tap(t, "Bo")                         # Table A (red) flipped; Bo slams it
     time.sleep(0.8)                      # Table B (blue) flipped (A's runner-ups: 0.6 s)
     tap(t, "Cy")                         # Cy slams B, 0.9 s after Bo
     time.sleep(0.2)
     flip_by_tap(h, "table:red")          # the host logs both, in the order flipped
-    assert wait_until(lambda: len(races(s)) == 1)
+    assert wait_for(lambda: len(races(s)) == 1)
     synced(h, s)                         # the console shows the Red Table's verdict
     flip_by_tap(h, "table:blue")
-    assert wait_until(lambda: len(races(s)) == 2)
+    assert wait_for(lambda: len(races(s)) == 2)
     assert [r["winner"] for r in races(s)] == ["Bo", "Cy"]
-    see(b, "#verdict", "Cy chopes it!")
-    see(b, "#players", "Bo")
-    shot(b, "race-pace-two-tables.png")
+    expect_text(b, "#verdict", "Cy chopes it!")
+    expect_text(b, "#players", "Bo")
+    shot(b, "race-pace-two-tables.png", full_page=False)
     assert b.errors == [] and h.errors == []
 
 
@@ -168,28 +159,28 @@ def doubtful(t):
 @pytest.mark.browser
 def test_a_doubtful_claim_is_answered_with_one_tap_on_the_console(live_server, phone):
     t, s, b = chope_board(live_server, phone)
-    h = console(phone(), t)
+    h = open_host(phone(), t)
     b.evaluate(WATCH)
     doubtful(t)
-    assert wait_until(lambda: (s.snapshot()["race"] or {}).get("confirm"))
+    assert wait_for(lambda: (s.snapshot()["race"] or {}).get("confirm"))
     race = s.snapshot()["race"]
     assert [c["player"] for c in race["choices"]] == ["Cy", "Bo"]
-    see(h, "#race-confirm", r"Cy choped it \(\+0\.\d\d s\)")
-    see(h, "#race-confirm", r"Bo choped it \(\+0\.\d\d s\)")
-    see(h, "#race-confirm", "No: race again")
+    expect_text(h, "#race-confirm", r"Cy choped it \([−+]\d\.\d\d s\)")
+    expect_text(h, "#race-confirm", r"Bo choped it \([−+]\d\.\d\d s\)")
+    expect_text(h, "#race-confirm", "No: race again")
     for page in (b, h):                  # no winner shown until the host answers
-        see(page, "#verdict", "Waiting for the host")
+        expect_text(page, "#verdict", "Waiting for the host")
         assert page.locator("#verdict.win").count() == 0
         assert page.locator("#race .timeline .tl-mark.choice").count() == 2
         assert page.locator("#presses li").count() == 0
     assert h.locator("#race-confirm").is_visible()
-    shot(b, "race-pace-doubtful-board.png")
-    shot(h, "race-pace-doubtful-host.png")
+    shot(b, "race-pace-doubtful-board.png", full_page=False)
+    shot(h, "race-pace-doubtful-host.png", full_page=False)
     h.locator('#race-confirm button.choice[data-player="Cy"]').click()   # one tap
-    assert wait_until(lambda: len(races(s)) == 2)
+    assert wait_for(lambda: len(races(s)) == 2)
     blue = races(s)[-1]
     assert blue["winner"] == "Cy" and blue.get("asked") is True
-    see(b, "#verdict", "Cy chopes it!")
+    expect_text(b, "#verdict", "Cy chopes it!")
     assert b.evaluate("window.__seen.green_while_asking") == 0
     assert h.locator("#race-confirm").is_hidden()
     assert b.errors == [] and h.errors == []
@@ -200,21 +191,21 @@ def test_a_card_logged_while_a_race_waits_for_the_host_is_queued(live_server, ph
     t = live_server
     s = t.session
     chope(t)
-    h = console(phone(), t)
+    h = open_host(phone(), t)
     h.wait_for_selector('#legal button.event[data-event*="table:green"]')
     doubtful(t)                          # the Blue Table asks the host
-    see(h, "#race-confirm", "No: race again")
-    see(h, "#legal", r"Next card: Flip \(waits for the race\)")
+    expect_text(h, "#race-confirm", "No: race again")
+    expect_text(h, "#legal", r"Next card: Flip \(waits for the race\)")
     flip_by_tap(h, "table:green")        # the host logs the next card at once
-    see(h, "#queued", "Waiting for the race: flip Green Table")
+    expect_text(h, "#queued", "Waiting for the race: flip Green Table")
     assert h.locator("#toast .error").count() == 0
     assert s.snapshot()["queued"] == ["flip Green Table"]
-    shot(h, "race-pace-queued-host.png")
+    shot(h, "race-pace-queued-host.png", full_page=False)
     h.locator('#race-confirm button.choice[data-player="Bo"]').click()
-    assert wait_until(lambda: s.snapshot()["queued"] == [] and len(races(s)) == 2)
+    assert wait_for(lambda: s.snapshot()["queued"] == [] and len(races(s)) == 2)
     assert races(s)[-1]["winner"] == "Bo"
     h.wait_for_selector("#queued", state="hidden")
-    see(h, "#log", "flip Green Table")
+    expect_text(h, "#log", "flip Green Table")
     assert h.errors == []
 
 
@@ -222,11 +213,11 @@ def test_a_card_logged_while_a_race_waits_for_the_host_is_queued(live_server, ph
 def test_the_waiting_box_goes_the_moment_a_card_takes_its_presses(live_server, phone):
     t, s, b = chope_board(live_server, phone)
     tap(t, "Cy")                         # Cy slams before the host logs
-    see(b, "#burst", "waiting for the host to log the card")
+    expect_text(b, "#burst", "waiting for the host to log the card")
     s.log({"type": "flip", "card": "table:red"})
-    see(b, "#verdict", "Cy chopes it!")
+    expect_text(b, "#verdict", "Cy chopes it!")
     b.wait_for_selector("#burst-card", state="hidden", timeout=1500)
-    shot(b, "race-pace-waiting-gone.png")
+    shot(b, "race-pace-waiting-gone.png", full_page=False)
     assert b.errors == []
 
 
@@ -236,12 +227,12 @@ def test_late_runner_ups_show_live_in_the_race_card(live_server_with, phone):
     t, s, b = chope_board(live_server_with(runner_up_ms=5000), phone)
     tap(t, "Bo", 0.03)
     s.log({"type": "flip", "card": "table:red"})
-    see(b, "#verdict", "Bo chopes it!")
-    assert wait_until(lambda: len(races(s)) == 1)
+    expect_text(b, "#verdict", "Bo chopes it!")
+    assert wait_for(lambda: len(races(s)) == 1)
     tap(t, "Cy", 0.03)                   # inside the runner-up margin, after the verdict
-    see(b, "#presses li.after", "Cy")
-    see(b, "#verdict-notes", "after the verdict: Cy")
-    shot(b, "race-pace-runner-up.png")
+    expect_text(b, "#presses li.after", "Cy")
+    expect_text(b, "#verdict-notes", "after the verdict: Cy")
+    shot(b, "race-pace-runner-up.png", full_page=False)
     assert b.errors == []
 
 
@@ -255,13 +246,13 @@ def test_chomp_runner_ups_show_live_without_a_reload(live_server_with, phone):
                   if {"Bo", "Cy"} <= set(game.race_request(game.apply(state, e)).eligible
                                          if game.race_request(game.apply(state, e)) else ()))
     s.log(reveal)
-    b = board(phone(), t)                    # the race starts by itself: no Start tap
-    see(b, "#race-phase", "go!")
+    b = open_board(phone(), t)                    # the race starts by itself: no Start tap
+    expect_text(b, "#race-phase", "go!")
     tap(t, "Bo", 0.03)
-    see(b, "#verdict", "Bo")
+    expect_text(b, "#verdict", "Bo")
     tap(t, "Cy", 0.03)
-    see(b, "#presses li.after", "Cy")
-    shot(b, "race-pace-chomp-runner-up.png")
+    expect_text(b, "#presses li.after", "Cy")
+    shot(b, "race-pace-chomp-runner-up.png", full_page=False)
     assert b.errors == []
 
 
@@ -269,15 +260,63 @@ def test_chomp_runner_ups_show_live_without_a_reload(live_server_with, phone):
 def test_demo_buzzer_and_race_card_share_one_phone_screen(live_server, phone):
     t, s, b = chope_board(live_server, phone)
     s.log({"type": "flip", "card": "table:red"})
-    see(b, "#race", "May win")
+    expect_text(b, "#race", "May win")
     height = PHONE["viewport"]["height"]
     for sel in ("#race #verdict", '#buzzers button[data-player="Bo"]'):
         box = b.locator(sel).bounding_box()
         assert box and 0 <= box["y"] and box["y"] + box["height"] <= height, sel
     b.locator('#buzzers button[data-player="Bo"]').dispatch_event("pointerdown")
     b.locator('#buzzers button[data-player="Bo"]').dispatch_event("pointerup")
-    see(b, "#verdict", "Bo chopes it!")
+    expect_text(b, "#verdict", "Bo chopes it!")
     box = b.locator("#race #verdict").bounding_box()
     assert box["y"] + box["height"] <= height
-    shot(b, "race-pace-demo-board.png")
+    shot(b, "race-pace-demo-board.png", full_page=False)
     assert b.errors == []
+
+
+@pytest.mark.browser
+def test_the_new_hosts_repro_asks_with_cy_first_and_one_tap_gives_blue_to_cy(live_server, phone):
+    """Tried as a new host would (the table's three buzzers): Blue Table
+    flipped at 0 (Cy 0.33, Bo 0.42), Green Table at 2.3 (Bo 2.75, Cy 2.9);
+    the host logs Blue at 3.2 and Green at 3.8. Before, Blue went to Bo
+    (Green's first slam) with no question. Now the console asks, naming the
+    card, with Cy (the real first slam) the first choice; one tap gives
+    Blue to Cy, and Green goes to Bo."""
+    t, s, _ = chope_board(live_server, phone)
+    h = open_host(phone(), t)
+    h.wait_for_selector('#legal button.event[data-event*="table:blue"]')
+    start = time.monotonic() + 0.5
+    for who, at in [("Cy", 0.33), ("Bo", 0.42), ("Bo", 2.75), ("Cy", 2.9)]:
+        time.sleep(max(0.0, start + at - time.monotonic()))
+        t.source.press(who)
+        t.source.release(who)
+    time.sleep(max(0.0, start + 3.2 - time.monotonic()))
+    flip_by_tap(h, "table:blue")
+    time.sleep(max(0.0, start + 3.8 - time.monotonic()))
+    synced(h, s)
+    flip_by_tap(h, "table:green")
+    h.wait_for_selector("#race-confirm button.choice", timeout=15_000)
+    expect_text(h, "#race-confirm .confirm-q", "Blue Table")
+    first = h.locator("#race-confirm button.choice").first
+    assert first.get_attribute("data-player") == "Cy"
+    assert "Cy" in first.inner_text()
+    box = h.locator("#race-confirm").bounding_box()
+    assert box is not None and box["width"] <= 390
+    h.locator("#race-confirm").scroll_into_view_if_needed()
+    shot(h, "race-judge-question.png", full_page=False)
+    shot(h, "race-judge-question-full.png")
+    assert not races(s)                        # nothing logged before the tap
+    first.click()
+    assert wait_for(lambda: len(races(s)) >= 1)
+    assert races(s)[0]["winner"] == "Cy" and races(s)[0]["asked"]
+
+    def green_done():       # Green: Bo's slam is its own (asked or not)
+        if len(races(s)) >= 2:
+            return True
+        choice = h.locator("#race-confirm button.choice[data-player='Bo']")
+        if choice.count():
+            choice.first.click()
+        return False
+    assert wait_for(green_done, timeout=20)
+    assert races(s)[1]["winner"] == "Bo"
+    assert h.errors == []

@@ -24,7 +24,7 @@ import functools
 import json
 from pathlib import Path
 
-from babel.support import Translations
+from babel.messages.mofile import read_mo
 
 DIR = Path(__file__).resolve().parent
 DOMAIN = "messages"
@@ -56,20 +56,16 @@ def pick(query: str | None, cookie: str | None, accept) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _translations(lang: str) -> Translations | None:
-    if lang == SOURCE or lang not in languages():
-        return None
-    return Translations.load(str(DIR), [lang], DOMAIN)
-
-
-@functools.lru_cache(maxsize=None)
 def catalog(lang: str) -> dict[str, str]:
     """Every msgid with its translation in ``lang`` (empty for English):
-    what the page scripts translate with."""
-    t = _translations(lang)
-    if t is None:
+    what the page scripts translate with (read from the compiled ``.mo``;
+    its header and plural messages left out)."""
+    if lang == SOURCE or lang not in languages():
         return {}
-    return {k: v for k, v in t._catalog.items() if isinstance(k, str) and k and v}
+    with (DIR / lang / "LC_MESSAGES" / f"{DOMAIN}.mo").open("rb") as mo:
+        messages = read_mo(mo)
+    return {m.id: m.string for m in messages
+            if isinstance(m.id, str) and m.id and isinstance(m.string, str) and m.string}
 
 
 @functools.lru_cache(maxsize=None)

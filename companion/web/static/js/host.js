@@ -379,12 +379,27 @@
    * race's title as a verb, for a first-press race), with the seconds from
    * the previous race's first press or the earliest choice. */
   function choiceText(race, c, zero) {
+    /* times count from the card's log (what the host remembers doing) */
+    const base = typeof race.logged_ns === 'number' ? race.logged_ns : zero.t_ns;
+    const d = c.t_ns - base;
+    const secs = `${d < 0 ? '−' : '+'}${(Math.abs(d) / 1e9).toFixed(2)} s`;
+    if (c.nobody) return TC.t('Nobody: discard it');
+    if (c.last) {
+      return c.never ? TC.t('{name} never slapped', { name: c.player })
+        : TC.t('{name} slapped last ({secs})', { name: c.player, secs });
+    }
     const title = String(race.title || TC.reasonTitle(hs, race.reason)).replace(/[!.]+$/, '').trim().toLowerCase();
-    const secs = TC.secs(c.t_ns - zero.t_ns);
     if (TC.lang !== 'en' || !(race.kind === 'first-press' && /^[a-z]+$/.test(title))) {
       return TC.t('{name} pressed first ({secs})', { name: c.player, secs });
     }
     return `${c.player} ${title}${title.endsWith('e') ? 'd' : 'ed'} it (${secs})`;
+  }
+  function confirmQuestion(race) {
+    const card = race.card ? TC.cardName(hs, race.card) : null;
+    if (race.kind === 'last-press') {
+      return card ? TC.t('Who slapped {card} last?', { card }) : TC.t('Who slapped last?');
+    }
+    return card ? TC.t('Who slammed {card} first?', { card }) : TC.t('Who slammed this card?');
   }
   /* A doubtful race: one tap answers it: a button per press the card's
    * race could start at (the default last, outlined), or race again. */
@@ -410,14 +425,18 @@
       const res = await act('/api/host/race/confirm', body);
       if (!res) { confirmKey = null; renderConfirm(); }
     };
+    const likely = choices.findIndex((c) => c.likely);
+    const dflt = likely >= 0 ? likely : choices.length - 1;
     const buttons = choices.map((c, i) => TC.paint(el('button', {
-      type: 'button', class: 'choice' + (i === choices.length - 1 ? ' default' : ''),
+      type: 'button', class: 'choice' + (i === dflt ? ' default' : ''),
       'data-t': String(c.t_ns), 'data-player': c.player, onclick: answer({ accept: true, t_ns: c.t_ns }),
-    }, choiceText(race, c, zero)), col[c.player]));
+    }, choiceText(race, c, zero)), c.player ? col[c.player] : undefined));
     if (!choices.length) {
       buttons.push(el('button', { type: 'button', class: 'primary', id: 'race-accept', onclick: answer({ accept: true }) }, TC.t('Yes, these presses count')));
     }
-    box.replaceChildren(el('p', { class: 'confirm-q', text: TC.t('Who slammed this card?') }), ...buttons,
+    const when = typeof race.logged_ns === 'number' ? TC.t('Times from when you logged the card.') : '';
+    box.replaceChildren(el('p', { class: 'confirm-q', text: confirmQuestion(race) }),
+      ...(when ? [el('p', { class: 'confirm-when', text: when })] : []), ...buttons,
       el('button', { type: 'button', class: 'danger', id: 'race-reject', onclick: answer({ accept: false }) }, TC.t('No: race again')));
   }
 

@@ -609,7 +609,7 @@
   /* The presses a doubtful race asks about, on one horizontal line: a mark
    * per press, labelled with the player and the seconds from the first
    * (the previous race's first press when the page saw it: `TC.lastFirst`).
-   * The race's choices stand out; the default (the last choice) is
+   * The race's choices stand out; the default (the likeliest, else the last) is
    * outlined. Presses the page saw live (s.presses) are drawn too. */
   TC.lastFirst = null;
   TC.rememberRace = function (race) {
@@ -646,7 +646,9 @@
       marks.push({ player, t, cls });
     };
     if (zero.player) add(zero.player, zero.t_ns, 'prior');
-    choices.forEach((c, i) => add(c.player, c.t_ns, 'choice' + (i === choices.length - 1 ? ' default' : '')));
+    const likely = choices.findIndex((c) => c.likely);
+    const dflt = likely >= 0 ? likely : choices.length - 1;
+    choices.forEach((c, i) => add(c.player, c.t_ns, 'choice' + (i === dflt ? ' default' : '')));
     for (const o of race.order || []) add(o.player, o.t_ns, '');
     const lo = zero.t_ns;
     const hiChoice = Math.max(...choices.map((c) => c.t_ns));

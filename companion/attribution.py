@@ -1,0 +1,579 @@
+"""Which card a press was for, when the table cannot see the flip (pure).
+
+The companion hears of a card only when the host logs it, 0.1 to 2 s (and
+sometimes much more) after it was turned; people react to it 0.15 to over a
+second after the turn, miss it, slam twice and slam a card that is no race
+at all. So a press is never simply "in" a card's window: this module weighs
+every way the presses could have come about and takes a reading only when
+one is overwhelmingly likely (docs/rules-notes.md, "Which card a press
+belongs to").
+
+The model, for one card C logged at ``log_ns`` (its flip time ``f`` unknown):
+
+* ``f`` lies before the log by the host's lag: uniform over
+  ``lag_lo_ns``..``lag_hi_ns`` with a tail to ``lag_tail_ns`` (a host who
+  forgot the card and logs it after the next); and C was turned at least
+  ``min_flip_gap_ns`` after the race card before it (whose flip is known
+  only through its own first press).
+* Each eligible player slams C with chance ``slam_p``, after a reaction of
+  ``floor_ns`` + a log-normal (median ``median_ns``, ``sigma``): never
+  sooner than ``floor_ns`` (the sprint-start rule: nobody reacts in under
+  100 ms), often later than a second.
+* Every other press of theirs is explained otherwise: the race before's
+  (a late runner-up, a Mynah's slap), a card after C that is or may soon be
+  logged, a second press just after their own (``double_*``), or a stray
+  press on any card (``noise_per_s``).
+
+Given ``f`` the players are independent, so the likelihood is a product of
+small sums; ``f`` is integrated on a grid. The outcome (the winner of a
+first-press card, the loser of a last-press one, or nobody) is taken when
+its probability is at least ``threshold``; while a press still to come
+could change it, the judge waits; otherwise the host is asked, with the
+readings the presses allow (the likeliest first).
+
+Nothing here reads a clock: time is integer nanoseconds, ``now`` an argument.
+
+>>> p = People()
+>>> react_pdf(p, 50 * MS) == 0.0          # faster than a human: impossible
+True
+>>> round(react_sf(p, p.floor_ns + p.median_ns), 2)
+0.5
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .edges import Edge
+
+MS = 1_000_000
+S = 1_000 * MS
+
+FIRST, LAST = "first-press", "last-press"
+
+
+@dataclass(frozen=True)
+class People:
+    """What the judge assumes of the people at the table (settings; see
+    :meth:`from_settings`). Wider than the people really are on purpose:
+    a model too narrow is sure where it should ask."""
+
+    floor_ns: int = 100 * MS        # nobody reacts sooner
+    median_ns: int = 235 * MS       # reaction above the floor: median ...
+    sigma: float = 0.75             # ... and spread of its logarithm
+    slam_p: float = 0.88            # a player slams a Table (first-press) they may race
+    slap_p: float = 0.97            # a player slaps a Mynah (last-press): all must
+    lag_lo_ns: int = 0              # the host logs a card this long after its flip ...
+    lag_hi_ns: int = 2_600 * MS     # ... up to this, usually
+    lag_tail_ns: int = 9_000 * MS   # ... or, now and then, up to this (a forgotten card)
+    lag_tail_p: float = 0.2
+    min_flip_gap_ns: int = 600 * MS  # a card is turned this long after the one before
+    double_ns: int = 300 * MS       # a second press this soon after one's own ...
+    double_p: float = 0.2           # ... with this chance
+    noise_per_s: float = 0.004      # a stray press, per player and second
+    forgot_p: float = 0.03          # the host forgot the card before (logs it later)
+    swap_p: float = 0.06            # the card logged next was turned before this one
+    reflex_p: float = 0.1           # its flipper presses by reflex on a card they may not race
+    threshold: float = 0.98         # how sure a reading must be to be taken
+
+    @classmethod
+    def from_settings(cls, settings: dict) -> "People":
+        """From the session's settings (``race_sure_permille``,
+        ``react_median_ms``, ``log_lag_ms``); a key it lacks keeps the default."""
+        d = cls()
+        sure = float(settings.get("race_sure_permille") or d.threshold * 1000) / 1000
+        median = int(settings.get("react_median_ms") or (d.floor_ns + d.median_ns) // MS) * MS
+        lag = int(settings.get("log_lag_ms") or d.lag_hi_ns // MS) * MS
+        return cls(median_ns=max(MS, median - d.floor_ns), lag_hi_ns=max(lag, 100 * MS),
+                   lag_tail_ns=max(d.lag_tail_ns, lag + S),
+                   threshold=min(max(sure, 0.5), 0.99999))
+
+
+def react_pdf(p: People, r_ns: int) -> float:
+    """Density (per second) of a reaction taking ``r_ns``."""
+    x = (r_ns - p.floor_ns) / S
+    if x <= 0:
+        return 0.0
+    z = (math.log(x) - math.log(p.median_ns / S)) / p.sigma
+    return math.exp(-0.5 * z * z) / (x * p.sigma * math.sqrt(2 * math.pi))
+
+
+def react_sf(p: People, r_ns: int) -> float:
+    """Chance a reaction takes longer than ``r_ns``."""
+    x = (r_ns - p.floor_ns) / S
+    if x <= 0:
+        return 1.0
+    z = (math.log(x) - math.log(p.median_ns / S)) / p.sigma
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
+def lag_pdf(p: People, lag_ns: int) -> float:
+    """Density (per second) of the host logging a card ``lag_ns`` after its flip."""
+    if lag_ns < p.lag_lo_ns or lag_ns > p.lag_tail_ns:
+        return 0.0
+    if lag_ns <= p.lag_hi_ns:
+        return (1 - p.lag_tail_p) / ((p.lag_hi_ns - p.lag_lo_ns) / S)
+    return p.lag_tail_p / ((p.lag_tail_ns - p.lag_hi_ns) / S)
+
+
+@dataclass(frozen=True)
+class Card:
+    """The card being judged: its race's kind, who may race it, its log."""
+
+    kind: str
+    eligible: tuple[str, ...]
+    log_ns: int
+
+
+@dataclass(frozen=True)
+class Before:
+    """The race card logged before, as far as this card's judge needs it:
+    its first counted press (``anchor_ns``: it was flipped a reaction
+    before), who could race it, the presses it counted whose reading
+    would not change its verdict if they were this card's (``movable``: a
+    first-press race's runner-ups, a last-press race's last slap) and the
+    ones that would (``fixed``)."""
+
+    kind: str
+    anchor_ns: int
+    eligible: frozenset = frozenset()
+    fixed: frozenset = frozenset()          # {(player, t_ns)}
+    movable: frozenset = frozenset()        # {(player, t_ns)}
+
+    @classmethod
+    def of(cls, event: dict) -> "Before | None":
+        """From a logged ``race`` event (its ``order`` and ``spec``)."""
+        spec = event.get("spec") if isinstance(event.get("spec"), dict) else {}
+        order = sorted(((o["player"], o["t_ns"]) for o in event.get("order") or ()
+                        if isinstance(o, dict) and isinstance(o.get("player"), str)
+                        and isinstance(o.get("t_ns"), int)), key=lambda x: x[1])
+        kind = spec.get("kind") or event.get("kind") or FIRST
+        anchor = order[0][1] if order else spec.get("arm_ns")
+        if not isinstance(anchor, int) or isinstance(anchor, bool):
+            return None
+        elig = frozenset(spec.get("eligible") or ())
+        if kind == LAST:
+            fixed, movable = order[:-1], order[-1:]
+        else:
+            fixed, movable = order[:1], order[1:]
+        return cls(kind, anchor, elig, frozenset(fixed), frozenset(movable))
+
+    @property
+    def owned(self) -> frozenset:
+        return self.fixed | self.movable
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One way the card's race could have gone: its verdict (``winner`` of a
+    first-press card, ``loser`` of a last-press one; both None: nobody),
+    the press it turns on (``t_ns``, None when the loser never slapped or
+    nobody pressed), how likely it is, and each player's press for this
+    card under it (``presses``: ``{player: t_ns}``)."""
+
+    player: str | None
+    t_ns: int | None
+    p: float
+    presses: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What the judge makes of a card now: ``decided`` (take ``readings[0]``),
+    ``ask`` (the host chooses among ``readings``, likeliest first) or
+    ``wait`` (a press still to come, or a card still to be logged, could
+    change it: look again at ``recheck_ns`` or at the next press)."""
+
+    action: str
+    readings: tuple[Reading, ...] = ()
+    recheck_ns: int | None = None
+    why: str = ""
+
+    @property
+    def best(self) -> Reading | None:
+        return self.readings[0] if self.readings else None
+
+
+@dataclass
+class _Press:
+    player: str
+    t_ns: int
+    alt: float          # density of every explanation but this card and the next
+    own: float = 0.0    # how likely it is this card's (once judged)
+
+
+def _alternatives(presses: dict[str, list[int]], before: Before | None, p: People,
+                  react_grid: list[tuple[int, float]]) -> dict[str, list[_Press]]:
+    """Each candidate press with the density of its explanations other than
+    this card and the card after it: a stray, a second press, the race
+    before's (a late runner-up, a Mynah's slap)."""
+    out: dict[str, list[_Press]] = {}
+    for q, times in presses.items():
+        got = []
+        mine = sorted(t for (pl, t) in (before.owned if before else ()) if pl == q)
+        free = before is not None and q in before.eligible and not mine
+        for i, x in enumerate(times):
+            alt = p.noise_per_s
+            earlier = [t for t in times[:i]] + [t for t in mine if t < x]
+            if earlier and x - max(earlier) <= p.double_ns:
+                alt += p.double_p / (p.double_ns / S)
+            if before is not None and ((q, x) in before.movable
+                                       or (free and i == 0 and x > before.anchor_ns)):
+                # the race before's: a reaction to a flip one reaction before its anchor
+                alt += (p.slap_p if before.kind == LAST else p.slam_p) * sum(
+                    w * react_pdf(p, x - before.anchor_ns + r)
+                                      for r, w in react_grid)
+            got.append(_Press(q, x, alt))
+        out[q] = got
+    return out
+
+
+def _react_grid(p: People) -> list[tuple[int, float]]:
+    """A reaction's distribution as (r_ns, weight) points, weights summing to 1."""
+    pts = [p.floor_ns + k * 20 * MS for k in range(1, 130)]
+    ws = [react_pdf(p, r) for r in pts]
+    tot = sum(ws) or 1.0
+    return [(r, w / tot) for r, w in zip(pts, ws) if w / tot > 1e-5]
+
+
+def _pdf(p: People, r_ns: np.ndarray) -> np.ndarray:
+    """:func:`react_pdf` over an array of reaction times."""
+    x = (r_ns - p.floor_ns) / S
+    out = np.zeros_like(x, dtype=float)
+    ok = x > 0
+    z = (np.log(x[ok]) - math.log(p.median_ns / S)) / p.sigma
+    out[ok] = np.exp(-0.5 * z * z) / (x[ok] * p.sigma * math.sqrt(2 * math.pi))
+    return out
+
+
+def _sf(p: People, r_ns: np.ndarray) -> np.ndarray:
+    """:func:`react_sf` over an array of reaction times."""
+    x = (r_ns - p.floor_ns) / S
+    out = np.ones_like(x, dtype=float)
+    ok = x > 0
+    z = (np.log(x[ok]) - math.log(p.median_ns / S)) / p.sigma
+    out[ok] = 0.5 * _erfc(z / math.sqrt(2))
+    return out
+
+
+_erfc = np.vectorize(math.erfc, otypes=[float])
+
+
+def _lag(p: People, lag_ns: np.ndarray) -> np.ndarray:
+    """:func:`lag_pdf` over an array."""
+    inside = (lag_ns >= p.lag_lo_ns) & (lag_ns <= p.lag_tail_ns)
+    usual = (1 - p.lag_tail_p) / ((p.lag_hi_ns - p.lag_lo_ns) / S)
+    tail = p.lag_tail_p / ((p.lag_tail_ns - p.lag_hi_ns) / S)
+    return np.where(inside, np.where(lag_ns <= p.lag_hi_ns, usual, tail), 0.0)
+
+
+def _lag_sf(p: People, lag_ns: np.ndarray) -> np.ndarray:
+    """Chance the host has not logged a card ``lag_ns`` after its flip yet."""
+    usual = (1 - p.lag_tail_p) / ((p.lag_hi_ns - p.lag_lo_ns) / S)
+    tail = p.lag_tail_p / ((p.lag_tail_ns - p.lag_hi_ns) / S)
+    lag_s = np.clip(lag_ns, p.lag_lo_ns, p.lag_tail_ns)
+    done = np.where(lag_s <= p.lag_hi_ns, (lag_s - p.lag_lo_ns) / S * usual,
+                    (1 - p.lag_tail_p) + (lag_s - p.lag_hi_ns) / S * tail)
+    return np.clip(1 - done, 0.0, 1.0)
+
+
+#: the chance that the card after is a race card, when it is logged but
+#: not yet applied (its kind unknown here), and when it is not logged yet
+NEXT_RACE_P = 0.5
+#: how far after this card the next one is turned, at most (the unlogged
+#: next card's flip is spread evenly up to here)
+NEXT_SPAN_NS = 6 * S
+NEXT_STEP_NS = 80 * MS
+FLIP_STEP_NS = 25 * MS
+TAIL_STEP_NS = 75 * MS
+#: a card turned this long before the window's earliest flip has no press in it
+REACH_NS = 2_500 * MS
+#: the judge waits for a press to come at most this long after the card's log
+MAX_WAIT_NS = 8 * S
+
+
+def judge(card: Card, edges: Iterable[Edge], now: int, people: People | None = None,
+          before: Before | None = None, next_log_ns: int | None = None,
+          exclude: Iterable[tuple[str, int]] = (), players: Iterable[str] = ()) -> Judgement:
+    """Judge ``card`` from the recorded ``edges`` (presses of every player,
+    any order) at ``now``: see :class:`Judgement`. ``before`` is the race
+    card logged before it, ``next_log_ns`` the log of the card after it
+    (None: none logged yet: one may be turned and not logged); ``exclude``
+    presses taken otherwise; ``players`` everyone at the table (those who
+    may not race this card still show when the next was turned).
+
+    >>> c = Card(FIRST, ("bo", "cy"), log_ns=2 * S)
+    >>> j = judge(c, [Edge("bo", True, S + 300 * MS), Edge("cy", True, S + 500 * MS)], 5 * S)
+    >>> (j.action, j.best.player)
+    ('decided', 'bo')
+    """
+    p = people or People()
+    lo = card.log_ns - p.lag_tail_ns
+    hi = min(card.log_ns - p.lag_lo_ns, now)
+    everyone = list(dict.fromkeys([*card.eligible, *players]))
+    taken = (set(before.fixed) if before else set()) | set(exclude)
+    presses: dict[str, list[int]] = {q: [] for q in everyone}
+    for e in sorted(edges, key=lambda e: (e.t_ns, e.pressed, e.player)):
+        if e.pressed and e.player in presses and (e.player, e.t_ns) not in taken \
+                and lo + p.floor_ns <= e.t_ns <= now:
+            presses[e.player].append(e.t_ns)
+    alts = _alternatives(presses, before, p, _react_grid(p))
+    if hi < lo:
+        return Judgement("wait", (), now + 100 * MS, "the card is not turned yet")
+    fc, prior_c = _flips(card, before, lo, hi, p)
+    fn, w0 = _other_card(fc, prior_c, next_log_ns, lo, now, p)
+    s = p.slap_p if card.kind == LAST else p.slam_p
+    terms = {q: _terms(q in card.eligible, alts[q], fc, fn, s, now, p) for q in everyone}
+    like = w0.copy()
+    for q in everyone:
+        like *= terms[q][4]
+    z = like.sum()
+    if not z > 0:
+        return Judgement("wait", (), now + 100 * MS, "no reading fits yet")
+    judged = list(card.eligible)
+    if card.kind == LAST:
+        mass, open_share = _last(judged, alts, terms, like, s)
+    else:
+        mass, open_share = _first(judged, alts, terms, like, s)
+    readings = sorted((Reading(k[0], k[1], m / z) for k, m in mass.items()), key=lambda r: -r.p)
+    for q in judged:        # how likely each press is this card's (for the record)
+        a0, a, b, sb, tot = terms[q]
+        for x, ai, bi in zip(alts[q], a, b):
+            x.own = float((like * np.outer(ai, sb - bi) / tot).sum() / z)
+    unlogged = 0.0 if next_log_ns is not None else float(like[:, :-1].sum() / z)
+    # the latest press that may be this card's: a card logged later may still explain it
+    latest = max((x.t_ns for q in judged for x in alts[q] if x.own >= 0.01), default=None)
+    return _decide(card, readings, open_share / z, unlogged, latest, now, p, alts)
+
+
+def _flips(card: Card, before: Before | None, lo: int, hi: int, p: People):
+    """The grid of the card's flip times (every 25 ms where the host usually
+    logs, every 75 ms in the tail) and each one's prior weight."""
+    usual = card.log_ns - p.lag_hi_ns
+    fine = np.arange(hi, max(lo, usual) - 1, -FLIP_STEP_NS, dtype=np.int64)[::-1]
+    coarse = np.arange(fine[0] - TAIL_STEP_NS if len(fine) else hi, lo - 1, -TAIL_STEP_NS,
+                       dtype=np.int64)[::-1]
+    fc = np.concatenate([coarse, fine])
+    dt = np.concatenate([np.full(len(coarse), TAIL_STEP_NS / S),
+                         np.full(len(fine), FLIP_STEP_NS / S)])
+    prior = _lag(p, card.log_ns - fc) * dt
+    if before is not None:      # turned after the race card before it
+        prior = prior * _sf(p, before.anchor_ns + p.min_flip_gap_ns - fc)
+    return fc, prior
+
+
+def _other_card(fc, prior_c, next_log_ns: int | None, lo: int, now: int, p: People):
+    """The other card's flip grid and the joint prior of both flips: the
+    card logged next (turned after this one, or before it when logged out
+    of order), or one not logged yet (turned after it, or forgotten and
+    turned before it); the last column: no other race card."""
+    if next_log_ns is not None:
+        top = min(next_log_ns - p.lag_lo_ns, now)
+        fn = np.arange(top, lo - REACH_NS - 1, -NEXT_STEP_NS, dtype=np.int64)[::-1]
+        after = fn[None, :] >= fc[:, None] + p.min_flip_gap_ns
+        earlier = fn[None, :] <= fc[:, None] - p.min_flip_gap_ns
+        logged = _lag(p, next_log_ns - fn)[None, :] * (NEXT_STEP_NS / S)
+        forgot = earlier * p.forgot_p * (NEXT_STEP_NS / NEXT_SPAN_NS)
+        w_race = prior_c[:, None] * (logged * after + logged * earlier * p.swap_p + forgot) \
+            * NEXT_RACE_P
+        w_none = prior_c * (logged * after).sum(axis=1) * (1 - NEXT_RACE_P)
+    else:
+        fn = np.arange(now, lo - REACH_NS - 1, -NEXT_STEP_NS, dtype=np.int64)[::-1]
+        after = (fn[None, :] >= fc[:, None] + p.min_flip_gap_ns) \
+            & (fn[None, :] <= fc[:, None] + NEXT_SPAN_NS)
+        earlier = fn[None, :] <= fc[:, None] - p.min_flip_gap_ns
+        not_yet = _lag_sf(p, now - fn)[None, :]
+        w_race = prior_c[:, None] * (NEXT_STEP_NS / NEXT_SPAN_NS) * NEXT_RACE_P \
+            * (after * not_yet + earlier * p.forgot_p)
+        w_none = prior_c * np.clip(1 - w_race.sum(axis=1) / np.maximum(prior_c, 1e-300),
+                                   0.0, 1.0)
+    return fn, np.concatenate([w_race, w_none[:, None]], axis=1)
+
+
+def _terms(eligible: bool, presses: list[_Press], fc, fn, s: float, now: int, p: People):
+    """One player's sums, over every pair of flip times: ``a0`` (no press
+    of theirs for this card so far), ``a`` (each press for it), ``b`` and
+    ``sb`` the same for the other card, and ``total`` their likelihood (at
+    most one press a card), each press's other explanations divided out."""
+    # a player who may not race it (its flipper) may still press by reflex
+    sq = s if eligible else p.reflex_p
+    a0 = (1 - sq) + sq * _sf(p, now - fc)
+    a = [sq * _pdf(p, np.full_like(fc, x.t_ns) - fc) / x.alt for x in presses]
+    sn = p.slam_p        # the other card's kind is unknown: a Table's chance
+    b0 = np.concatenate([(1 - sn) + sn * _sf(p, now - fn), [1.0]])
+    b = [np.concatenate([sn * _pdf(p, np.full_like(fn, x.t_ns) - fn) / x.alt, [0.0]])
+         for x in presses]
+    sb = b0 + sum(b) if b else b0
+    total = np.outer(a0 + sum(a) if a else a0, sb)
+    for ai, bi in zip(a, b):
+        total -= np.outer(ai, bi)
+    return a0, a, b, sb, total
+
+
+def _suffix(arrs: list, init) -> list:
+    """``out[k]`` = ``init`` + sum of ``arrs[k:]`` (``out[len]`` = ``init``)."""
+    out = [init]
+    for a in reversed(arrs):
+        out.append(out[-1] + a)
+    return out[::-1]
+
+
+def _prefix(arrs: list, init) -> list:
+    """``out[k]`` = ``init`` + sum of ``arrs[:k]``."""
+    out = [init]
+    for a in arrs:
+        out.append(out[-1] + a)
+    return out
+
+
+def _first(judged, alts, terms, like, s):
+    """The first-press outcomes' masses, and the share still open (nobody
+    has slammed this card yet, somebody may)."""
+    mass = {}
+    never = np.ones_like(like)
+    nothing = np.ones_like(like)
+    later = {}      # r -> (times, [P(r's press for this card is later than times[k] or none)])
+    for r in judged:
+        a0, a, b, sb, tot = terms[r]
+        never *= np.outer(np.full_like(a0, 1 - s), sb) / tot
+        nothing *= np.outer(a0, sb) / tot
+        sa = _suffix(a, a0)
+        sab = _suffix([np.outer(ai, bi) for ai, bi in zip(a, b)], np.zeros_like(like))
+        keep = [(np.outer(sa[k], sb) - sab[k]) / tot for k in range(len(a) + 1)]
+        later[r] = ([x.t_ns for x in alts[r]], keep)
+    _press_masses(judged, alts, terms, like, later, _after, mass)
+    mass[(None, None)] = float((like * never).sum())
+    return mass, float((like * (nothing - never)).sum())
+
+
+def _press_masses(judged, alts, terms, like, others, index, mass) -> None:
+    """Each press's mass as the one the verdict turns on: it is its
+    player's press for this card, and every other player's is where
+    ``others[r][1][index(times, t)]`` says (later for a first press,
+    sooner for a last)."""
+    for q in judged:
+        a0, a, b, sb, tot = terms[q]
+        for i, x in enumerate(alts[q]):
+            if not a[i].any():
+                continue
+            share = like * np.outer(a[i], sb - b[i]) / tot
+            for r in judged:
+                if r != q:
+                    times, arr = others[r]
+                    share = share * arr[index(times, x.t_ns)]
+            mass[(q, x.t_ns)] = float(share.sum())
+
+
+def _after(times: list[int], t: int) -> int:
+    """The index of the first of the sorted ``times`` later than ``t``."""
+    k = 0
+    while k < len(times) and times[k] <= t:
+        k += 1
+    return k
+
+
+def _last(judged, alts, terms, like, s):
+    """The last-press outcomes' masses (the loser), and the share still
+    open: two or more players have not slapped yet and one of them may (one
+    player who has not slapped is the last, whether they slap later or not)."""
+    mass = {}
+    pressed, none, never, sooner = {}, {}, {}, {}
+    for r in judged:
+        a0, a, b, sb, tot = terms[r]
+        parts = [np.outer(ai, sb - bi) / tot for ai, bi in zip(a, b)]
+        pre = _prefix(parts, np.zeros_like(like))
+        pressed[r] = pre[-1]
+        sooner[r] = ([x.t_ns for x in alts[r]], pre)
+        none[r] = np.outer(a0, sb) / tot
+        never[r] = np.outer(np.full_like(a0, 1 - s), sb) / tot
+    _press_masses(judged, alts, terms, like, sooner, _before, mass)
+    for q in judged:
+        share = like * none[q]
+        for r in judged:
+            if r != q:
+                share = share * pressed[r]
+        mass[(q, None)] = float(share.sum())
+    all_pressed = np.ones_like(like)
+    pressed_or_never = np.ones_like(like)
+    for r in judged:
+        all_pressed = all_pressed * pressed[r]
+        pressed_or_never = pressed_or_never * (pressed[r] + never[r])
+    one_none = np.zeros_like(like)
+    one_never = np.zeros_like(like)
+    for q in judged:
+        rest = np.ones_like(like)
+        for r in judged:
+            if r != q:
+                rest = rest * pressed[r]
+        one_none += none[q] * rest
+        one_never += never[q] * rest
+    two_none = 1 - all_pressed - one_none
+    two_never = pressed_or_never - all_pressed - one_never
+    # two or more never slapped: a tie for last (the game's siam_tie says who loses)
+    mass[(None, None)] = float((like * np.clip(two_never, 0, None)).sum())
+    return mass, float((like * np.clip(two_none - two_never, 0, None)).sum())
+
+
+def _before(times: list[int], t: int) -> int:
+    """How many of the sorted ``times`` are earlier than ``t``."""
+    k = 0
+    while k < len(times) and times[k] < t:
+        k += 1
+    return k
+
+
+def _decide(card, readings, open_p, unlogged, latest, now, p, alts) -> Judgement:
+    """Decided, wait or ask, from the readings' probabilities."""
+    by: dict[str | None, float] = {}
+    for r in readings:
+        by[r.player] = by.get(r.player, 0.0) + r.p
+    if by:
+        top = max(by, key=by.get)
+        if by[top] >= p.threshold:
+            best = max((r for r in readings if r.player == top), key=lambda r: r.p)
+            return Judgement("decided", (_with_presses(Reading(top, best.t_ns, by[top]),
+                                                       card, alts),))
+    patient = now < card.log_ns + MAX_WAIT_NS
+    if open_p > 1 - p.threshold and patient:
+        return Judgement("wait", tuple(readings), now + 100 * MS,
+                         "a press may still come for this card")
+    if unlogged > 1 - p.threshold and latest is not None and now < latest + p.lag_hi_ns \
+            and patient:
+        return Judgement("wait", tuple(readings), latest + p.lag_hi_ns,
+                         "a press may be for a card not logged yet")
+    keep = tuple(_with_presses(r, card, alts) for r in readings if r.p >= 0.003)[:4]
+    return Judgement("ask", keep, None, "the presses allow more than one reading")
+
+
+def _with_presses(r: Reading, card: Card, alts: dict[str, list[_Press]]) -> Reading:
+    """The reading with each player's press for this card under it (for
+    the race's record and the runner-ups): of the presses the reading
+    allows, the likeliest to be this card's; for a Table's runner-up only
+    one more likely this card's than not."""
+    presses: dict[str, int] = {}
+    if r.player is not None and r.t_ns is not None:
+        presses[r.player] = r.t_ns
+    for q in card.eligible:
+        if q == r.player or (r.player is None and card.kind == FIRST):
+            continue        # nobody slammed this Table
+        ok = [x for x in alts.get(q, ()) if r.t_ns is None
+              or (x.t_ns > r.t_ns if card.kind == FIRST else x.t_ns < r.t_ns)]
+        if card.kind == FIRST or r.player is None:      # a runner-up; a tie for last
+            ok = [x for x in ok if x.own > 0.5]
+        if ok:
+            presses[q] = max(ok, key=lambda x: x.own).t_ns
+    return Reading(r.player, r.t_ns, r.p, presses)
+
+
+def describe(j: Judgement) -> str:
+    """A line for the log and the tests."""
+    rs = ", ".join(f"{r.player}@{r.t_ns}:{r.p:.4f}" for r in j.readings)
+    return f"{j.action} [{rs}] {j.why}".strip()
+
+
+__all__ = ["Before", "Card", "FIRST", "Judgement", "LAST", "People", "Reading", "describe",
+           "judge", "lag_pdf", "react_pdf", "react_sf"]
