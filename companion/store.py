@@ -31,9 +31,10 @@ import sqlite3
 import threading
 import time
 import weakref
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 #: ``PRAGMA application_id`` of a Tabletop Companion store ("TtCo").
 APPLICATION_ID = 0x5474436F
@@ -351,6 +352,14 @@ class Store:
             raise StoreError("the store is closed")
         return self._conn
 
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the store's lock for a ``with`` block: nothing else uses
+        :attr:`conn` meanwhile (the league's publisher reading and writing
+        an in-memory store's connection)."""
+        with self._lock:
+            yield
+
     def _write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run ``fn`` in one IMMEDIATE transaction; durable when this returns."""
         with self._lock:
@@ -644,6 +653,20 @@ class Store:
                 self._writing = False
         self._idle.notify_all()
 
+    def write_pending(self) -> bool:
+        """One turn of the background writer (its thread calls this when
+        woken): write the pending live-race rows. False when the store is
+        closing with nothing left to write: the writer ends."""
+        try:
+            with self._pending_lock:
+                if self._stopping and not self._pending:
+                    return False
+                self._drain()
+        except Exception:  # noqa: BLE001 - a closed connection: the pending rows stay
+            with self._pending_lock:
+                self._idle.notify_all()
+        return True
+
     def load_live_race(self, game_id: int) -> tuple[int, dict] | None:
         rows = self._read("SELECT version, body FROM live_race WHERE game_id = ?", (game_id,))
         return (rows[0][0], json.loads(rows[0][1])) if rows else None
@@ -742,16 +765,8 @@ def _live_race_writer(ref: "weakref.ref[Store]", wake: threading.Event,
             wake.wait()
             wake.clear()
             store = ref()
-            if store is None:
+            if store is None or not store.write_pending():
                 return
-            try:
-                with store._pending_lock:
-                    if store._stopping and not store._pending:
-                        return
-                    store._drain()
-            except Exception:  # noqa: BLE001 - a closed connection: the pending rows stay
-                with store._pending_lock:
-                    store._idle.notify_all()
             del store
     finally:
         with idle:

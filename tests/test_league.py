@@ -139,7 +139,7 @@ def test_a_table_that_loses_the_broker_keeps_playing_and_the_league_catches_up_w
         ids = league.store.event_ids("t1")
         assert len(ids) == len(set(ids)) == 6
         assert league.store.gaps("t1") == []
-        rows = league.store._rows("SELECT type FROM events WHERE table_id='t1' ORDER BY event_id")
+        rows = league.store.rows("SELECT type FROM events WHERE table_id='t1' ORDER BY event_id")
         assert [r[0] for r in rows] == ["flip", "stop", "flip", "undo", "flip", "stop"]
     finally:
         league.close()

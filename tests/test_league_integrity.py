@@ -182,7 +182,7 @@ def test_a_result_without_its_events_or_malformed_is_not_counted_and_the_exports
             assert r.status == 200
         # t1's own result, sent again with another ranking: its replay disagrees
         info = t1.store.game_info(1)
-        mine = json.loads(league.store._rows("SELECT claim FROM games WHERE table_id = 't1'")
+        mine = json.loads(league.store.rows("SELECT claim FROM games WHERE table_id = 't1'")
                           [0][0])
         mine["summary"]["ranking"] = list(reversed(mine["summary"]["ranking"]))
         t1_intruder = Intruder(broker, "t1", "t1-forger")

@@ -190,11 +190,16 @@ class PicoSource(EdgeSource):
         benchmarks: give it bytes with :meth:`feed`. ``hello`` is the box's."""
         src = cls.__new__(cls)
         EdgeSource.__init__(src, buzzers)
-        src._setup(clock, 20_000, 0, raw, 8.0)
-        src.link = _NoLink()
-        src._connected = True
-        src._hello(hello)
+        src.setup_offline(hello, clock=clock, raw=raw)
         return src
+
+    def setup_offline(self, hello: P.Hello, *, clock: Callable[[], int], raw: bool) -> None:
+        """Set up a source built without ``__init__`` (:meth:`offline`): no
+        port, connected, and ``hello`` already said by the box."""
+        self._setup(clock, 20_000, 0, raw, 8.0)
+        self.link = _NoLink()
+        self._connected = True
+        self._hello(hello)
 
     def feed(self, data: bytes, t_ns: int) -> None:
         """Bytes from the box that arrived at Pi time ``t_ns`` (what the
@@ -255,7 +260,7 @@ class PicoSource(EdgeSource):
             if fast:
                 # the hot path, inlined: one edge record of one buzzer. Same
                 # steps as _edges -> _input (extend, map, level check, emit).
-                ref = sync._ref_tick or 0
+                ref = sync.ref_tick or 0
                 hi = ref & ~0xFFFF_FFFF
                 seg_tick, seg_ns, seg_rate = cmap.segments[-1]
                 single, bit_buzzer, levels = _SINGLE_BIT, self.bit_buzzer, self.levels

@@ -192,12 +192,10 @@ class Convention:
 
     # -- the league's file ----------------------------------------------------------
     def _rows(self, sql: str, args: tuple = ()) -> list[tuple]:
-        with self.store._lock:
-            return self.store.conn.execute(sql, args).fetchall()
+        return self.store.rows(sql, args)
 
     def _write(self, sql: str, args: tuple = ()) -> None:
-        with self.store._lock:
-            self.store.conn.execute(sql, args)
+        self.store.execute(sql, args)
 
     def open(self) -> "Convention":
         """Load (or begin) the convention in the league's file; LeagueError

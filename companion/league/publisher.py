@@ -45,8 +45,9 @@ import sqlite3
 import threading
 import time
 from collections import deque
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .client import mqtt_client
 from .topics import (DEFAULT_PREFIX, MAX_MESSAGE_BYTES, BrokerURL, Credentials, LeagueError,
@@ -101,15 +102,18 @@ def public_state(snapshot: dict) -> dict:
 class _Db:
     """The store's SQLite file, for the publisher: its own connection to the
     file (WAL lets it read while the table writes), or, for an in-memory
-    store, the store's own connection under the store's lock."""
+    store, the store's own connection under the store's lock
+    (:meth:`~companion.store.Store.locked`)."""
 
     def __init__(self, store_or_path):
-        self.lock = threading.RLock()
+        lock = threading.RLock()
+        #: a context manager that holds the lock guarding :attr:`conn`
+        self.locked: Callable[[], AbstractContextManager] = lambda: lock
         self.own = True
         if hasattr(store_or_path, "path") and hasattr(store_or_path, "conn"):
             if getattr(store_or_path, "memory", False):
                 self.conn = store_or_path.conn
-                self.lock = store_or_path._lock
+                self.locked = store_or_path.locked
                 self.own = False
                 return
             path = store_or_path.path
@@ -125,16 +129,16 @@ class _Db:
             raise LeagueError(f"cannot open the table's store {path}: {exc}") from None
 
     def rows(self, sql: str, args: tuple = ()) -> list[tuple]:
-        with self.lock:
+        with self.locked():
             return self.conn.execute(sql, args).fetchall()
 
     def write(self, sql: str, args: tuple = ()) -> None:
-        with self.lock:
+        with self.locked():
             self.conn.execute(sql, args)
 
     def close(self) -> None:
         if self.own:
-            with self.lock:
+            with self.locked():
                 self.conn.close()
 
 

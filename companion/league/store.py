@@ -170,9 +170,15 @@ class LeagueStore:
         with self._lock:
             self.conn.close()
 
-    def _rows(self, sql: str, args: tuple = ()) -> list[tuple]:
+    def rows(self, sql: str, args: tuple = ()) -> list[tuple]:
+        """The rows of one query, under the store's lock."""
         with self._lock:
             return self.conn.execute(sql, args).fetchall()
+
+    def execute(self, sql: str, args: tuple = ()) -> None:
+        """Run one statement (its own transaction), under the store's lock."""
+        with self._lock:
+            self.conn.execute(sql, args)
 
     def _tx(self, fn):
         with self._lock:
@@ -356,6 +362,14 @@ class LeagueStore:
         self._pending.discard((table, store, game_id))
         self.counted_now.append({"table": table, "game_id": game_id, "finished": True})
 
+    def take_marks_changed(self) -> set[str]:
+        """The tables whose mark moved since the last call (the subscriber
+        publishes their marks)."""
+        with self._lock:
+            out = set(self.marks_changed)
+            self.marks_changed.clear()
+        return out
+
     def take_counted(self) -> list[dict]:
         """The results that came to count in the standings since the last call
         (a result whose last events arrived after it): ``{table, game_id, finished}``."""
@@ -367,9 +381,9 @@ class LeagueStore:
     def event_ids(self, table: str, store: str | None = None) -> list[int]:
         """The ids of a table's events held (of its latest store, or ``store``)."""
         if store is None:
-            row = self._rows("SELECT store FROM tables WHERE table_id = ?", (table,))
+            row = self.rows("SELECT store FROM tables WHERE table_id = ?", (table,))
             store = row[0][0] if row else None
-        return [r[0] for r in self._rows(
+        return [r[0] for r in self.rows(
             "SELECT event_id FROM events WHERE table_id = ? AND store = ? ORDER BY event_id",
             (table, store))]
 
@@ -381,15 +395,15 @@ class LeagueStore:
         ``sent_ns`` of the last event message this league process heard
         from it, copies included: whether the table's stream is still
         arriving), ``results`` (each game's result version held)."""
-        row = self._rows("SELECT m.store, m.since, m.upto FROM marks m JOIN tables t ON"
+        row = self.rows("SELECT m.store, m.since, m.upto FROM marks m JOIN tables t ON"
                          " t.table_id = m.table_id AND t.store = m.store WHERE m.table_id = ?",
                          (table,))
         if not row:
             return None
         store, since, upto = row[0]
-        nxt = self._rows("SELECT MIN(event_id) FROM events WHERE table_id = ? AND store = ?"
+        nxt = self.rows("SELECT MIN(event_id) FROM events WHERE table_id = ? AND store = ?"
                          " AND event_id > ?", (table, store, upto))[0][0]
-        results = {str(g): v for g, v in self._rows(
+        results = {str(g): v for g, v in self.rows(
             "SELECT game_id, version FROM games WHERE table_id = ? AND store = ? AND"
             " version IS NOT NULL", (table, store))}
         return {"store": store, "since": since, "upto": upto, "ahead": nxt is not None,
@@ -398,7 +412,7 @@ class LeagueStore:
     def missing(self, table: str) -> int:
         """How many of the table's events (of its latest store) the league
         has not received, of those up to the last one it has."""
-        row = self._rows("SELECT m.since, MAX(e.seq), COUNT(e.event_id) FROM marks m JOIN"
+        row = self.rows("SELECT m.since, MAX(e.seq), COUNT(e.event_id) FROM marks m JOIN"
                          " tables t ON t.table_id = m.table_id AND t.store = m.store LEFT JOIN"
                          " events e ON e.table_id = m.table_id AND e.store = m.store AND"
                          " e.event_id > m.since WHERE m.table_id = ?", (table,))
@@ -408,7 +422,7 @@ class LeagueStore:
 
     def gaps(self, table: str) -> list[int]:
         """Events whose predecessor in the table's log never arrived (their ``prev``)."""
-        return [r[0] for r in self._rows(
+        return [r[0] for r in self.rows(
             "SELECT e.prev FROM events e JOIN marks m ON m.table_id = e.table_id AND"
             " m.store = e.store JOIN tables t ON t.table_id = e.table_id AND t.store = e.store"
             " WHERE e.table_id = ? AND e.prev > m.since AND NOT EXISTS (SELECT 1 FROM"
@@ -416,20 +430,20 @@ class LeagueStore:
             " p.event_id = e.prev)", (table,))]
 
     def _game_events(self, table: str, store: str, game_id: int) -> list[dict]:
-        return [json.loads(b) for (b,) in self._rows(
+        return [json.loads(b) for (b,) in self.rows(
             "SELECT body FROM events WHERE table_id = ? AND store = ? AND game_id = ?"
             " ORDER BY event_id", (table, store, game_id))]
 
     def tables(self) -> list[dict]:
         """Every table heard from, by id: live state, online, counts, events missing."""
         out = []
-        for table, state, online, seen, store, refused, why in self._rows(
+        for table, state, online, seen, store, refused, why in self.rows(
                 "SELECT table_id, state, online, seen_ns, store, refused, refused_why"
                 " FROM tables ORDER BY table_id"):
             st = json.loads(state) if state else {}
-            count, last = self._rows("SELECT COUNT(*), MAX(event_id) FROM events"
+            count, last = self.rows("SELECT COUNT(*), MAX(event_id) FROM events"
                                      " WHERE table_id = ? AND store IS ?", (table, store))[0]
-            race = self._rows("SELECT line FROM events WHERE table_id = ? AND store IS ? AND"
+            race = self.rows("SELECT line FROM events WHERE table_id = ? AND store IS ? AND"
                               " type = 'race' ORDER BY event_id DESC LIMIT 1", (table, store))
             live_race = st.get("race") if isinstance(st.get("race"), dict) else None
             missing = self.missing(table)
@@ -450,7 +464,7 @@ class LeagueStore:
     def results(self) -> list[dict]:
         """Each counted game: table, game, ranking groups with scores, tiebreak rule."""
         out = []
-        for table, store, gid, game, title, players, ranking, scores, fin_ns, how in self._rows(
+        for table, store, gid, game, title, players, ranking, scores, fin_ns, how in self.rows(
                 "SELECT table_id, store, game_id, game, title, players, ranking, scores,"
                 " finished_ns, checked FROM games WHERE finished = 1 AND counted = 1"
                 " ORDER BY finished_ns, table_id, store, game_id"):
@@ -500,7 +514,7 @@ class LeagueStore:
         reaction ``{table, game_id, game, player, reaction_us}``; each finish
         ``{table, game_id, game, reason, kind, first, second, margin_us}``."""
         reactions, finishes = [], []
-        for table, store, gid, game in self._rows(
+        for table, store, gid, game in self.rows(
                 "SELECT table_id, store, game_id, game FROM games"
                 " ORDER BY table_id, created_ns, game_id"):
             races = [e for e in effective_events(self._game_events(table, store, gid))
@@ -554,7 +568,7 @@ class LeagueStore:
         """The night as data: the league view plus every event received."""
         events = [{"table": t, "store": st, "id": i, "game_id": g, "type": ty, "line": ln,
                    "event": json.loads(b), "logged_ns": lg}
-                  for t, st, i, g, ty, ln, b, lg in self._rows(
+                  for t, st, i, g, ty, ln, b, lg in self.rows(
                       "SELECT table_id, store, event_id, game_id, type, line, body, logged_ns"
                       " FROM events ORDER BY table_id, store, event_id")]
         return {"format": "tabletop-companion-league", "version": 2, **self.league(),

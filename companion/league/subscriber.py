@@ -156,11 +156,9 @@ class LeagueSubscriber:
         while not self._stop.wait(self.mark_every_s):
             if not self.connected:
                 continue
-            with self.store._lock:
-                tables = set(self.store.marks_changed)
-                self.store.marks_changed.clear()
-            every = [r[0] for r in self.store._rows("SELECT DISTINCT table_id FROM marks"
-                                                    " ORDER BY table_id")]
+            tables = self.store.take_marks_changed()
+            every = [r[0] for r in self.store.rows("SELECT DISTINCT table_id FROM marks"
+                                                   " ORDER BY table_id")]
             if self._all_marks.is_set():
                 self._all_marks.clear()
                 tables.update(every)

@@ -96,6 +96,11 @@ class ClockSync:
         if self._ref_tick is None or tick > self._ref_tick:
             self._ref_tick = tick
 
+    @property
+    def ref_tick(self) -> int | None:
+        """The latest full tick seen (:meth:`note_tick`), or None before any."""
+        return self._ref_tick
+
     def extend(self, tick_lo: int) -> int:
         """A 32-bit tick as the 64-bit one nearest the latest full tick seen."""
         ref = self._ref_tick

@@ -74,7 +74,19 @@ class _Protocol(serial.threaded.Protocol):
         self.link.on_bytes(data, self.link.clock())
 
     def connection_lost(self, exc) -> None:
-        self.link._lost(exc)
+        self.link.lost(exc)
+
+
+class _Reader(serial.threaded.ReaderThread):
+    """pyserial's reader thread, whose writes can be timed: :meth:`write_at`."""
+
+    def write_at(self, data: bytes, clock: Callable[[], int]) -> int:
+        """Write ``data`` under the reader's write lock (the one its
+        ``write`` and ``close`` take); ``clock()`` read just before it went."""
+        with self._lock:
+            t = clock()
+            self.serial.write(data)
+        return t
 
 
 class SerialLink:
@@ -99,7 +111,7 @@ class SerialLink:
         self.backoff_s = backoff_s
         self.path: str | None = None
         self.connects = 0
-        self._reader: serial.threaded.ReaderThread | None = None
+        self._reader: _Reader | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._lost_ev = threading.Event()
@@ -123,7 +135,7 @@ class SerialLink:
         except (serial.SerialException, OSError, ValueError) as exc:
             log.debug("cannot open %s: %s", path, exc)
             return False
-        reader = serial.threaded.ReaderThread(ser, lambda: _Protocol(self))
+        reader = _Reader(ser, lambda: _Protocol(self))
         with self._lock:
             self._reader = reader
             self.path = path
@@ -138,7 +150,8 @@ class SerialLink:
         r = self._reader
         return r is not None and r.alive
 
-    def _lost(self, exc) -> None:
+    def lost(self, exc) -> None:
+        """The port is gone (the reader thread's ``connection_lost``)."""
         with self._lock:
             self._reader = None
         self._lost_ev.set()
@@ -170,10 +183,7 @@ class SerialLink:
         if r is None or not r.alive:
             return None
         try:
-            with r._lock:
-                t = self.clock()
-                r.serial.write(data)
-            return t
+            return r.write_at(data, self.clock)
         except (serial.SerialException, OSError) as exc:
             log.debug("write failed: %s", exc)
             return None

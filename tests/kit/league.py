@@ -167,7 +167,7 @@ def convention_result(store, table, gid, ranking, game="chope", version=None):
     store.add_event(table, {"store": STORE, "id": version, "prev": 0, "since": 0, "seq": 1,
                             "game_id": gid, "game": game, "players": names, "type": "x",
                             "event": {"type": "x"}, "sent_ns": 1})
-    held = len(store._rows("SELECT 1 FROM events WHERE table_id = ? AND game_id = ?",
+    held = len(store.rows("SELECT 1 FROM events WHERE table_id = ? AND game_id = ?",
                            (table, gid)))
     store.set_result(table, gid, {"store": STORE, "finished": True, "game": game,
                                   "players": names, "version": version, "events": held,
