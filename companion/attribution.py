@@ -83,13 +83,20 @@ class People:
     @classmethod
     def from_settings(cls, settings: dict) -> "People":
         """From the session's settings (``race_sure_permille``,
-        ``react_median_ms``, ``log_lag_ms``); a key it lacks keeps the default."""
+        ``react_median_ms``, ``log_lag_ms``, ``claim_window_ms``: no card was
+        turned longer than this before its log); a key it lacks keeps the
+        default."""
         d = cls()
         sure = float(settings.get("race_sure_permille") or d.threshold * 1000) / 1000
         median = int(settings.get("react_median_ms") or (d.floor_ns + d.median_ns) // MS) * MS
         lag = int(settings.get("log_lag_ms") or d.lag_hi_ns // MS) * MS
-        return cls(median_ns=max(MS, median - d.floor_ns), lag_hi_ns=max(lag, 100 * MS),
-                   lag_tail_ns=max(d.lag_tail_ns, lag + S),
+        # a table's claim window bounds how long before its log a card was turned
+        window = int(settings.get("claim_window_ms") or 0) * MS or None
+        tail = max(d.lag_tail_ns, lag + S)
+        if window is not None:
+            tail = max(min(tail, window), 100 * MS)
+        return cls(median_ns=max(MS, median - d.floor_ns),
+                   lag_hi_ns=min(max(lag, 100 * MS), tail - MS), lag_tail_ns=tail,
                    threshold=min(max(sure, 0.5), 0.99999))
 
 

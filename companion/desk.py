@@ -250,10 +250,17 @@ class RaceDesk:
 
     def progress(self, now: int, log_decided: bool = True) -> DeskRace | None:
         """Publish the live race's progress (and hand its new presses to be
-        saved); a race the referee decided is logged now, or
+        saved); a race the referee decided is weighed by the judge first
+        (a card's unannounced race), then logged now, or
         (``log_decided=False``) returned for the caller to log once the
         verdict has gone out."""
+        decided, self._decided = self._decided, None
         race = self.race
+        held = False
+        if decided is not None and race is not None and decided is race.live \
+                and self.needs_judge(race):
+            held = not self.judge(race, now)
+            race = self.race            # a rebuild begins a new race
         if race is not None:
             self._note_virtual(race)
             if len(race.live.edges) != race.persisted:
@@ -265,13 +272,11 @@ class RaceDesk:
         elif self.dirty:
             self.owner.publish("race", self.owner.race_view(now))   # a late runner-up, live
         self.dirty = False
-        decided, self._decided = self._decided, None
-        if decided is not None and race is not None and decided is race.live:
-            if self.needs_judge(race) and not self.judge(race, now):
-                return None
-            if not log_decided:
-                return race
-            self.owner.race_decided(race, now)
+        if held or decided is None or race is None or decided is not race.live:
+            return None
+        if not log_decided:
+            return race
+        self.owner.race_decided(race, now)
         return None
 
     def poll(self, now: int) -> DeskRace | None:
@@ -463,10 +468,16 @@ class RaceDesk:
         """Whether the judge weighs this decided race before it is logged: a
         card's unannounced race the host has not answered for, not armed by
         its flipper's press (that press marks the flip: nothing to weigh)."""
-        return (race.request is not None and not race.announced and not race.confirmed
+        if not (race.request is not None and not race.announced and not race.confirmed
                 and not race.judged and race.armed.flipper is None
                 and race.logged_ns is not None
-                and race.kind in (attribution.FIRST, attribution.LAST))
+                and race.kind in (attribution.FIRST, attribution.LAST)):
+            return False
+        # presses all long after the card's log (a table with a long wait_ms):
+        # no other card's, as far as the judge can see; the window rules
+        v = race.live.verdict
+        late = race.logged_ns + attribution.MAX_WAIT_NS
+        return v is None or not v.order or min(t for _, t in v.order) <= late
 
     def judge(self, race: DeskRace, now: int) -> bool:
         """Weigh the decided ``race`` (companion.attribution): True when its
@@ -487,6 +498,7 @@ class RaceDesk:
             self._settle_strays(min(reading.presses.values(), default=race.logged_ns))
             if self._agrees(race, reading):
                 race.judging, race.judged = False, True
+                self.dirty = True
                 return True
             self.rebuild(race, reading, now, confirmed=False)
             return False
@@ -512,14 +524,16 @@ class RaceDesk:
         return self.progress(now, log_decided=False)
 
     def _agrees(self, race: DeskRace, reading: attribution.Reading) -> bool:
-        """Whether the live race is the judge's reading: its verdict, and the
-        same presses counted (a press the judge gave another card must not
-        stay this race's: the next card's judge would never see it)."""
+        """Whether the live race is the judge's reading: its verdict, and for
+        a Mynah the same slaps (each but the last is the Mynah's for good: a
+        later card's judge never weighs it again)."""
         v = race.live.verdict
         if v is None or v.tied:
             return False
-        who = v.loser if race.kind == attribution.LAST else v.winner
-        return who == reading.player and set(v.order) == set(reading.presses.items())
+        if race.kind == attribution.LAST:   # every slap but the last is the Mynah's for good
+            return v.loser == reading.player and set(v.order) == set(reading.presses.items())
+        # a Table's runner-ups stay open to the next card's judge: the winner's press is enough
+        return v.winner == reading.player and (reading.player, reading.t_ns) in set(v.order)
 
     def rebuild(self, race: DeskRace, reading: attribution.Reading, now: int,
                 confirmed: bool) -> None:
