@@ -450,7 +450,14 @@
     }
     const lines = hs.queued || [];
     box.hidden = !lines.length;
-    box.replaceChildren(...lines.map((l) => el('li', { text: TC.t('Waiting for the race: {what}', { what: TC.tx(l) }) })));
+    /* the race is logged but left a choice to make first (a Siam! loser's
+     * card): the cards wait for that choice, asked above, not for a race */
+    const race = hs.race;
+    const racing = !!(race && (race.confirm || race.phase === 'live' || race.phase === 'countdown'));
+    const line = (l) => (racing ? TC.t('Waiting for the race: {what}', { what: TC.tx(l) })
+      : TC.t('Waiting for the choice above: {what}', { what: TC.tx(l) }));
+    box.replaceChildren(...lines.map((l) => el('li', { text: line(l) })));
+    if (lines.length && !racing) showLogged(TC.t('Waits for the choice above: {what}', { what: TC.tx(lines[0]) }));
   }
 
   /* A stray press may be handed to the card waiting for an unannounced race. */
