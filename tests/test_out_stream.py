@@ -20,17 +20,10 @@ from companion.store import Store
 from companion.tableevents import (Countdown, Fault, NewState, Press, RaceArmed, RaceShown,
                                    VerdictLogged)
 
-from tests.kit.games import SEATS, Grab
+from tests.kit.games import SEATS, Grab, grab_registered  # noqa: F401 - the fixture
 from tests.kit.helpers import Clock, press, run, toggles, wait_for
 
 BUZZERS = ["1", "2", "3"]
-@pytest.fixture(autouse=True, scope="module")
-def grab_registered():
-    games.register_game(Grab, replace=True)
-    try:
-        yield
-    finally:
-        games.unregister_game(Grab.name)
 
 
 @pytest.fixture

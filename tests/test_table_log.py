@@ -16,16 +16,9 @@ from companion.session import TableSession
 from companion.store import StaleVersion, Store, StoreError
 
 from tests.kit.helpers import S, Clock, press, run
-from tests.kit.games import SEATS, Grab
+from tests.kit.games import SEATS, Grab, grab_registered  # noqa: F401 - the fixture
 
 
-@pytest.fixture(autouse=True, scope="module")
-def grab_registered():
-    games.register_game(Grab, replace=True)
-    try:
-        yield
-    finally:
-        games.unregister_game(Grab.name)
 
 
 def new_log(store=None) -> GameLog:

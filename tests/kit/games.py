@@ -14,6 +14,9 @@ The toy Coin race (a chance node, settings, a first-press race) is
 
 from __future__ import annotations
 
+import pytest
+
+from companion import games
 from companion.games import Game, RaceReason, RaceRequest, RulesError, rank_by
 
 
@@ -157,3 +160,13 @@ class Grab(Game):
 
     def public_view(self, s):
         return {"pending": s["pending"]}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def grab_registered():
+    """Grab registered for the module that imports this fixture."""
+    games.register_game(Grab, replace=True)
+    try:
+        yield
+    finally:
+        games.unregister_game(Grab.name)
