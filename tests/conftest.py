@@ -176,3 +176,15 @@ def phone(browser):
     yield make
     for ctx in contexts:
         ctx.close()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def no_game_left_registered():
+    """A module that registers a toy game forgets it again: the same worker
+    goes on to pages that list every game (a leaked toy once broke them all)."""
+    from companion import games
+
+    before = set(games.game_names())
+    yield
+    left = set(games.game_names()) - before
+    assert not left, f"games left registered by this module: {sorted(left)}"

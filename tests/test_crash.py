@@ -73,6 +73,28 @@ def register_relay_game():
 RELAY = ["ana", "bo", "cy"]
 
 
+def _registered_for_one_test(register, name):
+    """Register a game for one test, then forget it: the worker goes on to
+    other tests that list every game."""
+    from companion import games
+
+    register()
+    try:
+        yield
+    finally:
+        games.unregister_game(name)
+
+
+@pytest.fixture
+def relay_game():
+    yield from _registered_for_one_test(register_relay_game, "relay")
+
+
+@pytest.fixture
+def counter_game():
+    yield from _registered_for_one_test(register_counter_game, "counter")
+
+
 def race_writer(db: str) -> None:
     """Start a race, then press one buzzer after another, acknowledging each
     press once ``feed_edge`` returned (what a source sees)."""
@@ -96,11 +118,10 @@ def race_writer(db: str) -> None:
 
 
 @pytest.mark.slow
-def test_sigkill_during_a_race_resumes_it_interrupted_with_its_presses(tmp_path):
+def test_sigkill_during_a_race_resumes_it_interrupted_with_its_presses(tmp_path, relay_game):
     """No press is synced to disk on the edge path, yet a kill mid-race
     resumes the race as interrupted (its record was written at arming), with
     every press acknowledged half a second before the kill."""
-    register_relay_game()
     from companion.session import TableSession
     from companion.store import Store
 
@@ -154,8 +175,7 @@ def _model(events):
 
 
 @pytest.mark.slow
-def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path):
-    register_counter_game()
+def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path, counter_game):
     from companion.gamefile import replay_lines
     from companion.session import TableSession
     from companion.store import Store

@@ -25,9 +25,10 @@ class Relay(Game):
 
     name = "relay"
     title = "Relay"
-    #: the race's reason, and its ``info`` (``wait_ms``: how long the race waits)
+    #: the race's reason, and its request's ``info`` (``wait_ms``: how long
+    #: the race waits); not ``info``, which is every game's description method
     reason = "siam"
-    info: dict = {"wait_ms": 60_000}
+    race_info: dict = {"wait_ms": 60_000}
 
     def _setup(self, players, options):
         return {"players": players, "racing": False, "lost": {p: 0 for p in players}}
@@ -47,7 +48,7 @@ class Relay(Game):
         if not s["racing"]:
             return None
         return RaceRequest("last-press", tuple(s["players"]), self.reason, announced=True,
-                           players=tuple(s["players"]), info=dict(self.info))
+                           players=tuple(s["players"]), info=dict(self.race_info))
 
     def scores(self, s):
         return {p: -n for p, n in s["lost"].items()}
