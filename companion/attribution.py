@@ -560,10 +560,9 @@ def _with_presses(r: Reading, card: Card, alts: dict[str, list[_Press]]) -> Read
     """The reading with each player's press for this card under it (for
     the race's record and the runner-ups): of the presses the reading
     allows, the likeliest to be this card's; for a Table's runner-up only
-    one more likely this card's than not."""
-    presses: dict[str, int] = {}
-    if r.player is not None and r.t_ns is not None:
-        presses[r.player] = r.t_ns
+    one more likely this card's than not. A tie for last keeps two or more
+    players without a press (the least likely this card's are let go)."""
+    chosen: dict[str, _Press] = {}
     for q in card.eligible:
         if q == r.player or (r.player is None and card.kind == FIRST):
             continue        # nobody slammed this Table
@@ -572,8 +571,167 @@ def _with_presses(r: Reading, card: Card, alts: dict[str, list[_Press]]) -> Read
         if card.kind == FIRST or r.player is None:      # a runner-up; a tie for last
             ok = [x for x in ok if x.own > 0.5]
         if ok:
-            presses[q] = max(ok, key=lambda x: x.own).t_ns
+            chosen[q] = max(ok, key=lambda x: x.own)
+    if card.kind == LAST and r.player is None:
+        while chosen and len(card.eligible) - len(chosen) < 2:
+            del chosen[min(chosen, key=lambda q: chosen[q].own)]
+    presses = {r.player: r.t_ns} if r.player is not None and r.t_ns is not None else {}
+    presses.update((q, x.t_ns) for q, x in chosen.items())
     return Reading(r.player, r.t_ns, r.p, presses)
+
+
+# ---------------------------------------------------------------------------
+# the host's slips: two cards logged in the other order than they were turned
+
+
+@dataclass(frozen=True)
+class Turned:
+    """A card as one order of the log has it: its race's ``kind`` (None: no
+    race, a Food card), who may race it and its ``flipper`` in that order
+    (they differ across a turn), when the host logged it, and the verdict
+    the table gave it (``winner``: its first slam ``(player, t_ns)``;
+    ``nobody``: nobody slammed it; neither: not weighed, a Mynah)."""
+
+    kind: str | None
+    eligible: tuple[str, ...] = ()
+    log_ns: int = 0
+    flipper: str | None = None
+    winner: tuple[str, int] | None = None
+    nobody: bool = False
+
+
+@dataclass(frozen=True)
+class OrderCheck:
+    """How likely the two cards were turned the other way round
+    (``swapped_p``), and how likely the verdicts the table gave them in the
+    logged order are (``as_judged_p``)."""
+
+    swapped_p: float
+    as_judged_p: float
+
+    def doubtful(self, p: "People") -> bool:
+        """Whether the host is offered the swap: the other order is
+        plausible (``SWAP_ASK_P``) or the verdicts as logged are unlikely
+        while the other order is possible (the presses fit it)."""
+        low = 1 - p.threshold
+        return self.swapped_p >= SWAP_ASK_P or (self.as_judged_p <= JUDGED_DOUBT_P
+                                                and self.swapped_p >= low)
+
+
+#: the other order is offered from this likely on ...
+SWAP_ASK_P = 0.2
+#: ... or when the verdicts as logged are at most this likely
+JUDGED_DOUBT_P = 0.2
+ORDER_STEP_NS = 40 * MS
+
+
+def order_check(logged: tuple[Turned, Turned], swapped: tuple[Turned, Turned],
+                edges: Iterable[Edge], now: int, people: People | None = None,
+                before: Before | None = None, exclude: Iterable[tuple[str, int]] = (),
+                players: Iterable[str] = ()) -> OrderCheck:
+    """Weigh two cards logged one after the other: ``logged`` as the log has
+    them (the first turned first), ``swapped`` the same two the other way
+    round (each with who may race it then). Both flips are integrated on a
+    grid, each from its own log by the host's lag, every press explained as
+    in :func:`judge` (one press a card a player, a reaction, a reflex of its
+    flipper, or a stray, a second press, the race before's).
+
+    >>> blue = Turned(FIRST, ("bo", "cy"), log_ns=3_900 * MS)
+    >>> green = Turned(FIRST, ("bo", "cy"), log_ns=3_500 * MS, winner=("bo", 2_800 * MS))
+    >>> slams = [Edge("cy", True, 300 * MS), Edge("bo", True, 2_800 * MS)]
+    >>> check = order_check((green, blue), (Turned(FIRST, ("bo", "cy"), 3_500 * MS),
+    ...                      Turned(FIRST, ("bo", "cy"), 3_900 * MS)), slams, 5 * S)
+    >>> check.doubtful(People())
+    True
+    """
+    p = people or People()
+    taken = (set(before.fixed) if before else set()) | set(exclude)
+    everyone = list(dict.fromkeys([q for c in (*logged, *swapped) for q in c.eligible]
+                                  + [c.flipper for c in logged if c.flipper] + list(players)))
+    lo = min(c.log_ns for c in logged) - p.lag_tail_ns + p.floor_ns
+    presses: dict[str, list[int]] = {q: [] for q in everyone}
+    for e in sorted(edges, key=lambda e: (e.t_ns, e.pressed, e.player)):
+        if e.pressed and e.player in presses and (e.player, e.t_ns) not in taken \
+                and lo <= e.t_ns <= now:
+            presses[e.player].append(e.t_ns)
+    alts = _alternatives(presses, before, p, _react_grid(p))
+    z_a = _pair_z(logged, alts, now, p, before, False)
+    z_b = _pair_z(swapped, alts, now, p, before, False)
+    judged = _pair_z(logged, alts, now, p, before, True)
+    total = (1 - p.swap_p) * z_a + p.swap_p * z_b
+    if not total > 0:
+        return OrderCheck(0.0, 1.0)
+    return OrderCheck(p.swap_p * z_b / total, (1 - p.swap_p) * judged / total)
+
+
+def _pair_z(cards: tuple[Turned, Turned], alts: dict[str, list[_Press]], now: int, p: People,
+            before: Before | None, as_judged: bool) -> float:
+    """The likelihood of every press with ``cards[0]`` turned first (its
+    verdicts held as judged when ``as_judged``)."""
+    grids = [_turn_grid(c, before, now, p) for c in cards]
+    (f1, w1), (f2, w2) = grids
+    if not len(f1) or not len(f2):
+        return 0.0
+    like = np.outer(w1, w2) * (f2[None, :] >= f1[:, None] + p.min_flip_gap_ns)
+    for q, xs in alts.items():
+        like = like * _pair_terms(q, xs, cards, (f1, f2), now, p, as_judged)
+    return float(like.sum())
+
+
+def _turn_grid(card: Turned, before: Before | None, now: int, p: People):
+    """A card's flip times (every 40 ms back to the lag's tail) and their prior."""
+    hi = min(card.log_ns - p.lag_lo_ns, now)
+    f = np.arange(card.log_ns - p.lag_tail_ns, hi + 1, ORDER_STEP_NS, dtype=np.int64)
+    prior = _lag(p, card.log_ns - f) * (ORDER_STEP_NS / S)
+    if before is not None:
+        prior = prior * _sf(p, before.anchor_ns + p.min_flip_gap_ns - f)
+    return f, prior
+
+
+def _chance(p: People, card: Turned, q: str) -> float:
+    """How likely ``q`` presses for ``card`` at all."""
+    if card.kind is None:
+        return 0.0
+    if q in card.eligible:
+        return p.slap_p if card.kind == LAST else p.slam_p
+    return p.reflex_p if q == card.flipper else 0.0
+
+
+def _allowed(card: Turned, q: str, xs: list[_Press], as_judged: bool):
+    """Which of ``q``'s presses may be ``card``'s (indices) and whether none
+    may: every one, unless the card's verdict is held (its winner's press is
+    its first slam, nobody's before it; nobody slammed: none)."""
+    every = (range(len(xs)), True)
+    if not as_judged or card.kind != FIRST:
+        return every
+    if card.nobody:
+        return (), True
+    if card.winner is None:
+        return every
+    who, t = card.winner
+    if q == who:
+        return [i for i, x in enumerate(xs) if x.t_ns == t], False
+    return [i for i, x in enumerate(xs) if x.t_ns > t], True
+
+
+def _pair_terms(q: str, xs: list[_Press], cards: tuple[Turned, Turned], flips, now: int,
+                p: People, as_judged: bool):
+    """One player's sum over the pairs of flip times: none or one press for
+    each card, never the same press for both."""
+    sides = []
+    for card, f in zip(cards, flips):
+        s = _chance(p, card, q)
+        a0 = (1 - s) + s * _sf(p, now - f)
+        a = [s * _pdf(p, x.t_ns - f) / x.alt for x in xs]
+        keep, none = _allowed(card, q, xs, as_judged)
+        total = (a0 if none else np.zeros_like(a0)) + sum((a[i] for i in keep),
+                                                           np.zeros_like(a0))
+        sides.append((a, set(keep), total))
+    (a1, k1, t1), (a2, k2, t2) = sides
+    out = np.outer(t1, t2)
+    for i in k1 & k2:
+        out -= np.outer(a1[i], a2[i])
+    return out
 
 
 def describe(j: Judgement) -> str:
@@ -582,5 +740,5 @@ def describe(j: Judgement) -> str:
     return f"{j.action} [{rs}] {j.why}".strip()
 
 
-__all__ = ["Before", "Card", "FIRST", "Judgement", "LAST", "People", "Reading", "describe",
-           "judge", "lag_pdf", "react_pdf", "react_sf"]
+__all__ = ["FIRST", "LAST", "Before", "Card", "Judgement", "OrderCheck", "People", "Reading",
+           "Turned", "describe", "judge", "lag_pdf", "order_check", "react_pdf", "react_sf"]

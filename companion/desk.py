@@ -110,6 +110,9 @@ class DeskRace:
     judged: bool = False        # the race was rebuilt on the judge's reading: log it
     #: the readings the host was asked to choose from, by their choice's t_ns
     readings: dict = field(default_factory=dict)
+    #: the host said which of this card and the next was turned first (the
+    #: swap they took): the judge weighs no other order
+    order_known: bool = False
 
     @property
     def confirm(self) -> str | None:
@@ -489,7 +492,10 @@ class RaceDesk:
         events = self.owner.race_events()
         prior = arming.last_race(events)
         before = attribution.Before.of(prior) if prior is not None else None
-        got = attribution.judge(card, self.edges, now, self.settings.people, before,
+        people = self.settings.people
+        if race.order_known:        # the host said the next card came after it
+            people = replace(people, swap_p=0.0, forgot_p=0.0)
+        got = attribution.judge(card, self.edges, now, people, before,
                                 race.cut_ns, exclude=arming.taken_before(events, prior),
                                 players=tuple(spec.players))
         log.debug("judge %s", attribution.describe(got))
@@ -509,6 +515,18 @@ class RaceDesk:
             return False
         self.ask(race, got.readings, now)
         return False
+
+    def order_check(self, logged, swapped, now: int, events: Sequence[dict],
+                    players) -> attribution.OrderCheck:
+        """Weigh two cards logged one after the other (``logged``, as the log
+        has them) against the other order (``swapped``), from the presses
+        recorded here (:func:`attribution.order_check`); ``events``: the
+        log's effective events before the first of them."""
+        prior = arming.last_race(events)
+        before = attribution.Before.of(prior) if prior is not None else None
+        return attribution.order_check(logged, swapped, self.edges, now, self.settings.people,
+                                       before, arming.taken_before(events, prior),
+                                       players=tuple(players))
 
     def rejudge(self, now: int) -> DeskRace | None:
         """Weigh the held race again (its recheck time came, or a press)."""

@@ -43,6 +43,52 @@ def legal_after_races(game: Game, state: Any, events: list[dict], budget: int = 
     return ok(state, events)
 
 
+def reorder_plan(game: Game, state: Any, first: dict, second: dict,
+                 others: list[dict], after: list[dict] = ()) -> list[dict] | None:
+    """The host's events after ``state`` with the card ``second`` turned
+    before ``first`` (the host logged them the other way round): the two
+    cards in that order and the host's other events (a bust's keep, a stop)
+    kept in their own order around them, the first arrangement the tracker
+    takes once each race on the way has some outcome (and ``after``, the
+    host's events logged since, can follow them); None if none.
+
+    >>> from companion.games import get_game
+    >>> g = get_game("chope")
+    >>> s = g.setup(["ana", "bo"], {})
+    >>> red, laksa = {"type": "flip", "card": "table:red"}, {"type": "flip", "card": "food:laksa"}
+    >>> reorder_plan(g, s, red, laksa, []) == [laksa, red]
+    True
+    """
+    n = len(others)
+    for i in range(n + 1):
+        for j in range(i, n + 1):
+            seq = others[:i] + [second] + others[i:j] + [first] + others[j:]
+            if legal_after_races(game, state, seq + list(after)):
+                return seq
+    return None
+
+
+def requests_along(game: Game, state: Any, events: list[dict]) -> list[Any] | None:
+    """The race each of ``events`` asks for, applied in order from
+    ``state`` (a race on the way takes the first outcome that lets the rest
+    follow): the game's :class:`RaceRequest` or None, one per event; None
+    when the tracker refuses the sequence."""
+    out: list[Any] = []
+    st = state
+    for k, ev in enumerate(events):
+        if game.race_request(st) is not None:
+            st = next((game.apply(st, o) for o in game.race_outcomes(st)
+                       if legal_after_races(game, game.apply(st, o), events[k:])), None)
+            if st is None:
+                return None
+        try:
+            st = game.apply(st, ev)
+        except RulesError:
+            return None
+        out.append(game.race_request(st))
+    return out
+
+
 class CardQueue:
     """Host events waiting behind the open race, in the order logged."""
 
@@ -101,4 +147,4 @@ class CardQueue:
         return [e for e, _ in self.items]
 
 
-__all__ = ["CardQueue", "legal_after_races"]
+__all__ = ["CardQueue", "legal_after_races", "reorder_plan", "requests_along"]

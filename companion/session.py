@@ -25,6 +25,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections import deque
@@ -41,7 +42,7 @@ from .history import (CSV_COLUMNS, PALETTE, export_csv, export_game, import_game
                       normalise_players, player_stats)
 from .outbox import Outbox, TableLock, catch_up
 from .seating import buzzer_map, reseat, seated
-from .referee import Referee
+from .referee import DEFAULT_DELIVERY_MARGIN_NS, Referee
 from .store import StaleVersion, Store, StoreError
 from .tableconfig import DEFAULT_SETTINGS, table_settings
 from .tableevents import BuzzerStatus, Fault, NewState, TableEvent
@@ -57,9 +58,30 @@ US = 1_000
 #: the clock thread retries, it never spins.
 RETRY_NS = 10 * MS
 
+def _way_in(method: Callable) -> Callable:
+    """A change to the table: through the table's one way in when it has
+    one (:meth:`TableSession.enter_through`), else applied now."""
+
+    @functools.wraps(method)
+    def change(self, *args, **kwargs):
+        way_in = self.way_in
+        if way_in is None:
+            return method(self, *args, **kwargs)
+        return way_in.call(method, self, *args, **kwargs)
+
+    return change
+
+
 class TableSession:
     """One table's running game. Thread-safe: every public method takes the
-    session lock; subscribers are called outside it, in order."""
+    session lock; subscribers are called outside it, in order.
+
+    Under ``companion serve`` and the web app every change (a pin or box
+    edge, a phone's press, a host's log, undo, an answer, a race command)
+    comes in through one queue, the buzzer pipeline's
+    (:class:`~companion.buzzers.pipeline.Pipeline`), and is applied by one
+    thread in the order it came in: the methods marked "a change" hand
+    themselves to :attr:`way_in` when it is set."""
 
     def __init__(self, store: Store, clock: Callable[[], int] = time.monotonic_ns,
                  referee: Referee | None = None, settings: dict | None = None):
@@ -74,7 +96,21 @@ class TableSession:
         self._source_status = None
         self._cue_wait_ns: int | None = None
         self.races: TableRaces | None = None
+        #: the table's one way in (a pipeline's ``call``), None: none yet
+        self.way_in = None
         self._clear()
+
+    def enter_through(self, way_in) -> None:
+        """Every later change comes in through ``way_in.call`` (None: is
+        applied on the caller's thread, as a script or a test does)."""
+        self.way_in = way_in
+
+    @property
+    def delivery_margin_ns(self) -> int:
+        """How late an edge may reach the table after its stamp (the
+        referee's margin): a change waits that long in the way in."""
+        ref = self.referee or self._given_referee
+        return ref.delivery_margin_ns if ref is not None else DEFAULT_DELIVERY_MARGIN_NS
 
     def _clear(self) -> None:
         #: the current game's log (None before a game)
@@ -140,6 +176,7 @@ class TableSession:
 
     # -- lifecycle -------------------------------------------------------------
 
+    @_way_in
     def new_game(self, game: str, players: list, options: dict | None = None) -> int:
         """Start a new game at the table (the previous one stays in the
         history); its id. Raises RulesError for bad players or options."""
@@ -166,6 +203,7 @@ class TableSession:
             game, players, options = info["game"], [dict(p) for p in self.players], info["options"]
         return self.new_game(game, players, options)
 
+    @_way_in
     def resume(self, game_id: int | None = None) -> bool:
         """Reopen the table's current game (or ``game_id``, which becomes
         current) from the store; False if there is none. The state is the
@@ -214,6 +252,7 @@ class TableSession:
         """The game log could not write a derived record (lock held)."""
         self.fault(kind, message)
 
+    @_way_in
     def set_player(self, name: str, colour: str | None = None,
                    buzzer: str | None | bool = False) -> None:
         """Change a player's colour or buzzer (``buzzer=None`` unassigns it;
@@ -237,6 +276,7 @@ class TableSession:
 
     # -- the host's and the players' events ------------------------------------
 
+    @_way_in
     def log(self, event: dict, expected_version: int | None = None) -> dict:
         """Log one event the host made against ``expected_version`` (None:
         no check); the state update, or a ``queued`` one when the event waits
@@ -269,6 +309,27 @@ class TableSession:
         """Put back the last undone event (logged as ``{"type": "redo"}``)."""
         return self.log({"type": "redo"}, expected_version)
 
+    @_way_in
+    def reorder(self, events: list, accept: bool = True,
+                expected_version: int | None = None) -> dict:
+        """The host's one tap on the swap the table offers (the snapshot's
+        ``reorder``: two cards logged the other way round than they were
+        turned, docs/rules-notes.md "The host's slips"); ``events`` is the
+        offer's ``events``. Accepted, the log's tail is undone (undo events:
+        the log stays append-only) and the two cards are logged again in the
+        other order, each at its own log time, their races judged again from
+        the recorded presses; declined, it is not offered again. RulesError
+        when no such offer stands, StaleVersion as :meth:`log`."""
+        if not isinstance(events, list) or len(events) != 2 or not all(
+                isinstance(x, int) and not isinstance(x, bool) for x in events):
+            raise RulesError("events must be the offer's two event ids", "reorder")
+        with self._lock:
+            self._need_game()
+            self.gamelog.check_version(expected_version)
+            out = self.races.reorder(list(events), bool(accept))
+        self._outbox.dispatch()
+        return out
+
     def private_snapshot(self, player: str) -> dict:
         """What ``player``'s private page shows: ``{"player", "view",
         "events", "version"}``. RulesError for an unknown player or no game."""
@@ -277,6 +338,7 @@ class TableSession:
             self._need_player(player, "private")
             return views.private_snapshot(self.game, self.state, player, self.version)
 
+    @_way_in
     def log_private(self, player: str, event: dict, expected_version: int | None = None) -> dict:
         """Log one of ``game.private_events(state, player)`` from that
         player's page (RulesError otherwise); the public update plus
@@ -307,6 +369,7 @@ class TableSession:
 
     # -- buzzers: every edge, from a pin, a box or a phone, comes in here ------
 
+    @_way_in
     def feed_edge(self, edge) -> None:
         """The one way in for every edge: a ``ButtonEdge`` (a buzzer id), an
         ``Edge`` naming a buzzer id (or a player with none), or a phone's
@@ -324,22 +387,20 @@ class TableSession:
         self._outbox.dispatch()
 
     def virtual_press(self, player: str, pressed: bool | None = None,
-                      seq: int | None = None, pipeline=None) -> None:
+                      seq: int | None = None) -> None:
         """A phone's on-screen buzzer, stamped now (ms accuracy, marked
         ``virtual``; ``pressed=None``: a tap; ``seq``: see
-        :meth:`RaceDesk.feed_virtual`), through ``pipeline`` (the same path
-        as a pin's edge) when the table has one, else :meth:`feed_edge`."""
+        :meth:`RaceDesk.feed_virtual`), into :meth:`feed_edge`: the one way
+        in, behind every edge and change that came in before it."""
         if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
             raise RulesError("seq must be an integer", "buzzer")
         with self._lock:
             self._need_game()
             self._need_player(player, "buzzer")
             edge = VirtualEdge(player, pressed, self.clock(), seq)
-        if pipeline is not None:
-            pipeline.deliver(edge)
-        else:
-            self.feed_edge(edge)
+        self.feed_edge(edge)
 
+    @_way_in
     def source_fault(self, fault) -> None:
         """A fault the buzzer source reports (``.kind``, ``.message``,
         ``.buzzer``, ``.t_ns``): recorded like a stuck buzzer (in the store,
@@ -355,6 +416,7 @@ class TableSession:
                        buzzer=buzzer if isinstance(buzzer, str) else None, source=True)
         self._outbox.dispatch()
 
+    @_way_in
     def source_status(self, status) -> None:
         """The buzzer source's latest status (``.source``, ``.connected``,
         ``.precision_ns``, ``.error_bound_ns``, ``.detail``): kept for the
@@ -399,6 +461,7 @@ class TableSession:
         self._outbox.dispatch()
         return out
 
+    @_way_in
     def confirm_race(self, accept: bool, t_ns: int | None = None) -> dict | None:
         """The host's answer to a card's question: ``accept`` lets the claim
         decide the card (logged at once if it already has a verdict), with
@@ -410,6 +473,7 @@ class TableSession:
             raise RulesError("t_ns must be the chosen press's time in nanoseconds", "race")
         return self._race_command(lambda: self.races.confirm(accept, t_ns))
 
+    @_way_in
     def use_presses(self, t_ns: int) -> dict | None:
         """The host's tap on a stray press: the card waiting for an
         unannounced race takes the presses from ``t_ns`` on, as if they had
@@ -418,12 +482,14 @@ class TableSession:
             raise RulesError("t_ns must be the press's time in nanoseconds", "race")
         return self._race_command(lambda: self.races.use(t_ns))
 
+    @_way_in
     def start_race(self, countdown_ms: int | None = None) -> dict:
         """Start the race the game asks for with a countdown: GO at now +
         ``countdown_ms`` (default setting); presses before GO are false
         starts. Also re-runs an unannounced or interrupted race. The race view."""
         return self._race_command(lambda: self.races.start(countdown_ms))
 
+    @_way_in
     def cue_sounded(self, t_ns: int, at_ns: int | None = None) -> None:
         """The buzzer box sounded its cue at ``t_ns`` (its own stamp, on the
         clock of its presses), asked for ``at_ns``: when that is the live
@@ -439,6 +505,7 @@ class TableSession:
                 self.races.cue(t_ns, at_ns)
         self._outbox.dispatch()
 
+    @_way_in
     def cancel_race(self) -> None:
         """Stop the live race without logging anything (the game still waits
         for its outcome: re-run it or log it by hand)."""

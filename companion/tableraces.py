@@ -23,13 +23,14 @@ import logging
 from typing import Any, Callable
 
 from . import arming, views
+from .attribution import FIRST, LAST, Turned
 from .desk import DeskRace, RaceDesk
 from .edges import Edge
 from .eventlog import jsonable
 from .gamelog import GameLog
 from .games import RaceRequest, RulesError
 from .outbox import Outbox
-from .queued import CardQueue
+from .queued import CardQueue, reorder_plan, requests_along
 from .raceshots import (InterruptedShot, decided_shot, interrupted_shot, live_shot,
                         pending_shot, race_event)
 from .referee import RaceError, Referee
@@ -40,6 +41,16 @@ log = logging.getLogger(__name__)
 
 MS = 1_000_000
 _RACE_ERRORS = (RaceError, RulesError, ValueError)
+#: how many host events' log times are remembered (for the order check)
+LOGGED_KEPT = 256
+
+
+def N_(text: str) -> str:
+    """Marks a sentence the pages show for the catalog (translated there)."""
+    return text
+
+
+NO_OFFER = N_("no swap is offered now: the table changed since the console showed it")
 
 
 class TableRaces:
@@ -69,6 +80,11 @@ class TableRaces:
         self.interrupted: InterruptedShot | None = None
         self._shown: tuple[Any, Any] = (None, None)   # the race (and arming) last shown armed
         self._decided: tuple[int, dict | None] | None = None   # (version, request info)
+        #: when the host logged each of their events (by event id): the order check
+        self.logged_at: dict[int, int] = {}
+        self._offer: tuple[Any, Any] | None = None     # (key, the swap offered or None)
+        self.declined: set = set()      # the pairs of event ids the host kept as logged
+        self._order_known_at: int | None = None     # the log time of a swap's first card
 
     @property
     def race(self) -> DeskRace | None:
@@ -194,6 +210,10 @@ class TableRaces:
         after the host logged a card (at ``logged_ns``, default now), give an
         unannounced race the presses that are its own."""
         now = self.clock()
+        if trigger == "host":
+            self.logged_at[self.gamelog.version] = now if logged_ns is None else logged_ns
+            while len(self.logged_at) > LOGGED_KEPT:
+                self.logged_at.pop(next(iter(self.logged_at)))
         try:
             req = self.request()
         except Exception as exc:  # a tracker bug must not take the table down
@@ -216,6 +236,10 @@ class TableRaces:
                 self.interrupted = None
                 self.desk.take_card(req, now if logged_ns is None else logged_ns, now,
                                     self.names, self.gamelog.version)
+                if logged_ns is not None and logged_ns == self._order_known_at:
+                    self._order_known_at = None     # the host's swap: its order is known
+                    if self.race is not None:
+                        self.race.order_known = True
             elif req.announced and (self.settings["auto_start"] or req.auto_start) \
                     and trigger in ("host", "race"):
                 self.start_announced(req, None)
@@ -302,6 +326,163 @@ class TableRaces:
 
     def bursts(self) -> list[list[Edge]]:
         return arming.bursts(self.desk.edges, self.arming.quiet_gap_ns)
+
+    # -- the host's slips: two cards logged the other way round ----------------
+
+    def reorder_offer(self, now: int) -> dict | None:
+        """The swap the host is offered now (docs/rules-notes.md, "The host's
+        slips"): the last two cards logged, when the presses say they were
+        likely turned the other way round, or the verdicts as logged are
+        unlikely and the other order fits; weighed once per state."""
+        race = self.race
+        key = (self.gamelog.version, len(self.queued.items), self.interrupted is None,
+               None if race is None else (id(race), race.confirm, race.judging,
+                                          race.live.verdict is not None))
+        if self._offer is None or self._offer[0] != key:
+            try:
+                found = self._find_offer(now)
+            except Exception:  # noqa: BLE001 - a check must not take the table down
+                log.exception("the order check failed")
+                found = None
+            self._offer = (key, found)
+        found = self._offer[1]
+        return None if found is None else found["offer"]
+
+    def _find_offer(self, now: int) -> dict | None:
+        race = self.race
+        if self.interrupted is not None or any(not self.gamelog.game.is_draw(e)
+                                               for e in self.queued.events()):
+            return None
+        if race is not None and (race.announced or race.request is None or (
+                race.live.verdict is None and race.confirm is None and not race.judging)):
+            return None         # a race still taking presses: they may tell
+        for back in (0, 1):     # the last two cards; else the two before the last
+            tail = self._slip_tail(back)
+            if tail is not None and tail["pair"] not in self.declined:
+                found = self._weigh(tail, now)
+                if found is not None:
+                    return found
+        return None
+
+    def _weigh(self, tail: dict, now: int) -> dict | None:
+        """The offer for the two cards of ``tail`` (see :meth:`_slip_tail`),
+        if the order check doubts the order they were logged in."""
+        g = self.gamelog
+        i, j = tail["at"]
+        events, states, game = g.events, g.replay.states, g.game
+        first, second = events[i], events[j]
+        seq = reorder_plan(game, states[i], first, second, tail["others"], tail["after"])
+        reqs = None if seq is None else requests_along(game, states[i], seq)
+        if reqs is None:
+            return None         # the tracker takes them in no other order
+        swapped_req = {id(e): r for e, r in zip(seq, reqs)}
+        t_first, t_second = tail["times"]
+        logged = (_turned(game.race_request(states[i + 1]), t_first, tail["races"][0]),
+                  _turned(game.race_request(states[j + 1]), t_second, tail["races"][1]))
+        if logged[0].kind is None and logged[1].kind is None:
+            return None         # no race: the order changes no verdict
+        swapped = (_turned(swapped_req[id(second)], t_second, None),
+                   _turned(swapped_req[id(first)], t_first, None))
+        check = self.desk.order_check(logged, swapped, now, events[:i], self.names)
+        log.debug("order check %s %s: %s", first.get("card"), second.get("card"), check)
+        if not check.doubtful(self.arming.people):
+            return None
+        offer = {"events": [tail["pair"][1], tail["pair"][0]],
+                 "cards": [second.get("card"), first.get("card")],
+                 "lines": [g.line(second), g.line(first)],
+                 "likely": round(check.swapped_p, 3)}
+        return {"offer": offer, "at": i, "seq": seq + tail["after"], "pair": tail["pair"],
+                "times": tail["times"], "cards": (first, second)}
+
+    def _slip_tail(self, back: int = 0) -> dict | None:
+        """Two cards logged one after the other (the last two, or with
+        ``back`` 1 the two before the last): ``at``, their places among the
+        effective events, ``pair`` their event ids, ``times`` when the host
+        logged them, the races the table judged for each, the host's other
+        events between the first and the next card (its choices), and
+        ``after``: the host's events from the next card on (kept after
+        them). None when a race there was logged by hand or a log time is
+        unknown."""
+        g = self.gamelog
+        events = g.events
+        draws = [k for k in range(max(0, len(events) - 16), len(events))
+                 if g.game.is_draw(events[k])]
+        if len(draws) < 2 + back:
+            return None
+        i, j = draws[len(draws) - 2 - back:len(draws) - back]
+        end = draws[-1] if back else len(events)
+        ids = {id(ev): eid for eid, ev in g.rows}
+        pair = (ids.get(id(events[i])), ids.get(id(events[j])))
+        times = tuple(self.logged_at.get(x) for x in pair)
+        if None in pair or None in times:
+            return None
+        races: list[dict | None] = [None, None]
+        others = []
+        for k in range(i + 1, len(events)):
+            ev = events[k]
+            if ev.get("type") == "race" and "spec" not in ev:
+                return None     # the host's own verdict: not the judge's to doubt
+            if k == j or k >= end:
+                continue
+            if ev.get("type") != "race":
+                others.append(ev)
+            elif races[k > j] is None:
+                races[k > j] = ev
+        after = [e for e in events[end:] if e.get("type") != "race"]
+        return {"at": (i, j), "pair": pair, "times": times, "races": races, "others": others,
+                "after": after}
+
+    def reorder(self, pair: list, accept: bool) -> dict:
+        """The host's one tap on the offered swap (``pair``: the offer's
+        ``events``): accepted, the log's tail is undone and the cards logged
+        again the other way round, each at its log time, so their races are
+        judged again from the recorded presses (the host's choices after
+        them follow where the tracker takes them); declined, the pair is
+        not offered again."""
+        now = self.clock()
+        self.reorder_offer(now)
+        found = None if self._offer is None else self._offer[1]
+        if found is None or found["offer"]["events"] != pair:
+            raise RulesError(NO_OFFER, "reorder")
+        self._offer = None
+        g = self.gamelog
+        if not accept:
+            self.declined.add(found["pair"])
+            self.publish_state(None, None)
+            return {"swapped": False, "order": None}
+        self.drop()
+        self.interrupted = None
+        later = list(self.queued.items)     # cards logged since: after the two
+        self.queued.items.clear()
+        eid = None
+        for _ in range(len(g.events) - found["at"]):
+            eid = g.append({"type": "undo"})
+        self.sync("undo")
+        self.publish_state(eid, {"type": "undo"})
+        self._requeue(found, now)
+        self.queued.items.extend(later)
+        self.drain()
+        race = self.race
+        if race is not None and self.queued:     # a power cut keeps the waiting card
+            race.record = {**race.record, "queued": self.queued.to_json()}
+            self.persist(race, True)
+        return {"swapped": True, "order": [g.line(e) for e in found["seq"]]}
+
+    def _requeue(self, found: dict, now: int) -> None:
+        """Queue the offer's new order: the card turned first at the earlier
+        of the two log times, the other at the later; the host's choices at
+        their own."""
+        g = self.gamelog
+        first, second = found["cards"]
+        lo, hi = sorted(found["times"])
+        self._order_known_at = lo
+        ids = {id(ev): eid for eid, ev in g.rows}
+        for ev in found["seq"]:
+            if ev is second or ev is first:
+                t = lo if ev is second else hi
+            else:
+                t = self.logged_at.get(ids.get(id(ev)), now)
+            self.queued.add(jsonable(ev), t)
 
     # -- the desk's owner -------------------------------------------------------
 
@@ -458,7 +639,25 @@ class TableRaces:
         """The snapshot's strays, waiting presses, windows and queued cards."""
         return {**views.desk_extras(self.desk.recent_strays(now), self.desk.waiting(now),
                                     self.arming),
-                "queued": self.queued_lines()}
+                "queued": self.queued_lines(), "reorder": self.reorder_offer(now)}
+
+
+def _turned(req: RaceRequest | None, log_ns: int, race: dict | None) -> Turned:
+    """A card as the order check weighs it: its race (none for a card with
+    no unannounced race), who may race it, and the verdict the table gave
+    it (``race``: its logged race event, None: not weighed)."""
+    if req is None or req.announced or req.kind not in (FIRST, LAST):
+        return Turned(None, (), log_ns)
+    flipper = getattr(req, "flipper", None) or (req.info or {}).get("flipper")
+    winner, nobody = None, False
+    if race is not None and req.kind == FIRST and not race.get("tied"):
+        who = race.get("winner")
+        t = next((o.get("t_ns") for o in race.get("order") or ()
+                  if isinstance(o, dict) and o.get("player") == who
+                  and not o.get("after_verdict")), None)
+        nobody = who is None
+        winner = (who, t) if who is not None and isinstance(t, int) else None
+    return Turned(req.kind, tuple(req.eligible), log_ns, flipper, winner, nobody)
 
 
 __all__ = ["TableRaces"]

@@ -230,14 +230,17 @@ class _Session:
     # -- commands -------------------------------------------------------------
 
     def arm(self, kind: str) -> None:
-        with self.runner.lock:
-            now = self.source.now_ns()
-            arm = now + self.countdown_ns
-            spec = RaceSpec(kind, self.players, arm_ns=arm, deadline_ns=arm + self.deadline_ns,
-                            tie_window_ns=self.tie_window_ns, debounce_ns=self.debounce_ns)
-            self.runner.start_race(spec, announced=True)    # the box counts down to GO
-            self.view.announce(kind, arm, now, self.settings)
-        self.runner.wake()
+        """Start a race counted down from now (through the runner's one way
+        in: the race and its announcement are one change)."""
+        self.runner.call(self._arm, kind)
+
+    def _arm(self, kind: str) -> None:
+        now = self.source.now_ns()
+        arm = now + self.countdown_ns
+        spec = RaceSpec(kind, self.players, arm_ns=arm, deadline_ns=arm + self.deadline_ns,
+                        tie_window_ns=self.tie_window_ns, debounce_ns=self.debounce_ns)
+        self.runner.start_race(spec, announced=True)    # the box counts down to GO
+        self.view.announce(kind, arm, now, self.settings)
 
     def key(self, ch: str) -> bool:
         """Act on one key; False to quit."""

@@ -111,7 +111,8 @@ def test_a_64_mib_message_is_refused_and_the_league_carries_on(tmp_path, broker)
         assert wait_for(lambda: intruder.acks == [True] or not intruder.client.is_connected(),
                         timeout=15), intruder.acks
         assert league.store.event_ids("t1") == []
-        exported = urllib.request.urlopen(league.url + "/export.json", timeout=5).read()
+        with urllib.request.urlopen(league.url + "/export.json", timeout=5) as r:
+            exported = r.read()
         assert len(exported) < 100_000
     finally:
         intruder.close()

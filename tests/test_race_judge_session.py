@@ -6,57 +6,14 @@ must choose first. Each failed on the rule before the judge."""
 
 from __future__ import annotations
 
-from companion.edges import Edge
-from companion.session import TableSession
-from companion.store import Store
-from tests.kit.helpers import MS, S, Clock
-
-PLAYERS = [{"name": n, "buzzer": f"b{i + 1}"} for i, n in enumerate(["ana", "bo", "cy", "dee"])]
-BUZZER = {p["name"]: p["buzzer"] for p in PLAYERS}
-
-
-class Table:
-    """A Chope! table whose events happen at given seconds from the first flip."""
-
-    def __init__(self):
-        self.clock = Clock()
-        self.t0 = self.clock.t + S
-        self.s = TableSession(Store(":memory:"), clock=self.clock)
-        self.s.new_game("chope", PLAYERS)
-
-    def at(self, sec: float) -> int:
-        return self.t0 + round(sec * S)
-
-    def until(self, sec: float) -> None:
-        """Tick like the pipeline's thread up to ``sec``."""
-        end = self.at(sec)
-        while True:
-            due = self.s.next_deadline()
-            step = min(end, due if due is not None and due > self.clock.t else end,
-                       self.clock.t + 5 * MS)
-            self.clock.t = max(self.clock.t, step)
-            self.s.tick()
-            if self.clock.t >= end:
-                return
-
-    def slam(self, player: str, sec: float) -> None:
-        self.until(sec)
-        self.s.feed_edge(Edge(BUZZER[player], True, self.at(sec)))
-        self.s.feed_edge(Edge(BUZZER[player], False, self.at(sec) + 80 * MS))
-
-    def log(self, sec: float, event: dict) -> dict:
-        self.until(sec)
-        return self.s.log(event)
-
-    def races(self) -> list[dict]:
-        return [e for _, e in self.s.store.events(self.s.game_id) if e.get("type") == "race"]
+from tests.kit.chopetable import ChopeTable
 
 
 def test_the_new_hosts_repro_asks_with_cy_first_or_gives_blue_to_cy():
     """Blue Table flipped at 0 (Cy 0.33, Bo 0.42, Dee 0.55); Green Table at
     2.3 (Dee 2.75, Bo 2.9); the host logs Blue at 3.2 and Green at 3.8. The
     rule before gave Blue to Dee without a question."""
-    t = Table()
+    t = ChopeTable()
     for who, sec in [("cy", 0.33), ("bo", 0.42), ("dee", 0.55), ("dee", 2.75), ("bo", 2.9)]:
         t.slam(who, sec)
     t.log(3.2, {"type": "flip", "card": "table:blue"})
@@ -76,7 +33,7 @@ def test_the_new_hosts_repro_asks_with_cy_first_or_gives_blue_to_cy():
 
 
 def test_a_table_logged_before_its_slams_is_decided_by_its_first_slam():
-    t = Table()
+    t = ChopeTable()
     t.log(0.15, {"type": "flip", "card": "table:red"})
     t.slam("bo", 0.31)
     t.slam("cy", 0.45)
@@ -88,7 +45,7 @@ def test_a_table_logged_before_its_slams_is_decided_by_its_first_slam():
 def test_a_slow_runner_up_made_before_the_next_card_is_never_its_first_slam_silently():
     """A: Table 1 at 0 (Bo 0.30; Cy 1.05, 750 ms behind); Table 2 at 1.3
     (Dee 1.62, Cy 1.75), logged at 1.1 and 2.0."""
-    t = Table()
+    t = ChopeTable()
     t.slam("bo", 0.30)
     t.log(1.0, {"type": "flip", "card": "table:red"})
     t.slam("cy", 1.05)
@@ -107,7 +64,7 @@ def test_a_card_logged_during_a_mynah_waits_for_the_losers_choice_and_is_not_los
     """The loser of a Siam! with cards must choose one to lose before the
     next flip can be logged; a flip logged during the Mynah's race waits for
     that choice (before, it was refused and lost)."""
-    t = Table()
+    t = ChopeTable()
     t.log(0.3, {"type": "flip", "card": "table:red"})
     t.slam("bo", 0.55)                       # Bo takes two Tables: a choice to make
     t.log(2.8, {"type": "flip", "card": "table:blue"})

@@ -73,9 +73,11 @@ def flip_by_tap(h, card):
 
 def synced(page, s):
     """Wait until ``page`` shows the session's version (a tap on an older
-    one is refused as stale: the console then refreshes)."""
-    from playwright.sync_api import expect
-    expect(page.locator("body")).to_have_attribute("data-version", str(s.version))
+    one is refused as stale: the console then refreshes). The session's
+    version is read again at each look: a verdict may move it on meanwhile."""
+    assert wait_for(lambda: page.locator("body").get_attribute("data-version")
+                    == str(s.version), step=0.05), (page.locator("body").get_attribute("data-version"),
+                                         s.version)
 
 
 @pytest.mark.browser

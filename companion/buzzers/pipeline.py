@@ -39,6 +39,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Iterable, Protocol, runtime_checkable
 
@@ -127,6 +128,30 @@ class _Report:
         self.kind, self.value = kind, value
 
 
+class _Command:
+    """A call from another thread (a host's tap, a phone's press), queued
+    with the edges: ``t_ns`` is when it came in, on the edges' clock."""
+
+    __slots__ = ("fn", "args", "kwargs", "t_ns", "done", "result", "error")
+
+    def __init__(self, fn: Callable, args: tuple, kwargs: dict, t_ns: int):
+        self.fn, self.args, self.kwargs, self.t_ns = fn, args, kwargs, t_ns
+        self.done = threading.Event()
+        self.result = self.error = None
+
+    def run(self) -> None:
+        try:
+            self.result = self.fn(*self.args, **self.kwargs)
+        except BaseException as exc:        # noqa: BLE001 - the caller re-raises it
+            self.error = exc
+        self.done.set()
+
+    def answer(self):
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
 class Pipeline:
     """Own the flow from ``source`` to ``consumer``: feed, tick, poll, sleep.
 
@@ -142,14 +167,22 @@ class Pipeline:
     the past; ``idle_s`` caps a sleep (None: no cap, sleep until woken).
 
     The source sees the pipeline as its :class:`~companion.buzzers.base.SourceSink`.
-    Everything the pipeline does to the consumer holds :attr:`lock`; so does
-    :meth:`call`, for commands from other threads.
+
+    It is the table's one way in: edges, the source's reports and every
+    command from another thread (:meth:`call`: a host's log, a phone's press,
+    an answer) go into one queue and are applied by one thread, the
+    pipeline's, in the order they came in. A command waits ``hold_ns``
+    (the referee's delivery margin: default the consumer's
+    ``delivery_margin_ns``) so that an edge stamped before it, still on its
+    way from the source, is applied before it. Without a thread
+    (``start(thread=False)``) the caller of :meth:`call` or :meth:`pump`
+    applies the queue, in the same order, under :attr:`lock`.
     """
 
     def __init__(self, source: EdgeSource | None, consumer, *, feedback=None,
                  pollables: Iterable[Pollable] = (), min_sleep_s: float = 0.001,
                  idle_s: float | None = None, max_errors: int = 1000,
-                 name: str = "companion-pipeline"):
+                 name: str = "companion-pipeline", hold_ns: int | None = None):
         self.source = source
         self.consumer = consumer
         self.clock: Callable[[], int] = consumer.clock
@@ -170,6 +203,14 @@ class Pipeline:
         self.faults: list[SourceFault] = []
         self.source_status: SourceStatus | None = None
         self._q: queue.SimpleQueue = queue.SimpleQueue()
+        #: taken off the queue, not applied yet: a command waiting out its
+        #: hold, and what came in behind it
+        self._pending: deque = deque()
+        self.hold_ns = int(getattr(consumer, "delivery_margin_ns", 0) if hold_ns is None
+                           else hold_ns)
+        #: the thread applying the queue now (a command it runs that calls
+        #: back in is applied at once, not queued behind itself)
+        self._applying: int | None = None
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -204,14 +245,6 @@ class Pipeline:
         self._q.put(_Report("cue", stamp))
         self._wake.set()
 
-    def deliver(self, edge) -> None:
-        """An edge from another thread (a phone's virtual press) that must be
-        judged before the caller answers: queued like a source's edge, then
-        the queue is drained under :attr:`lock`, so it takes the same path
-        to the consumer, in order with the hardware's edges."""
-        self.edge(edge)
-        with self.lock:
-            self._drain()
 
     def wake(self) -> None:
         """Make the thread look at its deadlines again now (any thread)."""
@@ -229,6 +262,9 @@ class Pipeline:
         subscribe = getattr(self.consumer, "subscribe", None)
         if subscribe is not None and self._unsubscribe is None:
             self._unsubscribe = subscribe(self._on_update)
+        enter = getattr(self.consumer, "enter_through", None)
+        if enter is not None:
+            enter(self)         # the consumer's every change comes in here
         if self.source is not None:
             self.source.start(self)
         if thread:
@@ -249,6 +285,11 @@ class Pipeline:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        enter = getattr(self.consumer, "enter_through", None)
+        if enter is not None and getattr(self.consumer, "way_in", None) is self:
+            with self.lock:
+                self._drain()       # what came in is applied before the way closes
+            enter(None)
         self._started = False
 
     def close(self) -> None:
@@ -281,22 +322,31 @@ class Pipeline:
         consumer's ``tick`` and the polls instead of its clock's now.
         Returns the edges fed."""
         with self.lock:
-            now = self.clock() if now_ns is None else now_ns
-            fb = self.feedback
-            if fb is not None:
-                self._poll(fb, now)
-            for p in self.pollables:
-                self._poll(p, now)
-            n = self._drain()
+            before, self._applying = self._applying, threading.get_ident()
             try:
-                if now_ns is None:
-                    self.consumer.tick()
-                else:
-                    self.consumer.tick(now_ns)
-            except Exception as exc:
-                self._error(f"{type(self.consumer).__name__}.tick failed: {exc!r}", exc=True)
-            self.ticks += 1
-            return n
+                return self._pump(now_ns)
+            finally:
+                self._applying = before
+
+    def _pump(self, now_ns: int | None) -> int:
+        now = self.clock() if now_ns is None else now_ns
+        fb = self.feedback
+        if fb is not None:
+            self._poll(fb, now)
+        for p in self.pollables:
+            self._poll(p, now)
+        # the thread holds a command for its margin; a caller pumping by
+        # hand (tests, virtual time) applies everything now
+        n = self._drain(now if self._thread is threading.current_thread() else None)
+        try:
+            if now_ns is None:
+                self.consumer.tick()
+            else:
+                self.consumer.tick(now_ns)
+        except Exception as exc:
+            self._error(f"{type(self.consumer).__name__}.tick failed: {exc!r}", exc=True)
+        self.ticks += 1
+        return n
 
     def _poll(self, p, now: int) -> None:
         try:
@@ -304,27 +354,64 @@ class Pipeline:
         except Exception as exc:
             self._error(f"{type(p).__name__}.poll failed: {exc!r}", exc=True)
 
-    def _drain(self) -> int:
-        n = 0
-        get = self._q.get_nowait
-        feed = self.consumer.feed_edge
+    def _drain(self, now: int | None = None) -> int:
+        """Apply what came in, in its order: edges and reports at once, a
+        command once its hold is over (``now``: None applies every command
+        now), after the edges behind it that were stamped before it."""
+        before, self._applying = self._applying, threading.get_ident()
+        try:
+            return self._apply_pending(now)
+        finally:
+            self._applying = before
+
+    def _apply_pending(self, now: int | None) -> int:
+        pending, get = self._pending, self._q.get_nowait
         while True:
             try:
-                item = get()
+                pending.append(get())
             except queue.Empty:
-                return n
-            if type(item) is _Report:
-                self._report(item)
-                continue
-            try:
-                feed(item)
-            except ValueError as exc:   # RaceError: unknown buzzer, bad edge
-                self._error(f"edge refused: {exc}", item)
-            except Exception as exc:
-                self._error(f"feeding {item} failed: {exc!r}", item, exc=True)
-            else:
-                n += 1
-                self.edges_fed += 1
+                break
+        n = 0
+        while pending:
+            item = pending[0]
+            if type(item) is _Command:
+                self._pull_forward(item.t_ns)
+                if now is not None and now < item.t_ns + self.hold_ns:
+                    return n                # the rest waits behind the command
+                item = pending[0]
+                if type(item) is _Command:
+                    pending.popleft()
+                    item.run()
+                    continue
+            pending.popleft()
+            n += self._apply(item)
+        return n
+
+    def _pull_forward(self, t_ns: int) -> None:
+        """Edges that came in behind the first command but were stamped
+        before it go before it (a source is a moment late, a tap is not)."""
+        pending = self._pending
+        early = [x for x in list(pending)[1:] if isinstance(x, ButtonEdge | Edge)
+                 and x.t_ns < t_ns]
+        if early:
+            for x in early:
+                pending.remove(x)
+            pending.extendleft(reversed(early))
+
+    def _apply(self, item) -> int:
+        if type(item) is _Report:
+            self._report(item)
+            return 0
+        try:
+            self.consumer.feed_edge(item)
+        except ValueError as exc:   # RaceError: unknown buzzer, bad edge
+            self._error(f"edge refused: {exc}", item)
+        except Exception as exc:
+            self._error(f"feeding {item} failed: {exc!r}", item, exc=True)
+        else:
+            self.edges_fed += 1
+            return 1
+        return 0
 
     def _report(self, item: _Report) -> None:
         if item.kind == "cue":
@@ -366,8 +453,10 @@ class Pipeline:
         """The earliest time the consumer, the feedback or a pollable has work."""
         with self.lock:
             fb = self.feedback
+            held = self._pending[0] if self._pending else None
             return earliest([self.consumer.next_deadline(),
                              None if fb is None else fb.next_deadline(),
+                             held.t_ns + self.hold_ns if type(held) is _Command else None,
                              *(p.next_deadline() for p in self.pollables)])
 
     def _run(self) -> None:
@@ -385,14 +474,21 @@ class Pipeline:
     # -- commands from other threads -----------------------------------------------
 
     def call(self, fn: Callable, *args, **kwargs):
-        """Run ``fn`` holding :attr:`lock` after feeding what is queued (so an
-        edge from before the command cannot land after it), then wake the
-        thread to look at the new deadlines."""
-        with self.lock:
-            self._drain()
-            out = fn(*args, **kwargs)
+        """Run ``fn(*args, **kwargs)`` as the table's next change, on the
+        pipeline's thread after everything that came in before it (and the
+        edges stamped before it), and return what it returns or raise what
+        it raises. Called from the thread applying the queue (a command that
+        calls back in), it runs at once."""
+        if self._applying == threading.get_ident():
+            return fn(*args, **kwargs)
+        cmd = _Command(fn, args, kwargs, self.clock())
+        self._q.put(cmd)
         self._wake.set()
-        return out
+        while not cmd.done.wait(0.05 if self.running else 0):
+            if not self.running:
+                with self.lock:             # no thread: the caller applies the queue
+                    self._drain()
+        return cmd.answer()
 
 
 class RefereeConsumer:

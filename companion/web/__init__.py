@@ -118,9 +118,12 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
                buzzers: Iterable[str] = ()) -> Flask:
     """The Flask app serving ``session``: scoreboard ``/``, ``/events``,
     ``/api/state``, ``/api/games``, host console ``/host`` and
-    ``/api/host/...`` (see docs/web.md). ``pipeline`` is the buzzer pipeline
-    (kept for the views that need it), ``buzzers`` the ids of its buzzers
-    (the new-game form offers them)."""
+    ``/api/host/...`` (see docs/web.md). ``pipeline`` is the table's buzzer
+    pipeline, its one way in (``companion serve`` starts its thread); without
+    one the app makes a pipeline with no source and no thread, so every
+    change a request makes still goes through one queue, applied in order
+    on the request's thread (the Flask test client takes the table's path).
+    ``buzzers`` are the ids of its buzzers (the new-game form offers them)."""
     app = Flask(__name__)
     app.config.update(DEFAULTS)
     app.config.update(auth.COOKIE_CONFIG)
@@ -130,6 +133,10 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
         raise TypeError("create_app() needs the table session: create_app(config, "
                         "session=TableSession(store)); companion.app assembles one")
     _settle_secrets(app, session)
+    if pipeline is None and getattr(session, "way_in", None) is None:
+        from ..buzzers.pipeline import Pipeline
+
+        pipeline = Pipeline(None, session, name="companion-requests").start(thread=False)
     app.extensions["companion"] = _services(app, session, pipeline, list(buzzers))
 
     auth.install(app)                  # server-side logins, the table-wide PIN limit

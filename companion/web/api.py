@@ -183,10 +183,10 @@ def games_info() -> list[dict]:
 
 
 def press_virtual(player: str, pressed: bool, seq: int | None) -> None:
-    """A page's virtual buzzer into the table: through the buzzer pipeline
-    (the same path to the verdict as a pin's edge) when the table has one."""
+    """A page's virtual buzzer into the table: through its one way in, the
+    same queue and thread as a pin's edge."""
     svc = services()
-    svc.session.virtual_press(player, pressed, seq=seq, pipeline=svc.pipeline)
+    svc.session.virtual_press(player, pressed, seq=seq)
 
 
 def virtual_press():

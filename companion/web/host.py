@@ -363,6 +363,23 @@ def use_presses():
     return {"ok": True, "race": race, "state": _host_state()}
 
 
+@bp.post("/api/host/reorder")
+@allow(HOST, body=schema.reorder)
+def reorder():
+    """The host's one tap on the swap the console offers (the state's
+    ``reorder``: two cards logged the other way round than they were
+    turned): ``{"events": [id, id], "accept": true, "expected_version": n}``
+    with the offer's ``events``; ``accept: false`` keeps the log as it is.
+    409 when the table moved on (stale); 400 (rule ``reorder``) when the
+    offer is gone."""
+    data = body()
+    expected = optional_int(data, "expected_version")
+    need_game()
+    out = services().session.reorder(list(data["events"]), data.get("accept", True),
+                                      expected_version=expected)
+    return {"ok": True, "reorder": out, "state": _host_state()}
+
+
 @bp.post("/api/host/rematch")
 @allow(HOST)
 def rematch():

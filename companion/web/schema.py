@@ -205,6 +205,22 @@ def host_event(data: dict) -> None:
     check_event(game, state, data.get("event"), names)
 
 
+def reorder(data: dict) -> None:
+    """The host's answer to the offered swap: ``{"events": [id, id],
+    "accept": bool, "expected_version": n}`` and nothing else (400 naming
+    the key otherwise)."""
+    unknown = sorted(k for k in data if k not in ("events", "accept", "expected_version"))
+    if unknown:
+        raise BadRequest(f"a swap's answer has no {unknown[0]!r} (it carries events, accept "
+                         f"and expected_version)", unknown[0], "format")
+    events = data.get("events")
+    if not isinstance(events, list) or len(events) != 2 or not all(
+            isinstance(x, int) and not isinstance(x, bool) for x in events):
+        raise BadRequest("'events' must be the offer's two event ids", "events", "format")
+    if not isinstance(data.get("accept", True), bool):
+        raise BadRequest("'accept' must be true or false", "accept", "format")
+
+
 def private_event(data: dict) -> None:
     """A player's own event: the bounds only (the session then takes only an
     event equal to one of that player's private events, exactly)."""
@@ -213,6 +229,6 @@ def private_event(data: dict) -> None:
         _walk_bounds(event)
 
 
-__all__ = ["check_body", "check_event", "check_request", "host_event", "private_event",
+__all__ = ["check_body", "check_event", "check_request", "host_event", "private_event", "reorder",
            "allowed_keys", "depth",
            "MAX_BODY_DEPTH", "MAX_EVENT_DEPTH", "MAX_EVENT_BYTES", "MAX_STRING", "MAX_ITEMS"]

@@ -44,7 +44,11 @@ The people (every number is a field of :class:`Pace`):
   in that order and end in the same state: no stop or choice between them).
   The host answers any question the session asks (a live race whose
   ``confirm`` is set) with the truth a second later: the card's true first
-  press, one of the choices or pointed at on the timeline, or "race again".
+  press, one of the choices or pointed at on the timeline, or "race again";
+  and the swap the console offers (two cards logged the other way round
+  than they were turned) with the truth too: taken when the two were
+  turned the other way round, declined otherwise (:class:`Tally`'s
+  ``offers``, ``swaps`` and ``declined``).
 
 For every race card the :class:`Tally` compares the session's logged
 ``race`` event for that card (matched through the order the host's cards
@@ -70,6 +74,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from companion.edges import Edge
+from companion.eventlog import effective_events
 from companion.games import RulesError, get_game
 from companion.session import TableSession
 from companion.store import Store
@@ -131,6 +136,9 @@ class Tally:
     wrong_after_answer: int = 0     # asked, and still wrong after the true answer
     unjudged: int = 0               # no race event for the card at all
     refused: int = 0                # host logs the tracker refused
+    offers: int = 0                 # swaps the console offered the host
+    swaps: int = 0                  # ... taken (the two were turned the other way round)
+    declined: int = 0               # ... declined (they were turned as logged)
     winning_presses: int = 0        # true winning presses (a Table's first, a Mynah's last)
     stray_presses: int = 0          # ... counted for no card
     misplaced_presses: int = 0      # ... counted for another card
@@ -158,6 +166,8 @@ class Tally:
             n = getattr(self, k)
             out[k], out[f"{k}_pct"] = n, self.pct(n)
         out["refused"] = self.refused
+        for k in ("offers", "swaps", "declined"):
+            out[k] = getattr(self, k)
         out["winning_presses"] = self.winning_presses
         for k in ("lost_presses", "stray_presses", "misplaced_presses"):
             n = getattr(self, k)
@@ -210,13 +220,15 @@ class SimulatedTable:
         self._heap: list = []       # (t_ns, order, kind, payload)
         self._n = 0
         self._answered: list = []
+        self._offered: set = set()      # the swaps offered (their event ids)
+        self._flip_ns: dict = {}        # id(the host's flip event) -> when it was turned
         self._logging: dict | None = None   # the event the host is logging now
         self.session.subscribe(self._update)
         self._new_game_state()
 
     def _new_game_state(self) -> None:
         self.cards: list[dict] = []         # race cards of this game, in the order flipped
-        self.host_log: list = []            # (card, record or None): flips the session took, in log order
+        self.host_log: list = []            # (card, record or None, flip_ns): flips the session took, in log order
         self.false_slams: list[int] = []    # stamps of false slams on Food cards
         self.edges: list = []               # (stamp, delivered, buzzer) of every edge
         self._busy: dict[str, list] = {p: [] for p in PLAYERS}  # press intervals per player
@@ -339,6 +351,7 @@ class SimulatedTable:
                 if any(t > ts[0] + 600 * MS and t < next_flip for t in ts[1:]):
                     rec["classes"].add("A")
             flip_ev = {"type": "flip", "card": card}
+            self._flip_ns[id(flip_ev)] = flip_at
             if pending is not None:
                 x = pending
                 pending = None
@@ -493,6 +506,7 @@ class SimulatedTable:
                 self.t = max(self.t, due)
                 s.tick()
                 self._catch_up()
+                self._answer()      # the host sees the console at once
                 continue
             t, _, kind, payload = heapq.heappop(self._heap)
             self.t = max(self.t, t)
@@ -502,6 +516,8 @@ class SimulatedTable:
                 self._log(*payload)
             elif kind == "answer":
                 self._tap(payload)
+            elif kind == "reorder":
+                self._reorder(payload)
             self._catch_up()
             self._answer()
 
@@ -538,7 +554,7 @@ class SimulatedTable:
         if out.get("type") == "queued":
             self._mine.append((event, rec))
         elif event["type"] == "flip":
-            self.host_log.append((event["card"], rec))
+            self.host_log.append((event["card"], rec, self._flip_ns.get(id(event))))
 
     def _choices_asked(self) -> list[dict]:
         s = self.session
@@ -561,7 +577,7 @@ class SimulatedTable:
             if ev.get("type") == head["type"] and ev.get("card") == head.get("card"):
                 self._mine.popleft()
                 if head["type"] == "flip":
-                    self.host_log.append((head["card"], rec))
+                    self.host_log.append((head["card"], rec, self._flip_ns.get(id(head))))
 
     def _catch_up(self) -> None:
         """Log again, in order, what the session refused from the queue."""
@@ -574,7 +590,7 @@ class SimulatedTable:
         race card still waiting for its race event."""
         s = self.session
         j, waiting, out = 0, None, []
-        for _, e in s.store.events(s.game_id):
+        for e in effective_events(e for _, e in s.store.events(s.game_id)):
             if e.get("type") == "flip":
                 while j < len(self.host_log) and self.host_log[j][0] != e.get("card"):
                     j += 1      # a log applied later and refused then
@@ -588,8 +604,13 @@ class SimulatedTable:
         return out, waiting
 
     def _answer(self) -> bool:
-        """Schedule the host's answer to a question the session asks; True
-        if one was scheduled."""
+        """Schedule the host's answer to a question the session asks (or to
+        the swap the console offers); True if one was scheduled."""
+        offer = self.session.races.reorder_offer(self.t) if self.session.races else None
+        if offer is not None and tuple(offer["events"]) not in self._offered:
+            self._offered.add(tuple(offer["events"]))
+            self._at(self.t + self.pace.answer_ms * MS, "reorder", offer)
+            return True
         race = self.session.desk.race
         if race is None or race.confirm is None or any(r is race for r in self._answered):
             return False
@@ -621,6 +642,28 @@ class SimulatedTable:
                 s.confirm_race(False)
         else:
             s.confirm_race(False)
+        self._answer()
+
+    def _reorder(self, offer: dict) -> None:
+        """The host answers the offered swap with the truth: taken when the
+        two cards (the last two the session applied, or the two before the
+        last) were turned the other way round, declined otherwise."""
+        s, log = self.session, self.host_log
+        k = next((k for k in (len(log) - 1, len(log) - 2)
+                  if k >= 1 and [log[k][0], log[k - 1][0]] == offer["cards"]), None)
+        if k is None:
+            return
+        true = None not in (log[k][2], log[k - 1][2]) and log[k][2] < log[k - 1][2]
+        try:
+            s.reorder(offer["events"], accept=true)
+        except RulesError:
+            return          # the table moved on: the offer is gone
+        self.tally.offers += 1
+        if true:
+            self.tally.swaps += 1
+            log[k - 1], log[k] = log[k], log[k - 1]
+        else:
+            self.tally.declined += 1
         self._answer()
 
     @staticmethod

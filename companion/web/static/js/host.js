@@ -440,6 +440,40 @@
       el('button', { type: 'button', class: 'danger', id: 'race-reject', onclick: answer({ accept: false }) }, TC.t('No: race again')));
   }
 
+  /* The host's slip (the state's `reorder`): the last two cards were
+   * likely turned the other way round than logged (or their verdicts as
+   * logged are unlikely). One tap swaps them, and their races are judged
+   * again from the presses; "No" keeps the log as it is. */
+  let reorderKey = null;
+  function renderReorder() {
+    let box = $('reorder');
+    if (!box) {
+      box = el('div', { id: 'reorder', class: 'reorder', role: 'alert' });
+      $('legal').before(box);
+    }
+    const offer = hs.reorder;
+    box.hidden = !offer;
+    if (!offer) { box.replaceChildren(); reorderKey = null; return; }
+    const key = JSON.stringify(offer.events);
+    if (key === reorderKey) return;
+    reorderKey = key;
+    const name = (i) => (offer.cards[i] ? TC.cardName(hs, offer.cards[i]) : TC.tx(offer.lines[i]));
+    const names = { first: name(0), second: name(1) };
+    const answer = (accept) => async () => {
+      for (const b of box.querySelectorAll('button')) b.disabled = true;   /* one tap */
+      const res = await act('/api/host/reorder', { events: offer.events, accept, expected_version: hs.version },
+        (d, status) => { toast(TC.refusal(d, status)); refresh(); });
+      if (!res) { reorderKey = null; renderReorder(); return; }
+      if (accept) showLogged(TC.t('Swapped: {first}, then {second}', names));
+    };
+    box.replaceChildren(
+      el('p', { class: 'reorder-q', text: TC.t('{first} was turned before {second}?', names) }),
+      el('p', { class: 'small', text: TC.t('Their races are judged again from the presses.') }),
+      el('div', { class: 'row' },
+        el('button', { type: 'button', class: 'primary', id: 'reorder-swap', onclick: answer(true) }, TC.t('Swap them')),
+        el('button', { type: 'button', id: 'reorder-keep', onclick: answer(false) }, TC.t('No, as logged'))));
+  }
+
   /* Cards logged while a race is open wait for it (the session queues
    * them): "Waiting for the race: flip Blue Table", until it is applied. */
   function renderQueued() {
@@ -494,6 +528,7 @@
     raceEls.section.hidden = hs.finished || (!hs.race && !hs.race_request);
     renderRaceControls();
     renderConfirm();
+    renderReorder();
     renderQueued();
     placeNext();
     TC.renderBurst(hs, $('burst-card'), $('burst'), canUse() ? usePresses : null);

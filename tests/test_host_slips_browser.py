@@ -1,0 +1,73 @@
+"""The host's slip on a phone (issue 29, G): the real server, buzzer
+pipeline and mock buzzers, the host console at 390 x 844. Ana busts on a
+second Laksa (her turn ends) and the host forgets to log it; Bo turns the
+Blue Table, Ana slams it first. The host logs the Blue Table, then the
+forgotten Laksa: the console asks "Laksa was turned before Blue Table?"
+and one tap on "Swap them" logs them in their order: the Blue Table is
+Ana's, as it was at the table."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.kit.browser import BROWSER, expect_text, open_host, shot
+from tests.kit.helpers import wait_for
+
+pytestmark = BROWSER
+
+DECK = {"tables": {"red": 2, "blue": 2, "green": 1}, "mynahs": 2, "favourite_cards": ["laksa"],
+        "foods": {"laksa": {"name": "Laksa", "kind": "main", "copies": 2},
+                  "teh": {"name": "Teh tarik", "kind": "side", "copies": 2}}}
+COLOURS = {"Ana": "blue", "Bo": "red", "Cy": "green"}
+
+
+def tap(t, name, hold_s=0.05):
+    t.source.press(name)
+    time.sleep(hold_s)
+    t.source.release(name)
+
+
+def races(s):
+    from companion.eventlog import effective_events
+
+    return [e for e in effective_events(e for _, e in s.store.events(s.game_id))
+            if e.get("type") == "race"]
+
+
+@pytest.mark.browser
+def test_the_host_swaps_a_forgotten_card_with_one_tap(live_server, phone):
+    t = live_server
+    s = t.session
+    s.new_game("chope", [{"name": n, "colour": c} for n, c in COLOURS.items()],
+               dict(DECK, colours=COLOURS))
+    h = open_host(phone(), t)
+    s.log({"type": "flip", "card": "food:laksa"})          # Ana's first Laksa
+    t0 = time.monotonic()
+
+    def at(sec):
+        time.sleep(max(0.0, t0 + sec - time.monotonic()))
+    # 1.0: Ana's second Laksa (a bust: her turn ends), not logged;
+    # 2.5: Bo turns the Blue Table
+    at(2.8)
+    tap(t, "Ana")
+    at(3.0)
+    tap(t, "Cy")
+    at(3.3)
+    s.log({"type": "flip", "card": "table:blue"})          # logged as if Ana turned it
+    at(3.9)
+    s.log({"type": "flip", "card": "food:laksa"})          # the forgotten card
+    expect_text(h, "#reorder", "Laksa was turned before Blue Table?")
+    swap = h.locator("#reorder-swap")
+    assert swap.is_visible() and h.locator("#reorder-keep").is_visible()
+    box = h.locator("#reorder").bounding_box()
+    assert box is not None and box["width"] <= 390          # readable at 390 px
+    shot(h, "host-slip-offer.png", full_page=False)
+    swap.click()                                            # one tap
+    assert wait_for(lambda: [r.get("winner") for r in races(s)] == ["Ana"], timeout=20)
+    expect_text(h, "#logged", "Swapped: Laksa, then Blue Table")
+    assert h.locator("#reorder").is_hidden()
+    assert s.game.current_player(s.state) == "Bo"
+    shot(h, "host-slip-swapped.png", full_page=False)
+    assert h.errors == []
