@@ -171,7 +171,6 @@ class RaceDesk:
             while len(self._virtual_fifo) > VIRTUAL_MEMORY:
                 self._virtual.discard(self._virtual_fifo.popleft())
         self.referee.feed(e)
-        self._reclaim(e)
         self.progress(e.t_ns)
         race = self.race
         if race is not None and race.judging and e.pressed:
@@ -230,24 +229,6 @@ class RaceDesk:
             except Exception:  # noqa: BLE001 - a tracker bug must not drop the press
                 log.exception("current_player failed")
         return got
-
-    def _reclaim(self, e: Edge) -> None:
-        """A press stamped before the card was logged but delivered after it
-        (the source's queue was a moment behind the host's tap): had it been
-        there, the card would have claimed it. An unannounced race armed at
-        its log with nothing claimed is armed again as if it had."""
-        race = self.race
-        if (race is None or race.announced or race.armed.burst or race.armed.flipper
-                or race.logged_ns is None or not e.pressed or e.t_ns >= race.armed.arm_ns
-                or race.live.verdict is not None or race.request is None):
-            return
-        try:
-            armed = self.arm_card(race.request, race.logged_ns, e.t_ns)
-            if armed.burst:
-                self.begin(race.request, armed, e.t_ns, race.live.spec.players, race.version,
-                           logged_ns=race.logged_ns)
-        except ValueError as exc:
-            self.owner.fault("race", f"cannot run the race the game asked for: {exc}")
 
     # -- the clock -------------------------------------------------------
 

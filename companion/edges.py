@@ -95,7 +95,7 @@ class ButtonEdge(_JsonEdge):
 class VirtualEdge:
     """A phone's on-screen buzzer, stamped when the server received it
     (millisecond accuracy): it goes through the same pipeline and desk as a
-    pin's edge (:meth:`companion.buzzers.pipeline.Pipeline.deliver`), marked
+    pin's edge (the table's one way in, :meth:`companion.buzzers.pipeline.Pipeline.call`), marked
     virtual in the race record. ``pressed`` None is a tap (press and
     release); ``seq`` is the page's increasing number (by one) for this
     buzzer's changes, to put overtaken requests back in order.

@@ -488,18 +488,6 @@ def test_chomp_card_pickers_follow_the_food_chain_with_no_default(live_server, p
     assert h.errors == []
 
 
-def test_a_press_delivered_just_after_the_log_still_belongs_to_its_card():
-    s, clock = table()
-    t_cy = clock.t                              # cy slaps; the source is a moment behind
-    clock.t += 3 * MS
-    flip(s, "table:red")                        # the host's tap lands first
-    s.feed_edge(Edge("b3", True, t_cy))         # then the press, stamped before the log
-    run(s, clock, 60)
-    race = races(s)[-1]
-    assert race["winner"] == "cy" and race["spec"]["arm_ns"] == t_cy and not race["false_starts"]
-    rejudge_race(race)
-
-
 @pytest.mark.browser
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no chromium at {CHROMIUM}")
 def test_during_a_choice_the_banner_says_who_chooses_and_whose_turn_it_still_is(live_server,

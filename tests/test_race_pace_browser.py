@@ -107,9 +107,12 @@ def test_chope_at_a_card_every_two_and_a_half_seconds(live_server, phone):
     got = [(k, r[k]) for r, (_, _, (k, _)) in zip(races(s), cards)]
     assert got == [want for _, _, want in cards]
     assert not any(r.get("asked") for r in races(s))          # 2.5 s apart: nothing to ask
-    seen = b.evaluate("window.__seen")
-    shown = [v for v in seen["verdict"] if "chopes it" in v or "Siam!" in v]
-    assert shown == ["Bo chopes it!", "Cy chopes it!", "Bo was last: Siam!", "Bo chopes it!",
+    def shown():            # the page may be a moment behind the session
+        seen = b.evaluate("window.__seen")
+        return seen, [v for v in seen["verdict"] if "chopes it" in v or "Siam!" in v]
+    assert wait_for(lambda: len(shown()[1]) >= len(cards)), shown()
+    seen, verdicts = shown()
+    assert verdicts == ["Bo chopes it!", "Cy chopes it!", "Bo was last: Siam!", "Bo chopes it!",
                      "Cy chopes it!", "Ana was last: Siam!", "Bo chopes it!"]
     assert seen["stray"] == []
     assert "Siam! Bo loses Red Table" in seen["news"]           # a forced loss, named

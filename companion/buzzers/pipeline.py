@@ -262,13 +262,18 @@ class Pipeline:
         subscribe = getattr(self.consumer, "subscribe", None)
         if subscribe is not None and self._unsubscribe is None:
             self._unsubscribe = subscribe(self._on_update)
+        if thread:          # made before the way in opens: a call from now on waits for it
+            self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
         enter = getattr(self.consumer, "enter_through", None)
         if enter is not None:
             enter(self)         # the consumer's every change comes in here
-        if self.source is not None:
-            self.source.start(self)
+        try:
+            if self.source is not None:
+                self.source.start(self)
+        except BaseException:
+            self._thread = None
+            raise
         if thread:
-            self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
             self._thread.start()
         return self
 
@@ -484,8 +489,8 @@ class Pipeline:
         cmd = _Command(fn, args, kwargs, self.clock())
         self._q.put(cmd)
         self._wake.set()
-        while not cmd.done.wait(0.05 if self.running else 0):
-            if not self.running:
+        while not cmd.done.wait(0.05 if self._thread is not None else 0):
+            if self._thread is None:
                 with self.lock:             # no thread: the caller applies the queue
                     self._drain()
         return cmd.answer()

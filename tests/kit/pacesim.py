@@ -223,6 +223,11 @@ class SimulatedTable:
         self._offered: set = set()      # the swaps offered (their event ids)
         self._flip_ns: dict = {}        # id(the host's flip event) -> when it was turned
         self._logging: dict | None = None   # the event the host is logging now
+        #: the table's one way in (companion.buzzers.pipeline): a host's log
+        #: waits the delivery margin; the edges stamped after it that arrive
+        #: meanwhile wait behind it, those stamped before go first
+        self._held: tuple | None = None     # (log time, the log's payload)
+        self._behind: list = []             # edges waiting behind the held log
         self.session.subscribe(self._update)
         self._new_game_state()
 
@@ -511,9 +516,21 @@ class SimulatedTable:
             t, _, kind, payload = heapq.heappop(self._heap)
             self.t = max(self.t, t)
             if kind == "edge":
-                s.feed_edge(payload)
-            elif kind == "log":
-                self._log(*payload)
+                if self._held is not None and payload.t_ns >= self._held[0]:
+                    self._behind.append(payload)
+                else:
+                    s.feed_edge(payload)
+            elif kind == "log" and self._held is None:
+                self._held = (self.t, payload)
+                self._at(self.t + s.delivery_margin_ns, "held")
+            elif kind == "log":         # the host's next tap queues behind the first
+                self._at(self._held[0] + s.delivery_margin_ns, "log", payload)
+            elif kind == "held":
+                (_, held), self._held = self._held, None
+                self._log(*held)
+                for e in self._behind:
+                    s.feed_edge(e)
+                self._behind.clear()
             elif kind == "answer":
                 self._tap(payload)
             elif kind == "reorder":
