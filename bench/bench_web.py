@@ -322,7 +322,7 @@ def _hold_ms(api: Api) -> object:
     for where in (state.get("settings"), (state.get("session") or {}).get("settings")):
         if isinstance(where, dict) and "hold_ms" in where:
             return where["hold_ms"]
-    from companion.session import DEFAULT_SETTINGS
+    from companion.table.session import DEFAULT_SETTINGS
     return DEFAULT_SETTINGS["hold_ms"]
 
 

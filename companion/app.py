@@ -2,8 +2,8 @@
 
 ``companion serve`` is a :class:`Table`: it builds, in order,
 
-1. the store (:class:`~companion.store.Store`, the durable SQLite log);
-2. the :class:`~companion.session.TableSession` on it (resuming the last game);
+1. the store (:class:`~companion.record.store.Store`, the durable SQLite log);
+2. the :class:`~companion.table.session.TableSession` on it (resuming the last game);
 3. the buzzer source, chosen in one place
    (:func:`~companion.buzzers.base.open_source`: ``--source``, else
    ``COMPANION_SOURCE``, else auto-detection);
@@ -18,7 +18,7 @@
 Before the store: one server per store (a lock file next to it, naming the
 process that holds it), files made private (mode 0600: the log holds secret
 Favourites) and a store it cannot write refused with the reason
-(:mod:`companion.storefiles`). The web app runs behind
+(:mod:`companion.record.storefiles`). The web app runs behind
 :class:`~companion.web.limits.Gate` (per-address caps on
 connections and requests in flight, slow requests cut off, capacity kept
 for the Pi and the host).
@@ -43,9 +43,9 @@ import sqlite3
 from pathlib import Path
 from typing import Callable
 
+from .record.store import StoreError
+from .record.storefiles import StoreLock, check_writable, private_files
 from .serving import Served, serve_until_signalled
-from .store import StoreError
-from .storefiles import StoreLock, check_writable, private_files
 from .tableconfig import DEMO_PLAYERS, TableConfig
 
 log = logging.getLogger(__name__)
@@ -138,7 +138,7 @@ class Table(Served):
     def open(self) -> "Table":
         """Build the table and bind the port (nothing runs yet)."""
         from .buzzers.pipeline import Pipeline
-        from .session import ResumeError, TableSession
+        from .table.session import ResumeError, TableSession
         from .web import create_app
         from .web.limits import Gate, Limits
 
@@ -183,8 +183,8 @@ class Table(Served):
 
     def _open_store(self) -> None:
         """The lock, private files, the store, and a write it must be able to make."""
-        from .paths import default_db_path
-        from .store import Store
+        from .record.paths import default_db_path
+        from .record.store import Store
 
         path = self.db_path
         if path is None:

@@ -20,7 +20,7 @@ import pytest
 from companion.buzzers.feedback import Feedback, FeedbackSettings
 from companion.buzzers.mock import ClockedMockFactory, MockSource
 from companion.buzzers.pipeline import Pipeline, RefereeConsumer
-from companion.referee import FIRST_PRESS, MS, RaceSpec, Referee
+from companion.races.referee import FIRST_PRESS, MS, RaceSpec, Referee
 from tests.kit.helpers import wait_for
 
 BUZZERS = ["1", "2", "3"]
@@ -39,7 +39,7 @@ def pins():
 @pytest.fixture
 def chope(store):
     """A table session playing Chope! with Ana, Bo and Cy at buzzers 1, 2, 3."""
-    from companion.session import TableSession
+    from companion.table.session import TableSession
 
     session = TableSession(store)
     session.new_game("chope", SEATS)
@@ -130,7 +130,7 @@ def test_the_same_pipeline_judges_for_the_table_session(pins, chope):
 
 
 def test_the_box_lights_the_winner_under_either_consumer(pins, store):
-    from companion.session import TableSession
+    from companion.table.session import TableSession
 
     fast = FeedbackSettings(win_ns=10_000 * MS)
     for make in ("referee", "session"):

@@ -782,8 +782,8 @@ def test_a_read_only_database_is_named(host, session):
 
 
 def test_start_up_refuses_a_disk_without_room(tmp_path):
-    from companion.storefiles import check_writable
-    from companion.store import Store, StoreError
+    from companion.record.storefiles import check_writable
+    from companion.record.store import Store, StoreError
 
     store = Store(tmp_path / "t.db")
     try:
@@ -835,7 +835,7 @@ def test_start_up_refuses_a_store_it_cannot_write(tmp_path):
 
 def _refused_read_only(tmp_path):
     db = tmp_path / "ro.db"
-    from companion.store import Store
+    from companion.record.store import Store
 
     s = Store(db)
     s.create_game("chope", [{"name": "ana"}, {"name": "bo"}], {})
@@ -865,7 +865,7 @@ def _refused_read_only(tmp_path):
 
 def test_a_second_server_on_the_same_store_is_refused_naming_the_first(tmp_path):
     from companion.app import Table, serve
-    from companion.storefiles import StoreInUse
+    from companion.record.storefiles import StoreInUse
 
     db = str(tmp_path / "one.db")
     first = Table(host="127.0.0.1", port=0, db_path=db, pin="246810", source="none",
@@ -894,7 +894,7 @@ def test_issue20_one_store_through_a_symlink_is_refused_at_start_up(tmp_path):
     """Issue 20, 5: a second server on the same store through a symlink (or
     a hard link) started on a stale table; the lock is the file's own now."""
     from companion.app import Table
-    from companion.storefiles import StoreInUse
+    from companion.record.storefiles import StoreInUse
 
     db = tmp_path / "one.db"
     (tmp_path / "elsewhere").mkdir()
@@ -931,7 +931,7 @@ def test_issue20_one_store_through_a_symlink_is_refused_at_start_up(tmp_path):
 
 
 def _store_with_damaged_event(path, body):
-    from companion.store import Store
+    from companion.record.store import Store
 
     s = Store(path)
     gid = s.create_game("chope", [{"name": "Ana", "colour": None, "buzzer": None},

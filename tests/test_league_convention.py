@@ -30,7 +30,7 @@ from tests.kit.mosquitto import MOSQUITTO, Broker
 def finish_chope(session, players) -> list:
     """A small Chope! with ``players`` to its end (the Red Table choped
     0.8 ms ahead); the game's final ranking."""
-    from companion.edges import ButtonEdge
+    from companion.races.edges import ButtonEdge
 
     session.new_game("chope", list(players), SMALL_CHOPE)
     session.log({"type": "flip", "card": "food:laksa"})
@@ -180,8 +180,8 @@ def test_the_table_notice_says_what_to_start_and_warns_of_the_wrong_game():
 
 
 def test_a_notice_reaches_every_live_page_and_pages_that_connect_later():
-    from companion.session import TableSession
-    from companion.store import Store
+    from companion.record.store import Store
+    from companion.table.session import TableSession
     from companion.web.sse import Broker as SSE
 
     session = TableSession(Store(":memory:"))

@@ -66,8 +66,8 @@ class AppTable:
     a bare phone (a fresh test client: no login)."""
 
     def __init__(self, path, demo=True):
-        from companion.session import TableSession
-        from companion.store import Store
+        from companion.record.store import Store
+        from companion.table.session import TableSession
 
         self.store = Store(path)
         self.session = TableSession(self.store)

@@ -1,6 +1,7 @@
 """Cards the host logged while a race was still open: queued behind it.
 
-(Not the presses waiting for a card: those are the desk's, ``RaceDesk.waiting``.)
+(Not the presses waiting for a card: those are the race desk's,
+:meth:`companion.races.desk.RaceDesk.waiting`.)
 
 The host never has to wait to log (docs/rules-notes.md, "Which card a press
 belongs to"): an event the tracker takes only once a race outcome is logged
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Iterable
 
-from .games import Game, RulesError
+from ..games import Game, RulesError
 
 
 def legal_after_races(game: Game, state: Any, events: list[dict], budget: int = 256) -> bool:
