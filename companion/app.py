@@ -1,6 +1,6 @@
 """Application assembly: the one place the whole table is built.
 
-``companion serve`` is a :class:`Table`: it builds, in order,
+``companion serve`` is a :class:`TableServer`: it builds, in order,
 
 1. the store (:class:`~companion.record.store.Store`, the durable SQLite log);
 2. the :class:`~companion.table.session.TableSession` on it (resuming the last game);
@@ -90,8 +90,10 @@ def resolve_pin(pin: str | None = None, pin_file=None, allow_short: bool = False
         raise ValueError(f"{source}: {exc}") from None
 
 
-class Table(Served):
-    """Everything ``companion serve`` runs, opened and closed together.
+class TableServer(Served):
+    """Everything ``companion serve`` runs, opened and closed together: the
+    table's server, as :class:`~companion.league.app.LeagueServer` is the
+    league screen's (a Table is a Chope! card).
 
     :meth:`open` builds and binds (port 0 picks a free port); :meth:`run`
     serves until :meth:`stop` (from a signal handler or another thread);
@@ -100,7 +102,7 @@ class Table(Served):
 
     ``table``: its :class:`~companion.tableconfig.TableConfig` (what
     ``companion serve`` was given); keywords named like its fields override
-    it (``Table(port=0, source="mock")``). ``config``: extra configuration
+    it (``TableServer(port=0, source="mock")``). ``config``: extra configuration
     of the web app; ``limits``: :class:`~companion.web.limits.Limits`;
     ``announce`` shows a line on the Pi's own terminal (a replaced PIN).
     """
@@ -135,7 +137,7 @@ class Table(Served):
 
     # -- building -------------------------------------------------------------
 
-    def open(self) -> "Table":
+    def open(self) -> "TableServer":
         """Build the table and bind the port (nothing runs yet)."""
         from .buzzers.pipeline import Pipeline
         from .table.session import ResumeError, TableSession
@@ -367,7 +369,7 @@ def serve(table: TableConfig | None = None, *, print_fn: Callable[[str], None] =
     Files it creates are private to the user (umask 077)."""
     old_umask = os.umask(0o077)
     try:
-        t = Table(table, config=config, announce=print_fn, **fields)
+        t = TableServer(table, config=config, announce=print_fn, **fields)
         return serve_until_signalled(t, "companion serve", t.host, t.port,
                                      (StoreError, ValueError, ImportError, RuntimeError),
                                      print_fn, t.banner)
@@ -375,4 +377,4 @@ def serve(table: TableConfig | None = None, *, print_fn: Callable[[str], None] =
         os.umask(old_umask)
 
 
-__all__ = ["Table", "TableConfig", "serve", "resolve_pin"]
+__all__ = ["TableServer", "TableConfig", "serve", "resolve_pin"]

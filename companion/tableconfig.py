@@ -1,7 +1,7 @@
 """What a table is started with: one :class:`TableConfig`, one set of options.
 
 ``companion serve`` reads its options with :func:`add_arguments` and
-:meth:`TableConfig.from_args`; :class:`companion.app.Table` and
+:meth:`TableConfig.from_args`; :class:`companion.app.TableServer` and
 :func:`companion.app.serve` take the same :class:`TableConfig` (or its
 fields as keywords). An option is added here once, so the command line and
 the application cannot drift apart. The race settings ``--set`` changes are

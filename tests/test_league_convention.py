@@ -331,14 +331,14 @@ if __name__ == "__main__":
 def test_companion_serve_shows_its_pairing_on_its_live_pages(tmp_path):
     """`companion serve --league ...`: the served table reads its pairing on
     its own league connection and every live page of it gets the notice."""
-    from companion.app import Table as ServedTable
+    from companion.app import TableServer
     from companion.league.app import LeagueServer
 
     broker = Broker(tmp_path / "broker", tables=TABLES).start()
     league = LeagueServer(broker.url, tmp_path / "league.db", broker.creds("league"),
                           host="127.0.0.1", port=0,
                           convention=plan(tables=["t1"], players=PLAYERS[:3])).open().start()
-    served = ServedTable(host="127.0.0.1", port=0, db_path=tmp_path / "served.db", pin="246810",
+    served = TableServer(host="127.0.0.1", port=0, db_path=tmp_path / "served.db", pin="246810",
                          source="mock", demo=True,
                          league={"url": broker.url, "table_id": "t1",
                                  "password_file": broker.files["secrets"]["t1"]})

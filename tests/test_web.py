@@ -668,9 +668,9 @@ def test_live_server_streams_a_mock_buzzer_verdict(live_server):
 
 
 def test_table_banner_shows_urls_qr_and_pin(tmp_path):
-    from companion.app import Table
+    from companion.app import TableServer
 
-    t = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "b.db"), pin="97531",
+    t = TableServer(host="127.0.0.1", port=0, db_path=str(tmp_path / "b.db"), pin="97531",
               short_pin=True, source="none", demo=True)
     t.open()
     try:
