@@ -99,9 +99,9 @@ class CardQueue:
     def __bool__(self) -> bool:
         return bool(self.items)
 
-    def must_wait(self, game: Game, state: Any, event: dict, race_open: bool,
-                  held: bool = False) -> bool:
-        """Whether ``event`` waits: a race is open (or cards wait already) and
+    def must_queue(self, game: Game, state: Any, event: dict, race_open: bool,
+                   held: bool = False) -> bool:
+        """Whether ``event`` is queued: a race is open (or cards are queued) and
         the tracker takes it only after some race outcome, or at all while
         the open race is ``held`` (a card's race whose verdict may still be
         weighed: nothing moves the game on under it). RulesError (the
@@ -111,7 +111,7 @@ class CardQueue:
         if not held and (not race_open or not self.items):
             try:
                 game.apply(state, event)
-                return False                            # legal now: no wait
+                return False                            # legal now: not queued
             except RulesError:
                 pass
         if legal_after_races(game, state, [e for e, _ in self.items] + [event]):

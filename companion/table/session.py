@@ -289,8 +289,8 @@ class TableSession:
             self._need_game()
             event = jsonable(event)
             kind = event["type"]
-            if kind not in ("undo", "redo", "race") and self.races.must_wait(event,
-                                                                             expected_version):
+            if kind not in ("undo", "redo", "race") and self.races.must_queue(event,
+                                                                              expected_version):
                 update = self.races.queue(event)
             else:
                 eid = self.gamelog.append(event, expected_version)

@@ -122,16 +122,16 @@ class TableRaces:
 
     # -- cards logged while a race is open ------------------------------------
 
-    def must_wait(self, event: dict, expected_version: int | None) -> bool:
+    def must_queue(self, event: dict, expected_version: int | None) -> bool:
         """Whether the host's ``event`` is queued behind the open race."""
         g = self.gamelog
         if self.race is not None or self.queued:
             g.check_version(expected_version)        # a stale console: StaleVersion
         race = self.race
         # a card's race the judge may still be weighing: nothing moves the game
-        # on under it (a Stop tapped while its verdict is held waits behind it)
+        # on under it (a Stop tapped while its verdict is held is queued behind it)
         held = race is not None and not race.announced and race.request is not None
-        return self.queued.must_wait(g.game, g.state, event, race is not None, held)
+        return self.queued.must_queue(g.game, g.state, event, race is not None, held)
 
     def queue(self, event: dict) -> dict:
         """Keep ``event`` (with the time it was logged) until the open race
