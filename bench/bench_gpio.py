@@ -11,7 +11,7 @@ import time
 
 from companion.buzzers.mock import ClockedMockFactory, MockSource
 from companion.buzzers.runner import BuzzerRunner
-from companion.referee import FIRST_PRESS, MS, RaceSpec, Referee
+from companion.races.referee import FIRST_PRESS, MS, RaceSpec, Referee
 
 PLAYERS = ("p1", "p2", "p3", "p4", "p5", "p6")
 

@@ -158,10 +158,10 @@ def _login(port):
 
 
 def run() -> list[tuple[str, float, str]]:
-    from companion.app import Table
+    from companion.app import TableServer
 
     with tempfile.TemporaryDirectory() as tmp:
-        table = Table(host="127.0.0.1", port=0, db_path=f"{tmp}/hostile.db", pin=PIN,
+        table = TableServer(host="127.0.0.1", port=0, db_path=f"{tmp}/hostile.db", pin=PIN,
                       source="mock", demo=True, threads=64).open().start()
         pages = guest = None
         try:

@@ -53,8 +53,8 @@ if __package__ in (None, ""):
 from companion.league.app import LeagueServer  # noqa: E402
 from companion.league.publisher import LeaguePublisher  # noqa: E402
 from companion.league.topics import Credentials  # noqa: E402
-from companion.session import TableSession  # noqa: E402
-from companion.store import Store  # noqa: E402
+from companion.record.store import Store  # noqa: E402
+from companion.table.session import TableSession  # noqa: E402
 from tests.kit.mosquitto import Broker  # noqa: E402
 
 TABLES = 50

@@ -43,8 +43,8 @@ if __package__ in (None, ""):
 
 from companion.league.publisher import LeaguePublisher  # noqa: E402
 from companion.league.topics import Credentials  # noqa: E402
-from companion.session import TableSession  # noqa: E402
-from companion.store import Store  # noqa: E402
+from companion.record.store import Store  # noqa: E402
+from companion.table.session import TableSession  # noqa: E402
 from tests.kit.mosquitto import Broker, free_port, stop_process  # noqa: E402
 
 PAGES = 500

@@ -102,8 +102,8 @@ def play(probe: Probe, game: str, rng: random.Random) -> None:
 
 def measure(games=None, seed: int = 20) -> dict:
     from companion.games import game_names
-    from companion.session import TableSession
-    from companion.store import Store
+    from companion.record.store import Store
+    from companion.table.session import TableSession
     from companion.web import create_app
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -15,8 +15,8 @@ import statistics
 import threading
 import time
 
-from companion.edges import Edge
-from companion.referee import FIRST_PRESS, MS, US, RaceSpec, Referee
+from companion.races.edges import Edge
+from companion.races.referee import FIRST_PRESS, MS, US, RaceSpec, Referee
 
 PLAYERS = tuple(f"P{i}" for i in range(6))
 
@@ -118,8 +118,8 @@ def _session_latency_us(samples: int, through_pins: bool) -> list[float]:
 
     from companion.buzzers.mock import MockSource
     from companion.buzzers.pipeline import Pipeline
-    from companion.session import TableSession
-    from companion.store import Store
+    from companion.record.store import Store
+    from companion.table.session import TableSession
 
     names = ["ana", "bo", "cy"]
     hold_ms = 5
@@ -177,7 +177,7 @@ def _ana_buzzer(src, pipe, through_pins: bool):
     after ``t``)."""
     if through_pins:
         return (lambda t: src.press("ana")), (lambda t: src.release("ana"))
-    from companion.edges import ButtonEdge
+    from companion.races.edges import ButtonEdge
 
     return (lambda t: pipe.edge(ButtonEdge("ana", True, t)),
             lambda t: pipe.edge(ButtonEdge("ana", False, t + 40 * MS)))

@@ -3,7 +3,7 @@
 ``run()`` returns ``[(name, value, unit), ...]``:
 
 * ``event_append_ms_p99``: the 99th percentile of one durable
-  :meth:`companion.store.Store.append` (WAL, synchronous=FULL, with an
+  :meth:`companion.record.store.Store.append` (WAL, synchronous=FULL, with an
   expected-version check), 1000 appends of a card-sized event to a file in
   the system's temporary directory. Goal: at most 5 ms.
 * ``resume_s``: reopening a 2000-event game (open the store, replay the log
@@ -12,7 +12,7 @@
   available, else a bench tracker of similar state size. Goal: at most 1 s.
 
 * ``live_press_ms_p99``: the 99th percentile of one
-  :meth:`~companion.session.TableSession.feed_edge` of a press that a live
+  :meth:`~companion.table.session.TableSession.feed_edge` of a press that a live
   race takes, on a file store: the edge path. The press reaches the disk
   through the store's background writer, never under the session lock, so
   this stays far below one durable append. 200 races of 4 presses.
@@ -33,10 +33,10 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from companion import games  # noqa: E402
-from companion.edges import Edge  # noqa: E402
 from companion.games import Game, RulesError, rank_by  # noqa: E402
-from companion.session import TableSession  # noqa: E402
-from companion.store import Store  # noqa: E402
+from companion.races.edges import Edge  # noqa: E402
+from companion.record.store import Store  # noqa: E402
+from companion.table.session import TableSession  # noqa: E402
 from tests.kit.games import Relay  # noqa: E402
 
 APPENDS = 1000

@@ -5,7 +5,7 @@ chromium (Playwright), as a host and players would.
 Each game's player is its own file, ``bench/taps_<game>.py``, with
 
 * ``GAME``: the game's kind (``"chope"``),
-* ``TABLE``: keywords for :class:`companion.app.Table` (players, demo game),
+* ``TABLE``: keywords for :class:`companion.app.TableServer` (players, demo game),
 * ``play(browser, table) -> dict``: plays ``turns`` turns and returns
   ``{"turns", "host_taps", "player_taps", "scrolls", "kinds", "unit"}``
   (optionally ``"player_actions"``: the player figure is then per action a
@@ -18,7 +18,7 @@ screen when the tap was due). Goals (issue 23): Chope! <= 1.2 host taps a
 card; Chomp! <= 4 a round; Hawker Wars <= 3 host taps a turn and <= 4
 player taps an action; Tropichaos and Chopote <= 2.
 
-The table is the real one (``companion.app.Table``: waitress, mock buzzers)
+The table is the real one (``companion.app.TableServer``: waitress, mock buzzers)
 on 127.0.0.1 in this process. Without chromium at ``$COMPANION_CHROMIUM``
 (default ``/usr/bin/chromium``) or without Playwright it prints why on
 stderr and returns no figures. Run it alone with ``python -m bench taps``,
@@ -40,12 +40,12 @@ GAMES = sorted(p.stem[len("taps_"):] for p in Path(__file__).parent.glob("taps_*
 
 
 def play_one(browser, game: str) -> dict:
-    from companion.app import Table
+    from companion.app import TableServer
 
     mod = importlib.import_module(f"bench.taps_{game}")
     with tempfile.TemporaryDirectory() as tmp:
         # a game with players' pages open may ask for more threads (one live stream each)
-        table = Table(host="127.0.0.1", port=0, db_path=os.path.join(tmp, "taps.db"), pin=PIN,
+        table = TableServer(host="127.0.0.1", port=0, db_path=os.path.join(tmp, "taps.db"), pin=PIN,
                       source="mock", **{"threads": 8, **mod.TABLE})
         table.open()
         table.start()

@@ -18,7 +18,7 @@
 * ``press_to_page_ms_p95``: from a mock buzzer pin press in the server
   process to the verdict arriving at the last of 50 live pages, decision
   hold included (the hold is printed in a ``#`` comment line), over
-  ``RACES`` Chope! Table races. The server is ``companion.app.Table`` with a
+  ``RACES`` Chope! Table races. The server is ``companion.app.TableServer`` with a
   reader on its standard input that presses the mock pins
   (``python -m bench.bench_web --pressable-server``).
 
@@ -322,7 +322,7 @@ def _hold_ms(api: Api) -> object:
     for where in (state.get("settings"), (state.get("session") or {}).get("settings")):
         if isinstance(where, dict) and "hold_ms" in where:
             return where["hold_ms"]
-    from companion.session import DEFAULT_SETTINGS
+    from companion.table.session import DEFAULT_SETTINGS
     return DEFAULT_SETTINGS["hold_ms"]
 
 
@@ -369,12 +369,12 @@ def press_to_page() -> tuple[list[float], object]:
 
 
 def pressable_server(argv: list[str]) -> int:
-    """``companion serve`` (:class:`companion.app.Table`) whose mock pins
+    """``companion serve`` (:class:`companion.app.TableServer`) whose mock pins
     are pressed by lines on standard input: ``press NAME``, ``release NAME``."""
     import argparse
     import signal as _signal
 
-    from companion.app import Table
+    from companion.app import TableServer
 
     p = argparse.ArgumentParser()
     for flag in ("--host", "--db", "--pin", "--players", "--source"):
@@ -383,7 +383,7 @@ def pressable_server(argv: list[str]) -> int:
     p.add_argument("--threads", type=int, default=64)
     p.add_argument("--demo", action="store_true")
     a = p.parse_args(argv)
-    table = Table(host=a.host, port=a.port, db_path=a.db, pin=a.pin,
+    table = TableServer(host=a.host, port=a.port, db_path=a.db, pin=a.pin,
                   players=a.players.split(","), source=a.source, demo=a.demo,
                   threads=a.threads).open()
 

@@ -1,9 +1,9 @@
 """Application assembly: the one place the whole table is built.
 
-``companion serve`` is a :class:`Table`: it builds, in order,
+``companion serve`` is a :class:`TableServer`: it builds, in order,
 
-1. the store (:class:`~companion.store.Store`, the durable SQLite log);
-2. the :class:`~companion.session.TableSession` on it (resuming the last game);
+1. the store (:class:`~companion.record.store.Store`, the durable SQLite log);
+2. the :class:`~companion.table.session.TableSession` on it (resuming the last game);
 3. the buzzer source, chosen in one place
    (:func:`~companion.buzzers.base.open_source`: ``--source``, else
    ``COMPANION_SOURCE``, else auto-detection);
@@ -18,7 +18,7 @@
 Before the store: one server per store (a lock file next to it, naming the
 process that holds it), files made private (mode 0600: the log holds secret
 Favourites) and a store it cannot write refused with the reason
-(:mod:`companion.storefiles`). The web app runs behind
+(:mod:`companion.record.storefiles`). The web app runs behind
 :class:`~companion.web.limits.Gate` (per-address caps on
 connections and requests in flight, slow requests cut off, capacity kept
 for the Pi and the host).
@@ -43,9 +43,9 @@ import sqlite3
 from pathlib import Path
 from typing import Callable
 
+from .record.store import StoreError
+from .record.storefiles import StoreLock, check_writable, private_files
 from .serving import Served, serve_until_signalled
-from .store import StoreError
-from .storefiles import StoreLock, check_writable, private_files
 from .tableconfig import DEMO_PLAYERS, TableConfig
 
 log = logging.getLogger(__name__)
@@ -90,8 +90,10 @@ def resolve_pin(pin: str | None = None, pin_file=None, allow_short: bool = False
         raise ValueError(f"{source}: {exc}") from None
 
 
-class Table(Served):
-    """Everything ``companion serve`` runs, opened and closed together.
+class TableServer(Served):
+    """Everything ``companion serve`` runs, opened and closed together: the
+    table's server, as :class:`~companion.league.app.LeagueServer` is the
+    league screen's (a Table is a Chope! card).
 
     :meth:`open` builds and binds (port 0 picks a free port); :meth:`run`
     serves until :meth:`stop` (from a signal handler or another thread);
@@ -100,7 +102,7 @@ class Table(Served):
 
     ``table``: its :class:`~companion.tableconfig.TableConfig` (what
     ``companion serve`` was given); keywords named like its fields override
-    it (``Table(port=0, source="mock")``). ``config``: extra configuration
+    it (``TableServer(port=0, source="mock")``). ``config``: extra configuration
     of the web app; ``limits``: :class:`~companion.web.limits.Limits`;
     ``announce`` shows a line on the Pi's own terminal (a replaced PIN).
     """
@@ -135,10 +137,10 @@ class Table(Served):
 
     # -- building -------------------------------------------------------------
 
-    def open(self) -> "Table":
+    def open(self) -> "TableServer":
         """Build the table and bind the port (nothing runs yet)."""
         from .buzzers.pipeline import Pipeline
-        from .session import ResumeError, TableSession
+        from .table.session import ResumeError, TableSession
         from .web import create_app
         from .web.limits import Gate, Limits
 
@@ -183,8 +185,8 @@ class Table(Served):
 
     def _open_store(self) -> None:
         """The lock, private files, the store, and a write it must be able to make."""
-        from .paths import default_db_path
-        from .store import Store
+        from .record.paths import default_db_path
+        from .record.store import Store
 
         path = self.db_path
         if path is None:
@@ -367,7 +369,7 @@ def serve(table: TableConfig | None = None, *, print_fn: Callable[[str], None] =
     Files it creates are private to the user (umask 077)."""
     old_umask = os.umask(0o077)
     try:
-        t = Table(table, config=config, announce=print_fn, **fields)
+        t = TableServer(table, config=config, announce=print_fn, **fields)
         return serve_until_signalled(t, "companion serve", t.host, t.port,
                                      (StoreError, ValueError, ImportError, RuntimeError),
                                      print_fn, t.banner)
@@ -375,4 +377,4 @@ def serve(table: TableConfig | None = None, *, print_fn: Callable[[str], None] =
         os.umask(old_umask)
 
 
-__all__ = ["Table", "TableConfig", "serve", "resolve_pin"]
+__all__ = ["TableServer", "TableConfig", "serve", "resolve_pin"]

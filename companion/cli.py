@@ -24,9 +24,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _judge(args, stdin, stdout, stderr) -> int:
-    from .edges import Edge
-    from .gamefile import loads
-    from .referee import MS, US, RaceError, RaceSpec, judge
+    from .races.edges import Edge
+    from .races.referee import MS, US, RaceError, RaceSpec, judge
+    from .record.gamefile import loads
 
     players = [p.strip() for p in args.players.split(",") if p.strip()]
     eligible = None
@@ -82,7 +82,7 @@ def _lines(stdin):
 
 
 def _replay(args, stdin, stdout, stderr) -> int:
-    from .gamefile import GameFileError, replay_lines
+    from .record.gamefile import GameFileError, replay_lines
 
     try:
         with open(args.file, encoding="utf-8") as fh:
@@ -124,7 +124,7 @@ def _buzz(args, stdin, stdout, stderr) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .referee import KINDS
+    from .races.referee import KINDS
     from .tableconfig import add_arguments, source_help
 
     parser = _Parser(prog="companion", description=__doc__,

@@ -1,6 +1,6 @@
 """Serving a WSGI app on waitress until told to stop: the table and the league alike.
 
-The table (:class:`companion.app.Table`) and the league screen
+The table (:class:`companion.app.TableServer`) and the league screen
 (:class:`companion.league.app.LeagueServer`) each build their own services,
 then serve them the same way: one waitress server on its own socket map,
 run in this thread (``companion serve``) or a background one (tests), stopped

@@ -1,10 +1,12 @@
 """What a table is started with: one :class:`TableConfig`, one set of options.
 
 ``companion serve`` reads its options with :func:`add_arguments` and
-:meth:`TableConfig.from_args`; :class:`companion.app.Table` and
+:meth:`TableConfig.from_args`; :class:`companion.app.TableServer` and
 :func:`companion.app.serve` take the same :class:`TableConfig` (or its
 fields as keywords). An option is added here once, so the command line and
-the application cannot drift apart.
+the application cannot drift apart. The race settings ``--set`` changes are
+the table's own (:mod:`companion.table.settings`): this module only parses
+them.
 
 >>> parser = add_arguments(argparse.ArgumentParser(prog="companion serve"))
 >>> TableConfig.from_args(parser.parse_args(["--port", "0", "--set", "lockout_ms=300"]))
@@ -18,52 +20,12 @@ import argparse
 from dataclasses import dataclass, field
 from typing import Any
 
-from .arming import ArmingSettings
-from .referee import DEFAULT_HOLD_NS
+from .table.settings import DEFAULT_SETTINGS
 
 #: Player names (and mock buzzer ids) when none are given.
 DEMO_PLAYERS = ["Ana", "Bo", "Cy", "Dee"]
 #: The game a demo table starts with when the store has none running.
 DEMO_GAME = "chope"
-
-
-MS = 1_000_000
-_RACE = ArmingSettings()    # the race timings' defaults are written once, there
-#: The table's settings and their defaults (docs/session-api.md, "Settings");
-#: ``companion serve --set name=value`` changes one.
-DEFAULT_SETTINGS: dict[str, Any] = {
-    "debounce_ms": 20,          # leading-edge debounce per buzzer
-    "hold_ms": DEFAULT_HOLD_NS // MS,  # decision hold after the deciding edge
-    "stuck_ms": 10_000,         # a buzzer held longer is a fault
-    "tie_window_us": 0,         # presses this close to the first are a tie
-    "lockout_ms": None,         # a false starter may come back after this
-    # the race timings (companion.arming.ArmingSettings holds their defaults)
-    "quiet_gap_ms": _RACE.quiet_gap_ns // MS,          # the console groups presses as one burst
-    "claim_window_ms": _RACE.claim_window_ns // MS,    # a card takes presses this far before its log
-    "wait_ms": _RACE.wait_ns // MS,                    # ... and this after its arm time (deadline)
-    "runner_up_ms": _RACE.runner_up_ns // MS,          # a first-press race keeps its runner-ups
-    "min_gap_ms": _RACE.min_gap_ns // MS,              # two cards' first presses are never closer
-    "confirm_ms": _RACE.confirm_ns // MS,              # an older claimed press asks the host
-    "log_lag_ms": _RACE.log_lag_ns // MS,              # the host logs within this of the first slam
-    "flipper_arms": _RACE.flipper_arms,                # the flipper's press marks the flip
-    # the race judge (companion.attribution): how sure a reading must be to be
-    # taken without asking the host, and the players' median reaction
-    "race_sure_permille": round(_RACE.people.threshold * 1000),
-    "react_median_ms": (_RACE.people.floor_ns + _RACE.people.median_ns) // MS,
-    "countdown_ms": _RACE.countdown_ns // MS,          # announced race: countdown before GO
-    "announced_wait_ms": _RACE.announced_wait_ns // MS,  # announced race: deadline after GO
-    "auto_start": False,        # start announced races as soon as the game asks for one
-    "recent_faults": 20,        # faults kept for the page
-}
-
-
-def table_settings(overrides: dict | None = None) -> dict:
-    """The defaults with ``overrides``; ValueError naming an unknown one."""
-    unknown = set(overrides or {}) - set(DEFAULT_SETTINGS)
-    if unknown:
-        raise ValueError(f"unknown session setting(s) {sorted(unknown)}; known: "
-                         f"{', '.join(DEFAULT_SETTINGS)}")
-    return {**DEFAULT_SETTINGS, **(overrides or {})}
 
 
 @dataclass

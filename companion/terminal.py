@@ -40,7 +40,7 @@ from .buzzers.feedback import Feedback, FeedbackSettings, countdown_plan
 from .buzzers.mock import HOLD_KEYS, ClockedMockFactory, KeyboardBuzzers, MockSource
 from .buzzers.pinmap import PinMapError, load_pinmap
 from .buzzers.runner import BuzzerRunner
-from .referee import FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, MS, US, RaceError, RaceSpec, Referee
+from .races.referee import FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, MS, US, RaceError, RaceSpec, Referee
 
 RACE_KEYS = {"g": FIRST_PRESS, "l": LAST_PRESS, "r": FIRST_RELEASE}
 #: Edges further apart than this start a new burst (offsets restart at +0).

@@ -28,8 +28,8 @@ from companion.buzzers.feedback import Feedback, FeedbackSettings
 from companion.buzzers.mock import ClockedMockFactory, MockSource
 from companion.buzzers.pinmap import PinMapError, load_pinmap
 from companion.buzzers.pipeline import Pipeline, RefereeConsumer
-from companion.edges import ButtonEdge, Edge
-from companion.referee import MS, Referee
+from companion.races.edges import ButtonEdge, Edge
+from companion.races.referee import MS, Referee
 
 ENV_REAL = "COMPANION_REAL_PINS"
 #: Quiet time after a release that ends a press on real pins.

@@ -51,7 +51,7 @@ def random_play(request) -> tuple[int, int]:
 
 @pytest.fixture
 def store(tmp_path):
-    from companion.store import Store
+    from companion.record.store import Store
 
     store = Store(tmp_path / "table.db")
     yield store
@@ -60,7 +60,7 @@ def store(tmp_path):
 
 @pytest.fixture
 def session(store):
-    from companion.session import TableSession
+    from companion.table.session import TableSession
 
     session = TableSession(store)
     session.resume()

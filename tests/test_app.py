@@ -3,7 +3,7 @@
 The same :class:`~companion.buzzers.pipeline.Pipeline` judges mock pin
 presses for a bare referee (``companion buzz``, the harness) and for the table
 session (``companion serve``); when nothing is due it sleeps until woken
-instead of waking on a fixed period; :class:`companion.app.Table` builds,
+instead of waking on a fixed period; :class:`companion.app.TableServer` builds,
 serves and closes the whole table."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 from companion.buzzers.feedback import Feedback, FeedbackSettings
 from companion.buzzers.mock import ClockedMockFactory, MockSource
 from companion.buzzers.pipeline import Pipeline, RefereeConsumer
-from companion.referee import FIRST_PRESS, MS, RaceSpec, Referee
+from companion.races.referee import FIRST_PRESS, MS, RaceSpec, Referee
 from tests.kit.helpers import wait_for
 
 BUZZERS = ["1", "2", "3"]
@@ -39,7 +39,7 @@ def pins():
 @pytest.fixture
 def chope(store):
     """A table session playing Chope! with Ana, Bo and Cy at buzzers 1, 2, 3."""
-    from companion.session import TableSession
+    from companion.table.session import TableSession
 
     session = TableSession(store)
     session.new_game("chope", SEATS)
@@ -130,7 +130,7 @@ def test_the_same_pipeline_judges_for_the_table_session(pins, chope):
 
 
 def test_the_box_lights_the_winner_under_either_consumer(pins, store):
-    from companion.session import TableSession
+    from companion.table.session import TableSession
 
     fast = FeedbackSettings(win_ns=10_000 * MS)
     for make in ("referee", "session"):
@@ -208,9 +208,9 @@ def _get_json(port: int, path: str):
 
 
 def test_the_table_opens_serves_and_closes(tmp_path):
-    from companion.app import Table
+    from companion.app import TableServer
 
-    table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
+    table = TableServer(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
                   short_pin=True, players=["Ana", "Bo"], source="mock", demo=True, threads=8)
     table.open()
     try:
@@ -234,7 +234,7 @@ def test_companion_serve_hands_every_option_to_the_table_in_one_config(monkeypat
     """One parser, one TableConfig: what `companion serve` is given (race
     settings and the league included) is what the table is built from."""
     import companion.app
-    from companion.app import Table
+    from companion.app import TableServer
     from companion.cli import main
     from companion.tableconfig import TableConfig
 
@@ -253,7 +253,7 @@ def test_companion_serve_hands_every_option_to_the_table_in_one_config(monkeypat
         league={"url": "mqtt://league:1883", "table_id": "t1", "user": None,
                 "password_file": "pw", "ca_file": None})
     assert got == [expected]
-    table = Table(expected, port=9)               # a keyword overrides one field
+    table = TableServer(expected, port=9)               # a keyword overrides one field
     assert table.table == TableConfig(**{**expected.__dict__, "port": 9})
     assert table.session_settings == expected.settings
     assert table.league_options == expected.league and table.allow_short_pin
@@ -261,9 +261,9 @@ def test_companion_serve_hands_every_option_to_the_table_in_one_config(monkeypat
 
 
 def test_a_table_opened_but_never_run_releases_its_port(tmp_path):
-    from companion.app import Table
+    from companion.app import TableServer
 
-    table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
+    table = TableServer(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
                   short_pin=True, source="none", demo=False, threads=4)
     table.open()
     port = table.port
@@ -274,9 +274,9 @@ def test_a_table_opened_but_never_run_releases_its_port(tmp_path):
 
 
 def test_a_table_stops_with_live_pages_open(tmp_path):
-    from companion.app import Table
+    from companion.app import TableServer
 
-    table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
+    table = TableServer(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
                   short_pin=True, source="mock", threads=16).open().start()
     conns = []
     try:
@@ -300,7 +300,7 @@ def test_a_table_on_a_pico_box_drives_the_box_s_own_leds_and_cue(tmp_path):
     import sys
     from pathlib import Path
 
-    from companion.app import Table
+    from companion.app import TableServer
     from companion.buzzers.pipeline import CUE_WAIT_NS
 
     if not Path(sys.executable).with_name("micropython").exists():
@@ -309,7 +309,7 @@ def test_a_table_on_a_pico_box_drives_the_box_s_own_leds_and_cue(tmp_path):
     from ptybox import SimBox
 
     with SimBox(tmp_path / "box") as box:
-        table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
+        table = TableServer(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="2468",
                       short_pin=True, players=["Ana", "Bo"], source="pico",
                       source_options={"port": box.port}, threads=4)
         table.open()

@@ -9,13 +9,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from companion import arming
-from companion.arming import (Arming, ArmingSettings, RaceWindow, arm_announced,
+from companion.races import arming
+from companion.races.arming import (Arming, ArmingSettings, RaceWindow, arm_announced,
                               arm_unannounced, bursts, claim, claim_windows,
                               forget_before, go_in_ms, phase, race_spec, request_wait_ns)
-from companion.edges import Edge
+from companion.races.edges import Edge
 from companion.games import RaceRequest
-from companion.referee import RaceError
+from companion.races.referee import RaceError
 
 US = 1_000
 MS = 1_000_000

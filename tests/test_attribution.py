@@ -1,4 +1,4 @@
-"""The race judge (companion.attribution), pure: which card a press was for
+"""The race judge (companion.races.attribution), pure: which card a press was for
 when the table cannot see the flip. Each case is a timeline a real table
 gives (times in seconds from the first flip), with what the judge must make
 of it: the right reading, or a question, never a silent wrong one."""
@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from companion.attribution import (FIRST, LAST, Before, Card, People, judge, lag_pdf,
+from companion.races.attribution import (FIRST, LAST, Before, Card, People, judge, lag_pdf,
                                    react_pdf, react_sf)
-from companion.edges import Edge
+from companion.races.edges import Edge
 
 MS = 1_000_000
 S = 1_000 * MS

@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from companion.gamefile import replay_lines
 from companion.games import RulesError, get_game
 from companion.games.chomp import MAX_REVEALS
-
+from companion.record.gamefile import replay_lines
 from tests.kit.rulebooks import ChompTable, chomp_card_counts, chomp_options
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -224,9 +223,9 @@ def test_false_start_is_a_bad_chomp_with_the_option():
 def test_a_referee_verdict_from_buzzer_edges_settles_the_round():
     """The race as the session logs it: the spec from race_request, the
     edges, the verdict; replaying the file re-judges it (photo finish)."""
-    from companion.edges import Edge
-    from companion.gamefile import header
-    from companion.referee import RaceSpec, judge
+    from companion.races.edges import Edge
+    from companion.races.referee import RaceSpec, judge
+    from companion.record.gamefile import header
     req = G.race_request(example())
     spec = RaceSpec(req.kind, players=req.players, eligible=req.eligible, arm_ns=10_000_000)
     edges = [Edge("di", True, 9_000_000), Edge("cy", True, 10_001_000),
@@ -719,8 +718,8 @@ def test_a_card_that_cannot_be_there_is_not_offered():
 def test_the_last_card_logged_starts_the_race_with_no_tap():
     """On a table whose ``auto_start`` setting is off, Chomp!'s race still
     starts by itself: its countdown begins with the round's last card."""
-    from companion.session import TableSession
-    from companion.store import Store
+    from companion.record.store import Store
+    from companion.table.session import TableSession
 
     t = TableSession(Store(":memory:"), clock=lambda: 10**12)
     assert t.settings["auto_start"] is False
@@ -744,8 +743,8 @@ def chomp_table(**settings):
     """A live Chomp! table on a clock the test moves: ana Seal, bo Shark,
     cy Big Fish, di Big Fish (only ana and bo may chomp), the race counting
     down by itself; returns the session, the clock and GO."""
-    from companion.session import TableSession
-    from companion.store import Store
+    from companion.record.store import Store
+    from companion.table.session import TableSession
     from tests.kit.helpers import Clock
 
     clock = Clock()
@@ -789,9 +788,9 @@ def test_the_referee_charges_a_bad_chomp_just_after_the_winning_slap(after_ms):
     """The reveal race as the referee runs it once the request's window is in
     its spec: cy's slap ``after_ms`` after bo's, reaching the Pi 0.5 ms
     late, is in the verdict's ``ineligible``, and the round charges it."""
-    from companion.edges import Edge
-    from companion.gamefile import header
-    from companion.referee import MS, RaceSpec, Referee
+    from companion.races.edges import Edge
+    from companion.races.referee import MS, RaceSpec, Referee
+    from companion.record.gamefile import header
     req = G.race_request(example())
     spec = RaceSpec(req.kind, players=req.players, eligible=req.eligible, arm_ns=0,
                     out_of_turn_ns=req.info["out_of_turn_ms"] * MS)
@@ -820,7 +819,7 @@ def test_a_bad_chomp_just_after_the_winning_slap_is_still_charged(after_ms):
     its stamp: a Bad Chomp, charged as the rulebook says ("put the top card
     of your pile face down ... The winner of the round takes both of your
     cards")."""
-    from companion.edges import Edge
+    from companion.races.edges import Edge
     t, clock, go = chomp_table()
     win = go + 250 * 1_000_000
     bad = win + after_ms * 1_000_000
@@ -836,8 +835,8 @@ def test_a_bad_chomp_just_after_the_winning_slap_is_still_charged(after_ms):
 def test_a_slap_long_after_the_winning_one_is_no_longer_this_rounds():
     """A slap more than the Bad Chomp window after the winning slap belongs
     to no round: the winner has taken the cards."""
-    from companion.edges import Edge
-    from companion.referee import DEFAULT_OUT_OF_TURN_NS
+    from companion.races.edges import Edge
+    from companion.races.referee import DEFAULT_OUT_OF_TURN_NS
     t, clock, go = chomp_table()
     win = go + 250 * 1_000_000
     late = win + DEFAULT_OUT_OF_TURN_NS + 50 * 1_000_000
@@ -850,8 +849,8 @@ def test_a_slap_long_after_the_winning_one_is_no_longer_this_rounds():
 def test_the_verdict_waits_for_the_bad_chomp_window_only_while_a_slap_could_come():
     """When everyone who could make a Bad Chomp has already slapped, the
     verdict is out at the usual hold after the winning slap."""
-    from companion.edges import Edge
-    from companion.referee import DEFAULT_HOLD_NS
+    from companion.races.edges import Edge
+    from companion.races.referee import DEFAULT_HOLD_NS
     t, clock, go = chomp_table()
     win = go + 250 * 1_000_000
     run_table(t, clock, win + DEFAULT_HOLD_NS - 1,

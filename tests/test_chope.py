@@ -18,7 +18,7 @@ import pytest
 
 from companion.games import RulesError, get_game
 from companion.games.chope import DATA, best_seating
-from companion.gamefile import replay_lines
+from companion.record.gamefile import replay_lines
 from tests.kit.conformance import play_random
 
 G = get_game("chope")
@@ -207,8 +207,8 @@ def test_table_card_cannot_be_choped_by_the_player_who_flipped_it():
 def test_a_false_starter_let_back_in_by_the_lockout_may_chope():
     """The referee's lockout setting lets a false starter win (rules notes,
     races); the tracker takes the referee's word for it."""
-    from companion.edges import Edge
-    from companion.referee import MS, RaceSpec, judge
+    from companion.races.edges import Edge
+    from companion.races.referee import MS, RaceSpec, judge
 
     s = play(new(), flip(RED))
     req = G.race_request(s)

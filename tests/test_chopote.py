@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from companion.gamefile import replay_lines
 from companion.games import RulesError, get_game
 from companion.games.chopote import DATA
+from companion.record.gamefile import replay_lines
 
 G = get_game("chopote")
 ROOT = Path(__file__).resolve().parent.parent

@@ -39,8 +39,8 @@ def register_counter_game():
 
 def writer(db: str, seed: int) -> None:
     register_counter_game()
-    from companion.session import TableSession
-    from companion.store import Store
+    from companion.record.store import Store
+    from companion.table.session import TableSession
 
     session = TableSession(Store(db))
     if not session.resume():
@@ -99,9 +99,9 @@ def race_writer(db: str) -> None:
     """Start a race, then press one buzzer after another, acknowledging each
     press once ``feed_edge`` returned (what a source sees)."""
     register_relay_game()
-    from companion.edges import Edge
-    from companion.session import TableSession
-    from companion.store import Store
+    from companion.races.edges import Edge
+    from companion.record.store import Store
+    from companion.table.session import TableSession
 
     session = TableSession(Store(db))
     session.new_game("relay", RELAY)
@@ -122,8 +122,8 @@ def test_sigkill_during_a_race_resumes_it_interrupted_with_its_presses(tmp_path,
     """No press is synced to disk on the edge path, yet a kill mid-race
     resumes the race as interrupted (its record was written at arming), with
     every press acknowledged half a second before the kill."""
-    from companion.session import TableSession
-    from companion.store import Store
+    from companion.record.store import Store
+    from companion.table.session import TableSession
 
     rng = random.Random(8)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -176,9 +176,9 @@ def _model(events):
 
 @pytest.mark.slow
 def test_sigkill_at_random_points_loses_nothing_acknowledged(tmp_path, counter_game):
-    from companion.gamefile import replay_lines
-    from companion.session import TableSession
-    from companion.store import Store
+    from companion.record.gamefile import replay_lines
+    from companion.record.store import Store
+    from companion.table.session import TableSession
 
     db = tmp_path / "table.db"
     rng = random.Random(20240604)

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from companion.edges import Edge
-from companion.referee import (FIRST_PRESS, FIRST_RELEASE, KINDS, MS, US, RaceSpec, Referee,
+from companion.races.edges import Edge
+from companion.races.referee import (FIRST_PRESS, FIRST_RELEASE, KINDS, MS, US, RaceSpec, Referee,
                                debounce)
 
 try:        # the margin is new: without it, the tests below must fail, not error
-    from companion.referee import DEFAULT_DELIVERY_MARGIN_NS
+    from companion.races.referee import DEFAULT_DELIVERY_MARGIN_NS
 except ImportError:
     DEFAULT_DELIVERY_MARGIN_NS = None
 

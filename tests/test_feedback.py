@@ -17,9 +17,9 @@ from companion.buzzers.feedback import (OFF, CueStep, Feedback, FeedbackSettings
                                         countdown_plan, fault_cue, verdict_cues)
 from companion.buzzers.mock import ClockedMockFactory
 from companion.buzzers.pinmap import parse_pinmap
-from companion.edges import Edge
+from companion.races.edges import Edge
 from tests.kit.helpers import toggles, wait_for
-from companion.referee import FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, MS, Fault, Referee, Verdict
+from companion.races.referee import FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, MS, Fault, Referee, Verdict
 
 S = 1_000 * MS
 T0 = 100 * S

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from companion.edges import Edge
 from companion.pico import protocol as P
-from companion.referee import debounce
+from companion.races.edges import Edge
+from companion.races.referee import debounce
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"

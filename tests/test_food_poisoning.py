@@ -18,7 +18,7 @@ import pytest
 
 from companion.buzzers.mock import ClockedMockFactory, MockSource
 from companion.buzzers.pipeline import Pipeline
-from companion.session import TableSession
+from companion.table.session import TableSession
 from tests.kit.helpers import wait_for
 
 STALLS = ["malay", "chinese", "indian", "international"]
@@ -198,7 +198,7 @@ MS_NS = 1_000_000
 def run_to(session, clock, t_ns, edges=()):
     """Move the clock to ``t_ns``, ticking at each deadline on the way and
     feeding each of ``edges`` (ButtonEdges) at its stamp."""
-    from companion.edges import ButtonEdge  # noqa: F401 - the edges' type
+    from companion.races.edges import ButtonEdge  # noqa: F401 - the edges' type
     todo = sorted(edges, key=lambda e: e.t_ns)
     while True:
         nxt = min(todo[0].t_ns if todo else t_ns, t_ns)
@@ -220,7 +220,7 @@ def run_to(session, clock, t_ns, edges=()):
 @pytest.mark.parametrize("start_after_s", [0, 10, 20, 45])
 def test_start_tapped_long_after_everyone_grabbed_still_judges_the_first_to_let_go(
         store, start_after_s):
-    from companion.edges import ButtonEdge
+    from companion.races.edges import ButtonEdge
     from tests.kit.helpers import Clock
     names = ["ana", "bo", "cy"]
     clock = Clock()
@@ -251,7 +251,7 @@ def test_a_buzzer_still_held_long_after_the_verdict_is_reported_stuck(store):
     """The race is decided: nobody has a reason to hold any more. A buzzer
     still down the stuck time after the verdict is reported (a truly stuck
     button), and a press race started then leaves it out."""
-    from companion.edges import ButtonEdge
+    from companion.races.edges import ButtonEdge
     from tests.kit.helpers import Clock
     names = ["ana", "bo", "cy"]
     clock = Clock()

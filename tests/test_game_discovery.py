@@ -74,8 +74,8 @@ def test_a_module_dropped_into_the_package_is_played_through_the_web_app(tmp_pat
         import json, sys
         import companion
         from companion.games import game_errors
-        from companion.session import TableSession
-        from companion.store import Store
+        from companion.table.session import TableSession
+        from companion.record.store import Store
         from tests.kit.web import HostClient, make_app
 
         assert companion.__file__.startswith({str(copy)!r}), companion.__file__

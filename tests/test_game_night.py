@@ -19,10 +19,10 @@ import pytest
 
 from tests.kit.browser import BROWSER, CHROMIUM, PHONE, expect_text, open_board, open_host, shot
 
-from companion.edges import Edge
-from companion.gamefile import rejudge_race
-from companion.session import TableSession
-from companion.store import Store
+from companion.races.edges import Edge
+from companion.record.gamefile import rejudge_race
+from companion.record.store import Store
+from companion.table.session import TableSession
 
 from tests.kit.helpers import MS, Clock, press, run, wait_for
 PLAYERS = [{"name": "ana", "buzzer": "b1"}, {"name": "bo", "buzzer": "b2"},
@@ -267,8 +267,8 @@ def test_faults_are_one_line_per_buzzer_and_cleared_ones_go():
 
 
 def test_the_end_of_a_game_shows_places_and_the_tiebreak():
-    from companion import views
     from companion.games import get_game
+    from companion.table import views
     game = get_game("chope")
     s, clock = table()
     st = s.state
@@ -525,7 +525,7 @@ def test_a_console_a_verdict_overtook_still_logs_its_card():
     assert races(s)[-1]["winner"] == "bo" and s.version != seen
     s.log({"type": "flip", "card": "table:blue"}, expected_version=seen)
     assert s.state["contested"] == "table:blue"
-    from companion.store import StaleVersion
+    from companion.record.store import StaleVersion
     food = next(c for c, n in s.state["deck"].items() if n and c.startswith("food:"))
     with pytest.raises(StaleVersion):         # a host event in between: refresh first
         s.log({"type": "flip", "card": food}, expected_version=seen)

@@ -23,9 +23,9 @@ from companion.buzzers.mock import ClockedMockFactory, MockSource
 from companion.buzzers.pinmap import PinMapError, load_pinmap
 from companion.buzzers.runner import BuzzerRunner, open_source
 from companion.buzzers.base import CallbackSink
-from companion.edges import ButtonEdge
+from companion.races.edges import ButtonEdge
 from tests.kit.helpers import toggles, wait_for
-from companion.referee import (FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, MS, RaceSpec, Referee,
+from companion.races.referee import (FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, MS, RaceSpec, Referee,
                                judge)
 
 S = 1_000 * MS

@@ -85,13 +85,13 @@ def _host_phone(port, source):
 
 @pytest.fixture
 def table(tmp_path):
-    from companion.app import Table
+    from companion.app import TableServer
 
     made = []
 
     def build(**kw):
         kw.setdefault("threads", 16)
-        t = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="246810",
+        t = TableServer(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin="246810",
                   source="mock", demo=True, **kw).open().start()
         made.append(t)
         return t
@@ -782,8 +782,8 @@ def test_a_read_only_database_is_named(host, session):
 
 
 def test_start_up_refuses_a_disk_without_room(tmp_path):
-    from companion.storefiles import check_writable
-    from companion.store import Store, StoreError
+    from companion.record.storefiles import check_writable
+    from companion.record.store import Store, StoreError
 
     store = Store(tmp_path / "t.db")
     try:
@@ -835,7 +835,7 @@ def test_start_up_refuses_a_store_it_cannot_write(tmp_path):
 
 def _refused_read_only(tmp_path):
     db = tmp_path / "ro.db"
-    from companion.store import Store
+    from companion.record.store import Store
 
     s = Store(db)
     s.create_game("chope", [{"name": "ana"}, {"name": "bo"}], {})
@@ -864,14 +864,14 @@ def _refused_read_only(tmp_path):
 
 
 def test_a_second_server_on_the_same_store_is_refused_naming_the_first(tmp_path):
-    from companion.app import Table, serve
-    from companion.storefiles import StoreInUse
+    from companion.app import TableServer, serve
+    from companion.record.storefiles import StoreInUse
 
     db = str(tmp_path / "one.db")
-    first = Table(host="127.0.0.1", port=0, db_path=db, pin="246810", source="none",
+    first = TableServer(host="127.0.0.1", port=0, db_path=db, pin="246810", source="none",
                   demo=False).open()
     try:
-        second = Table(host="127.0.0.1", port=0, db_path=db, pin="246810", source="none",
+        second = TableServer(host="127.0.0.1", port=0, db_path=db, pin="246810", source="none",
                        demo=False)
         with pytest.raises(StoreInUse, match=f"pid {os.getpid()}"):
             second.open()
@@ -885,7 +885,7 @@ def test_a_second_server_on_the_same_store_is_refused_naming_the_first(tmp_path)
         assert f"already served by another companion (pid {os.getpid()})" in p.stdout
     finally:
         first.close()
-    again = Table(host="127.0.0.1", port=0, db_path=db, pin="246810", source="none",
+    again = TableServer(host="127.0.0.1", port=0, db_path=db, pin="246810", source="none",
                   demo=False).open()                 # free once the first has closed
     again.close()
 
@@ -893,20 +893,20 @@ def test_a_second_server_on_the_same_store_is_refused_naming_the_first(tmp_path)
 def test_issue20_one_store_through_a_symlink_is_refused_at_start_up(tmp_path):
     """Issue 20, 5: a second server on the same store through a symlink (or
     a hard link) started on a stale table; the lock is the file's own now."""
-    from companion.app import Table
-    from companion.storefiles import StoreInUse
+    from companion.app import TableServer
+    from companion.record.storefiles import StoreInUse
 
     db = tmp_path / "one.db"
     (tmp_path / "elsewhere").mkdir()
     link = tmp_path / "elsewhere" / "via-link.db"
     hard = tmp_path / "elsewhere" / "hard.db"
-    first = Table(host="127.0.0.1", port=0, db_path=str(db), pin="246810", source="none",
+    first = TableServer(host="127.0.0.1", port=0, db_path=str(db), pin="246810", source="none",
                   demo=False).open()
     try:
         link.symlink_to(db)
         os.link(db, hard)
         for other in (link, hard):
-            second = Table(host="127.0.0.1", port=0, db_path=str(other), pin="246810",
+            second = TableServer(host="127.0.0.1", port=0, db_path=str(other), pin="246810",
                            source="none", demo=False)
             with pytest.raises(StoreInUse, match="same file as a store another companion") as e:
                 second.open()
@@ -921,7 +921,7 @@ def test_issue20_one_store_through_a_symlink_is_refused_at_start_up(tmp_path):
         assert p.returncode == 2 and "same file as a store" in p.stdout, p.stdout + p.stderr
     finally:
         first.close()
-    again = Table(host="127.0.0.1", port=0, db_path=str(link), pin="246810", source="none",
+    again = TableServer(host="127.0.0.1", port=0, db_path=str(link), pin="246810", source="none",
                   demo=False).open()                 # free once the first has closed
     again.close()
 
@@ -931,7 +931,7 @@ def test_issue20_one_store_through_a_symlink_is_refused_at_start_up(tmp_path):
 
 
 def _store_with_damaged_event(path, body):
-    from companion.store import Store
+    from companion.record.store import Store
 
     s = Store(path)
     gid = s.create_game("chope", [{"name": "Ana", "colour": None, "buzzer": None},
@@ -948,12 +948,12 @@ def _store_with_damaged_event(path, body):
     ('{"type": "teleport"}', "refused"),
 ])
 def test_a_damaged_event_is_named_and_the_store_kept_as_it_is(tmp_path, body, words):
-    from companion.app import Table
+    from companion.app import TableServer
 
     db = tmp_path / "d.db"
     gid = _store_with_damaged_event(db, body)
     before = sqlite3.connect(db).execute("SELECT COUNT(*) FROM games").fetchone()[0]
-    t = Table(host="127.0.0.1", port=0, db_path=str(db), pin="246810", source="mock",
+    t = TableServer(host="127.0.0.1", port=0, db_path=str(db), pin="246810", source="mock",
               demo=True).open()
     try:
         assert t.session.game is None                # no demo game made over it
@@ -1049,11 +1049,11 @@ def test_a_press_body_past_its_declared_size_is_a_413(app, client, session):
 
 
 def test_the_files_the_companion_creates_are_private(tmp_path):
-    from companion.app import Table
+    from companion.app import TableServer
 
     old = os.umask(0o022)
     try:
-        t = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "p.db"), pin="246810",
+        t = TableServer(host="127.0.0.1", port=0, db_path=str(tmp_path / "p.db"), pin="246810",
                   source="mock", demo=True).open()
         try:
             c = t.app.test_client()                  # a login makes the logins file
@@ -1076,14 +1076,14 @@ def test_the_files_the_companion_creates_are_private(tmp_path):
 
 
 def test_the_banner_names_the_resumed_games_players(tmp_path):
-    from companion.app import Table
+    from companion.app import TableServer
 
     db = str(tmp_path / "b.db")
-    t = Table(host="127.0.0.1", port=0, db_path=db, pin="246810", source="none",
+    t = TableServer(host="127.0.0.1", port=0, db_path=db, pin="246810", source="none",
               demo=False).open()
     t.session.new_game("chope", [{"name": "Mei"}, {"name": "Raj"}, {"name": "Siti"}])
     t.close()
-    t = Table(host="127.0.0.1", port=0, db_path=db, pin="246810", source="none", demo=False,
+    t = TableServer(host="127.0.0.1", port=0, db_path=db, pin="246810", source="none", demo=False,
               players=["Ana", "Bo"]).open()
     try:
         line = next(x for x in t.banner().splitlines() if x.startswith("Buzzers:"))

@@ -15,8 +15,8 @@ import pytest
 
 from companion.buzzers.mock import ClockedMockFactory
 from companion.buzzers.pinmap import load_pinmap
-from companion.edges import ButtonEdge as Edge
-from companion.referee import MS
+from companion.races.edges import ButtonEdge as Edge
+from companion.races.referee import MS
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:       # hardware/ is not an installed package

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from companion.edges import Edge
-from companion.gamefile import Replay, replay_lines
 from companion.games import RulesError, get_game
 from companion.games.hawker import DATA, recipe_fits
-from companion.referee import RaceSpec, judge
+from companion.races.edges import Edge
+from companion.races.referee import RaceSpec, judge
+from companion.record.gamefile import Replay, replay_lines
 
 G = get_game("hawker")
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""History, statistics and export (companion/history.py): pure functions of the store.
+"""History, statistics and export (companion/record/history.py): pure functions of the store.
 
 The games here are written straight into a store, as the table would have
 logged them, so each figure can be checked by hand against
@@ -14,11 +14,11 @@ import json
 import pytest
 
 from companion import games
-from companion.gamefile import GameFileError
+from companion.record.gamefile import GameFileError
 from companion.games import Game, RulesError, rank_by
-from companion.history import (CSV_COLUMNS, effective_events, export_csv, export_game,
+from companion.record.history import (CSV_COLUMNS, effective_events, export_csv, export_game,
                                import_game, normalise_players, player_stats, race_tally)
-from companion.store import Store
+from companion.record.store import Store
 
 MS = 1_000_000
 GO = 50_000 * MS

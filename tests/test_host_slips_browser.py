@@ -30,7 +30,7 @@ def tap(t, name, hold_s=0.05):
 
 
 def races(s):
-    from companion.eventlog import effective_events
+    from companion.record.eventlog import effective_events
 
     return [e for e in effective_events(e for _, e in s.store.events(s.game_id))
             if e.get("type") == "race"]

@@ -331,10 +331,10 @@ def test_a_long_outage_larger_than_the_publish_window_arrives_whole_and_in_order
 def test_companion_serve_with_league_publishes_the_table(tmp_path, broker):
     """`companion serve --league URL --table-id t1 --league-password-file F`:
     the served table's log reaches the league, and the banner says so."""
-    from companion.app import Table as ServedTable
+    from companion.app import TableServer
 
     league = league_server(tmp_path, broker)
-    served = ServedTable(host="127.0.0.1", port=0, db_path=tmp_path / "served.db", pin="246810",
+    served = TableServer(host="127.0.0.1", port=0, db_path=tmp_path / "served.db", pin="246810",
                          source="mock", demo=True,
                          league={"url": broker.url, "table_id": "t1",
                                  "password_file": broker.files["secrets"]["t1"]})

@@ -30,7 +30,7 @@ from tests.kit.mosquitto import MOSQUITTO, Broker
 def finish_chope(session, players) -> list:
     """A small Chope! with ``players`` to its end (the Red Table choped
     0.8 ms ahead); the game's final ranking."""
-    from companion.edges import ButtonEdge
+    from companion.races.edges import ButtonEdge
 
     session.new_game("chope", list(players), SMALL_CHOPE)
     session.log({"type": "flip", "card": "food:laksa"})
@@ -180,8 +180,8 @@ def test_the_table_notice_says_what_to_start_and_warns_of_the_wrong_game():
 
 
 def test_a_notice_reaches_every_live_page_and_pages_that_connect_later():
-    from companion.session import TableSession
-    from companion.store import Store
+    from companion.record.store import Store
+    from companion.table.session import TableSession
     from companion.web.sse import Broker as SSE
 
     session = TableSession(Store(":memory:"))
@@ -331,14 +331,14 @@ if __name__ == "__main__":
 def test_companion_serve_shows_its_pairing_on_its_live_pages(tmp_path):
     """`companion serve --league ...`: the served table reads its pairing on
     its own league connection and every live page of it gets the notice."""
-    from companion.app import Table as ServedTable
+    from companion.app import TableServer
     from companion.league.app import LeagueServer
 
     broker = Broker(tmp_path / "broker", tables=TABLES).start()
     league = LeagueServer(broker.url, tmp_path / "league.db", broker.creds("league"),
                           host="127.0.0.1", port=0,
                           convention=plan(tables=["t1"], players=PLAYERS[:3])).open().start()
-    served = ServedTable(host="127.0.0.1", port=0, db_path=tmp_path / "served.db", pin="246810",
+    served = TableServer(host="127.0.0.1", port=0, db_path=tmp_path / "served.db", pin="246810",
                          source="mock", demo=True,
                          league={"url": broker.url, "table_id": "t1",
                                  "password_file": broker.files["secrets"]["t1"]})

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import inspect
 
-from companion.desk import RaceDesk
-from companion.edges import VirtualEdge
+from companion.races.desk import RaceDesk
+from companion.races.edges import VirtualEdge
 from tests.kit.helpers import wait_for
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from companion.buzzers.pipeline import Pipeline
-from companion.edges import Edge
-from companion.session import TableSession
-from companion.store import Store
+from companion.races.edges import Edge
+from companion.table.session import TableSession
+from companion.record.store import Store
 from tests.kit.helpers import MS, Clock, wait_for
 from tests.kit.web import PIN, HostClient, csrf, make_app, start_table
 
@@ -78,7 +78,7 @@ def test_a_pin_press_a_phone_press_and_a_hosts_log_are_applied_on_the_pipelines_
 
 
 def test_a_buzzer_box_press_takes_the_same_queue_and_thread(tmp_path, monkeypatch):
-    from companion.app import Table
+    from companion.app import TableServer
 
     if not Path(sys.executable).with_name("micropython").exists():
         pytest.skip("no MicroPython unix port")
@@ -86,7 +86,7 @@ def test_a_buzzer_box_press_takes_the_same_queue_and_thread(tmp_path, monkeypatc
     from ptybox import SimBox
 
     with SimBox(tmp_path / "box") as box:
-        table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin=PIN,
+        table = TableServer(host="127.0.0.1", port=0, db_path=str(tmp_path / "t.db"), pin=PIN,
                       short_pin=True, players=["Ana", "Bo"], source="pico",
                       source_options={"port": box.port}, threads=4, demo=True)
         table.open()

@@ -1,4 +1,4 @@
-"""The table's one way out: a stream of typed events (companion.tableevents)
+"""The table's one way out: a stream of typed events (companion.table.events)
 that the pages and the buzzer box's lights both follow.
 
 The lights hear a table only through that stream: a verdict lights the
@@ -13,11 +13,11 @@ import pytest
 from companion import games
 from companion.buzzers.feedback import Feedback, FeedbackSettings
 from companion.buzzers.mock import ClockedMockFactory
-from companion.edges import Edge
-from companion.referee import MS
-from companion.session import TableSession
-from companion.store import Store
-from companion.tableevents import (Countdown, Fault, NewState, Press, RaceArmed, RaceShown,
+from companion.races.edges import Edge
+from companion.races.referee import MS
+from companion.table.session import TableSession
+from companion.record.store import Store
+from companion.table.events import (Countdown, Fault, NewState, Press, RaceArmed, RaceShown,
                                    VerdictLogged)
 
 from tests.kit.games import SEATS, Grab, grab_registered  # noqa: F401 - the fixture

@@ -29,18 +29,18 @@ import pytest
 
 from tests.kit.helpers import wait_for
 
-from companion import arming
-from companion.arming import Arming, arm_at_cue
+from companion.races import arming
+from companion.races.arming import Arming, arm_at_cue
 from companion.buzzers.base import CallbackSink, CueStamp, EdgeSource, SourceFault
 from companion.buzzers.feedback import Feedback, FeedbackSettings
 from companion.buzzers.pico import PicoSource
 from companion.buzzers.pipeline import CUE_WAIT_NS, Pipeline, RefereeConsumer
-from companion.edges import ButtonEdge
+from companion.races.edges import ButtonEdge
 from companion.games import register_game, unregister_game
 from companion.pico import protocol as P
-from companion.referee import FIRST_PRESS, RaceSpec, Referee
-from companion.session import TableSession
-from companion.store import Store
+from companion.races.referee import FIRST_PRESS, RaceSpec, Referee
+from companion.table.session import TableSession
+from companion.record.store import Store
 from tests.kit.toygame import CoinRace
 
 MS = 1_000_000
@@ -343,8 +343,8 @@ def test_arm_at_cue_moves_go_and_the_deadline_once():
 
 
 def test_rearming_keeps_the_live_race_object_and_its_edges():
-    from companion.edges import Edge
-    from companion.referee import LiveRace
+    from companion.races.edges import Edge
+    from companion.races.referee import LiveRace
     race = LiveRace(RaceSpec(FIRST_PRESS, ("ana", "bo"), arm_ns=1000, deadline_ns=9000,
                              tie_window_ns=0))
     race.feed(Edge("bo", True, 1500))

@@ -21,10 +21,10 @@ from tests.kit.helpers import wait_for
 
 from companion.buzzers.base import CallbackSink, open_source, source_class
 from companion.buzzers.pico import IncompatibleFirmware, PicoSource
-from companion.edges import ButtonEdge
+from companion.races.edges import ButtonEdge
 from companion.buzzers.runner import BuzzerRunner
 from companion.pico import protocol as P
-from companion.referee import FIRST_PRESS, MS, RaceSpec, Referee
+from companion.races.referee import FIRST_PRESS, MS, RaceSpec, Referee
 from hardware import fairness
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,7 +126,7 @@ def test_presses_in_one_sample_share_a_stamp_and_tie(box):
         assert wait_for(lambda: len(rec.edges) >= 2, 20)     # a loaded machine is slow
         a, b = rec.edges
         assert a.t_ns == b.t_ns and abs(a.t_ns - t) <= src.error_bound_ns() + 20_000
-        from companion.referee import judge
+        from companion.races.referee import judge
         # armed before the presses, allowing for the clock map's own bound
         # (under load a round trip, and so the bound, can pass 1 ms)
         v = judge(RaceSpec(FIRST_PRESS, ("1", "2"), arm_ns=t - src.error_bound_ns() - MS),

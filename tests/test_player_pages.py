@@ -432,7 +432,7 @@ def test_no_other_phone_ever_carries_a_chope_favourite(app_tables):
 
 
 def test_a_version_3_store_migrates_to_player_links(tmp_path):
-    from companion.store import MIGRATIONS, SCHEMA_VERSION, Store
+    from companion.record.store import MIGRATIONS, SCHEMA_VERSION, Store
 
     path = tmp_path / "v3.db"
     conn = sqlite3.connect(path, isolation_level=None)

@@ -1,4 +1,4 @@
-"""The race judge at a real table (companion.desk + companion.attribution
+"""The race judge at a real table (companion.races.desk + companion.races.attribution
 through a Chope! TableSession, a clock the test moves, an in-memory store):
 the new host's repro, a question whose first choice is the real first
 slammer, the host's answer, and a card queued behind a Mynah whose loser

@@ -7,8 +7,8 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from companion.edges import Edge
-from companion.referee import (DEFAULT_HOLD_NS, FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, MS, US,
+from companion.races.edges import Edge
+from companion.races.referee import (DEFAULT_HOLD_NS, FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, MS, US,
                                Debouncer, LiveRace, edge_order, RaceError, RaceSpec, Referee, debounce, judge)
 
 P = ("A", "B", "C")
@@ -435,7 +435,7 @@ def test_a_stuck_button_is_found_by_the_next_edge_even_without_a_poll():
 # -- out of turn just after the first press (Chomp!'s Bad Chomp) --------------
 
 def test_an_out_of_turn_press_just_after_the_first_press_is_listed_ineligible():
-    from companion.referee import DEFAULT_OUT_OF_TURN_NS
+    from companion.races.referee import DEFAULT_OUT_OF_TURN_NS
     s = spec(eligible=("A", "B"), out_of_turn_ns=DEFAULT_OUT_OF_TURN_NS)
     assert RaceSpec.from_json(s.to_json()) == s
     edges = [press("A", 10 * MS), press("C", 40 * MS)]
@@ -446,7 +446,7 @@ def test_an_out_of_turn_press_just_after_the_first_press_is_listed_ineligible():
 
 
 def test_the_live_race_waits_for_an_out_of_turn_press_only_while_one_may_come():
-    from companion.referee import DEFAULT_OUT_OF_TURN_NS
+    from companion.races.referee import DEFAULT_OUT_OF_TURN_NS
     assert LiveRace(spec(eligible=("A", "B"))).decides_at() is None    # unset: no wait
     race = LiveRace(spec(eligible=("A", "B"), out_of_turn_ns=DEFAULT_OUT_OF_TURN_NS))
     race.feed(press("A", 10 * MS))
@@ -460,7 +460,7 @@ def test_the_live_race_waits_for_an_out_of_turn_press_only_while_one_may_come():
 
 
 def test_a_stuck_player_is_not_waited_for():
-    from companion.referee import DEFAULT_OUT_OF_TURN_NS
+    from companion.races.referee import DEFAULT_OUT_OF_TURN_NS
     ref = Referee(P, stuck_ns=100 * MS)
     ref.feed(press("C", 0))
     ref.poll(100 * MS)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from companion.cli import main
-from companion.gamefile import FORMAT, replay_lines
+from companion.record.gamefile import FORMAT, replay_lines
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 

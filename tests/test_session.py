@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from companion import games
-from companion.edges import Edge
-from companion.gamefile import GameFileError, rejudge_race, replay_lines
+from companion.races.edges import Edge
+from companion.record.gamefile import GameFileError, rejudge_race, replay_lines
 from companion.games import Game, RaceReason, RaceRequest, RulesError, rank_by
-from companion.session import TableSession, effective_events
-from companion.store import StaleVersion, Store
+from companion.table.session import TableSession, effective_events
+from companion.record.store import StaleVersion, Store
 
 from tests.kit.helpers import MS, S, Clock, press, run
 
@@ -433,7 +433,7 @@ def test_resume_repairs_derived_data_and_names_an_event_the_tracker_refuses():
     assert store.load_live_race(gid) is None          # a stale live race is dropped
     assert again.snapshot()["race"] is None
     store.append(gid, {"type": "point", "player": "zed", "n": 1})
-    from companion.session import ResumeError
+    from companion.table.session import ResumeError
     with pytest.raises(ResumeError, match="cannot be replayed: event"):
         TableSession(store).resume()
 
@@ -954,7 +954,7 @@ def test_a_stuck_buzzer_fault_is_recorded_and_still_shown_after_a_restart(tmp_pa
 
 def test_a_button_edge_names_a_buzzer_and_the_session_seats_its_player():
     from types import SimpleNamespace
-    from companion.edges import ButtonEdge
+    from companion.races.edges import ButtonEdge
     s, clock = make()
     presses = []
     s.subscribe(lambda u: presses.append(u["data"]["player"]) if u["type"] == "press" else None)
@@ -1105,7 +1105,7 @@ def test_a_press_causes_no_synchronous_store_write(mocker):
 
 
 def test_a_failed_background_write_is_a_fault_on_the_page(mocker):
-    from companion.store import StoreError
+    from companion.record.store import StoreError
     s, clock = make()
     s.log({"type": "flip", "card": "mynah"})
     real = s.store._write

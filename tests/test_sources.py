@@ -19,8 +19,8 @@ from companion.buzzers.base import (ENV_VAR, EdgeSource, NoSource, SourceError, 
                                     register_source, source_class, source_names)
 from companion.buzzers.mock import ClockedMockFactory, MockSource
 from companion.buzzers.pipeline import Pipeline, RefereeConsumer
-from companion.edges import ButtonEdge, Edge
-from companion.referee import FIRST_PRESS, MS, RaceSpec, Referee
+from companion.races.edges import ButtonEdge, Edge
+from companion.races.referee import FIRST_PRESS, MS, RaceSpec, Referee
 from tests.kit.helpers import fake_distribution
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -338,8 +338,8 @@ def test_faults_and_edges_arrive_in_the_order_they_were_reported():
 
 
 def test_a_source_fault_reaches_the_table_session(tmp_path):
-    from companion.session import TableSession
-    from companion.store import Store
+    from companion.record.store import Store
+    from companion.table.session import TableSession
 
     store = Store(tmp_path / "t.db")
     try:

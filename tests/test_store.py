@@ -11,8 +11,8 @@ import threading
 
 import pytest
 
-from companion import paths
-from companion.store import (APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, StaleVersion, Store,
+from companion.record import paths
+from companion.record.store import (APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, StaleVersion, Store,
                              StoreCorrupt, StoreError, UnknownGameId)
 from tests.kit.helpers import wait_for
 

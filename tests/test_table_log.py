@@ -1,6 +1,6 @@
-"""The game's log as its own object (companion.gamelog.GameLog), handed to
+"""The game's log as its own object (companion.table.gamelog.GameLog), handed to
 the session and its races alike; the race code hands the views a frozen
-shot of the race (companion.raceshots) and judges an interrupted race once."""
+shot of the race (companion.table.raceshots) and judges an interrupted race once."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ import dataclasses
 
 import pytest
 
-from companion import games, raceshots
-from companion.edges import Edge
-from companion.gamelog import GameLog
+from companion import games
+
+from companion.table import raceshots
+from companion.races.edges import Edge
+from companion.table.gamelog import GameLog
 from companion.games import RulesError, get_game
-from companion.session import TableSession
-from companion.store import StaleVersion, Store, StoreError
+from companion.table.session import TableSession
+from companion.record.store import StaleVersion, Store, StoreError
 
 from tests.kit.helpers import S, Clock, press, run
 from tests.kit.games import SEATS, Grab, grab_registered  # noqa: F401 - the fixture

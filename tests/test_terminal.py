@@ -13,7 +13,7 @@ import time
 import pytest
 
 from companion.buzzers.mock import ClockedMockFactory
-from companion.referee import FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, Verdict
+from companion.races.referee import FIRST_PRESS, FIRST_RELEASE, LAST_PRESS, Verdict
 from companion.terminal import describe_verdict, run_buzz
 from tests.kit.helpers import wait_for
 

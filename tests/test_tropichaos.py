@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from companion.gamefile import Replay, replay_lines
 from companion.games import RulesError, get_game
+from companion.record.gamefile import Replay, replay_lines
 from tests.kit.conformance import check_replay
 
 G = get_game("tropichaos")

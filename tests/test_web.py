@@ -17,9 +17,8 @@ import pytest
 
 from companion.web import auth
 from companion.web.sse import Broker
-
-from tests.kit.web import PIN, HostClient, make_app
 from tests.kit.helpers import wait_for
+from tests.kit.web import PIN, HostClient, make_app
 
 EVIL = '<img src=x onerror="alert(1)">'
 
@@ -27,8 +26,8 @@ EVIL = '<img src=x onerror="alert(1)">'
 @contextlib.contextmanager
 def table_on(db):
     """A store and a resumed session on ``db`` (a restart of the table)."""
-    from companion.session import TableSession
-    from companion.store import Store
+    from companion.record.store import Store
+    from companion.table.session import TableSession
 
     store = Store(db)
     try:
@@ -669,9 +668,9 @@ def test_live_server_streams_a_mock_buzzer_verdict(live_server):
 
 
 def test_table_banner_shows_urls_qr_and_pin(tmp_path):
-    from companion.app import Table
+    from companion.app import TableServer
 
-    t = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "b.db"), pin="97531",
+    t = TableServer(host="127.0.0.1", port=0, db_path=str(tmp_path / "b.db"), pin="97531",
               short_pin=True, source="none", demo=True)
     t.open()
     try:

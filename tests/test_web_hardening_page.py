@@ -29,7 +29,7 @@ CAUSE = "the disk is full: the last event was not saved"
 def full_disk(live_server, monkeypatch):
     """The live table's store fails every append as SQLite does when the disk
     is full, while ``full_disk.on`` is True."""
-    from companion.store import StoreError
+    from companion.record.store import StoreError
 
     store = live_server.session.store
     real = store.append

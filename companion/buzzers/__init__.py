@@ -5,7 +5,7 @@ The seam between buzzer hardware and the table is :class:`EdgeSource`
 class, sources found by name (``gpio``, ``mock``, ``pico``, ``none``: each
 module here that declares one, plus ``companion.sources`` entry points) and
 chosen in one place, :func:`open_source`. Every source reports
-:class:`~companion.edges.ButtonEdge` values, faults and its status through one
+:class:`~companion.races.edges.ButtonEdge` values, faults and its status through one
 :class:`SourceSink`.
 
 Importing this package never imports an optional source's library: the
@@ -14,7 +14,7 @@ Importing this package never imports an optional source's library: the
 
 from __future__ import annotations
 
-from ..edges import ButtonEdge, BuzzerId, Edge
+from ..races.edges import ButtonEdge, BuzzerId, Edge
 from .base import (AUTO_ORDER, ENV_VAR, CallbackSink, CueStamp, EdgeSource, NoSource, SourceError,
                    SourceFault, SourceSink, SourceStatus, SourceUnavailable, choose_source,
                    open_source, register_source, source_class, source_names)

@@ -10,7 +10,7 @@ distribution (gpiozero's ``gpiozero_pin_factories``); and one function, :func:`o
 place the choice is made (``--source`` flag, else ``COMPANION_SOURCE``, else
 auto-detection).
 
-A source turns its hardware into :class:`~companion.edges.ButtonEdge` values
+A source turns its hardware into :class:`~companion.races.edges.ButtonEdge` values
 (buzzer ids, never player names: who sits at which buzzer is the session's
 business) stamped on the Pi's monotonic clock, and reports them through one
 :class:`SourceSink` along with faults (:class:`SourceFault`) and its
@@ -87,7 +87,7 @@ from pathlib import Path
 from dataclasses import dataclass
 from typing import Callable, ClassVar, Iterable, Protocol, runtime_checkable
 
-from ..edges import BuzzerId, ButtonEdge
+from ..races.edges import BuzzerId, ButtonEdge
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ A source that drives its own cue or LEDs (a Pico box: ``drives_cue``,
 one moment in one command), and each step of the countdown is asked of the
 box ahead of its time (``cue_lead_ns``) with the time it is for, so the box
 sounds GO on its own clock; the box's stamp of GO then arms the race
-(:meth:`companion.session.TableSession.cue_sounded`).
+(:meth:`companion.table.session.TableSession.cue_sounded`).
 
 >>> plan = countdown_plan(10_000_000_000)
 >>> [(s.t_ns, s.on, s.what) for s in plan][-2:]
@@ -41,9 +41,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping
 
-from ..referee import MS, Fault, Verdict
-from ..tableevents import Countdown, NewState, TableEvent, VerdictLogged
-from ..tableevents import Fault as TableFault
+from ..races.referee import MS, Fault, Verdict
+from ..table.events import Countdown, NewState, TableEvent, VerdictLogged
+from ..table.events import Fault as TableFault
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ def verdict_cues(verdict: Verdict, settings: FeedbackSettings = FeedbackSettings
 
 def fault_cue(fault, settings: FeedbackSettings = FeedbackSettings()) -> LedCue | None:
     """A stuck buzzer flickers until released; a cleared one goes dark. The
-    referee's :class:`~companion.referee.Fault` or a source's
+    referee's :class:`~companion.races.referee.Fault` or a source's
     :class:`~companion.buzzers.base.SourceFault` (anything with ``kind``);
     other kinds (a gap, an overflow) leave the LED alone: None."""
     return fault_kind_cue(fault.kind, settings)
@@ -190,20 +190,20 @@ class Feedback:
     ``feedback=``), and polls :meth:`poll` when :meth:`next_deadline` is due.
     The consumer is
 
-    * a table (:class:`~companion.session.TableSession`, anything with
+    * a table (:class:`~companion.table.session.TableSession`, anything with
       ``subscribe_events``): the box hears it one way, its stream of typed
-      events (:mod:`companion.tableevents`, :meth:`on_event`): a
-      :class:`~companion.tableevents.VerdictLogged` lights the winner (a
+      events (:mod:`companion.table.events`, :meth:`on_event`): a
+      :class:`~companion.table.events.VerdictLogged` lights the winner (a
       verdict the game refused is never logged, and lights nothing), a
-      :class:`~companion.tableevents.Countdown` plays the cue, a
-      :class:`~companion.tableevents.Fault` flickers a stuck buzzer (the
-      referee's or the source's), a :class:`~companion.tableevents.NewState`
+      :class:`~companion.table.events.Countdown` plays the cue, a
+      :class:`~companion.table.events.Fault` flickers a stuck buzzer (the
+      referee's or the source's), a :class:`~companion.table.events.NewState`
       carries the seating (player names to buzzers). It never reads the
       pages' JSON and listens to no referee;
     * a :class:`~companion.buzzers.pipeline.RefereeConsumer` (no game, no
       log): its referee's verdicts and faults, its race updates' countdowns
       and the source's faults (:meth:`on_source_fault`, from the pipeline);
-    * a bare :class:`~companion.referee.Referee` (buzzer ids are the player
+    * a bare :class:`~companion.races.referee.Referee` (buzzer ids are the player
       names): its verdicts and faults.
 
     Every call into the devices holds one lock: events arrive on whichever
@@ -461,7 +461,7 @@ class Feedback:
         player): a stuck buzzer the box found flickers, a cleared one goes
         dark; faults of no buzzer, or of other kinds, change nothing. A
         table reports the source's faults in its own stream (its
-        :class:`~companion.tableevents.Fault`): then this does nothing."""
+        :class:`~companion.table.events.Fault`): then this does nothing."""
         buzzer = getattr(fault, "buzzer", None)
         if self._table or not isinstance(buzzer, str):
             return

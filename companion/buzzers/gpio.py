@@ -2,11 +2,11 @@
 
 Each buzzer is an arcade button from a GPIO to GND (active low, the Pi's
 internal pull-up holds it high at rest). Every pin change becomes a raw
-:class:`~companion.edges.ButtonEdge` stamped with the time the pin factory hands to
+:class:`~companion.races.edges.ButtonEdge` stamped with the time the pin factory hands to
 the change callback: with the lgpio factory that is the kernel's own edge
 timestamp (CLOCK_MONOTONIC), so the Python delivery delay does not bias a
 race. gpiozero's ``bounce_time`` stays off (lgpio's debounce reports an edge
-late); the :class:`~companion.referee.Referee` does a leading-edge debounce.
+late); the :class:`~companion.races.referee.Referee` does a leading-edge debounce.
 
 >>> from companion.buzzers.mock import ClockedMockFactory
 >>> factory = ClockedMockFactory(start_ns=1_000_000_000)
@@ -30,7 +30,7 @@ from typing import Callable
 
 from gpiozero import Device, DigitalInputDevice
 
-from ..edges import BuzzerId, ButtonEdge
+from ..races.edges import BuzzerId, ButtonEdge
 from .base import EdgeSource, SourceUnavailable
 from .pinmap import PinMap, load_pinmap
 

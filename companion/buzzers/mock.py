@@ -22,7 +22,7 @@ from typing import Iterable
 
 from gpiozero.pins.mock import MockFactory, MockPWMPin, PinState
 
-from ..referee import MS
+from ..races.referee import MS
 from .gpio import GpioSource, NS_PER_S
 
 

@@ -5,7 +5,7 @@ stamps each change with its own microsecond counter and streams the changes
 as frames (:mod:`companion.pico.protocol`). This source reads them
 (:mod:`companion.pico.transport`), keeps the box's clock on the Pi's
 (:mod:`companion.pico.clocksync`: NTP-style exchanges eight times a second,
-fitted for offset and drift) and emits :class:`~companion.edges.ButtonEdge`
+fitted for offset and drift) and emits :class:`~companion.races.edges.ButtonEdge`
 values on the Pi's monotonic clock. Stamps come from the box's ticks through
 one monotone map, so two edges of one box keep the order of their ticks
 (equal ticks, equal stamps): clock sync error never changes who won.
@@ -40,7 +40,7 @@ import threading
 import time
 from typing import Callable
 
-from ..edges import BuzzerId, ButtonEdge
+from ..races.edges import BuzzerId, ButtonEdge
 from ..pico import protocol as P
 from ..pico.clocksync import ClockSync, SlewedClock
 from ..pico.transport import SerialLink, default_port

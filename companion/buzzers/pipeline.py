@@ -13,14 +13,14 @@ benchmarks all run this same :class:`Pipeline`:
   time). With nothing due it sleeps until woken: no fixed-period wake-up.
 
 A *consumer* (:class:`Consumer`) is what judges the edges: the table's
-:class:`~companion.session.TableSession` under ``serve``, a bare
-:class:`~companion.referee.Referee` wrapped in :class:`RefereeConsumer`
+:class:`~companion.table.session.TableSession` under ``serve``, a bare
+:class:`~companion.races.referee.Referee` wrapped in :class:`RefereeConsumer`
 elsewhere. Anything that changes a consumer's deadlines from another thread
 (a host starting a race) must wake the pipeline: the pipeline subscribes to
 a consumer's updates when it has ``subscribe``, and :meth:`Pipeline.call`
 wakes it too.
 
->>> from companion.referee import Referee, RaceSpec
+>>> from companion.races.referee import Referee, RaceSpec
 >>> from companion.buzzers.mock import MockSource
 >>> src = MockSource(["ana", "bo"], start_ns=0)
 >>> judge = RefereeConsumer(Referee(src.buzzers), clock=src.now_ns)
@@ -43,8 +43,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Iterable, Protocol, runtime_checkable
 
-from ..edges import ButtonEdge, Edge
-from ..referee import LiveRace, RaceSpec, Referee, earliest
+from ..races.edges import ButtonEdge, Edge
+from ..races.referee import LiveRace, RaceSpec, Referee, earliest
 from .base import CueStamp, EdgeSource, SourceFault, SourceStatus
 
 log = logging.getLogger(__name__)
@@ -497,10 +497,10 @@ class Pipeline:
 
 
 class RefereeConsumer:
-    """A bare :class:`~companion.referee.Referee` as a pipeline consumer, for
+    """A bare :class:`~companion.races.referee.Referee` as a pipeline consumer, for
     ``companion buzz``, the hardware harness and the benchmarks: each buzzer
     id is a player name (the identity seating). Its races run on the same
-    :class:`~companion.desk.RaceDesk` as a table's (start, countdown, the
+    :class:`~companion.races.desk.RaceDesk` as a table's (start, countdown, the
     box's GO stamp, the verdict), with no game and no log behind them.
 
     ``clock`` is the source's (``source.now_ns``). Listeners of
@@ -513,8 +513,8 @@ class RefereeConsumer:
 
     def __init__(self, referee: Referee, clock: Callable[[], int],
                  on_source_fault: Callable[[SourceFault], None] | None = None):
-        from ..arming import ArmingSettings
-        from ..desk import RaceDesk
+        from ..races.arming import ArmingSettings
+        from ..races.desk import RaceDesk
 
         self.referee = referee
         self.clock = clock
@@ -550,7 +550,7 @@ class RefereeConsumer:
     def start_race(self, spec: RaceSpec, announced: bool = False) -> LiveRace:
         """Start ``spec`` as the live race (call through :meth:`Pipeline.call`).
         ``announced``: the box counts down to its arm time."""
-        from ..arming import Arming
+        from ..races.arming import Arming
 
         now = self.clock()
         if announced:

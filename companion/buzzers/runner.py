@@ -1,12 +1,12 @@
 """A referee on the pipeline: :class:`BuzzerRunner`, for a table with no session.
 
 :class:`BuzzerRunner` is the one :class:`~companion.buzzers.pipeline.Pipeline`
-with a bare :class:`~companion.referee.Referee` as its consumer (through
+with a bare :class:`~companion.races.referee.Referee` as its consumer (through
 :class:`~companion.buzzers.pipeline.RefereeConsumer`: buzzer ids are the
 player names). ``companion buzz``, the hardware harness and the benchmarks
 use it; ``companion serve`` runs the same pipeline with the table session.
 
->>> from companion.referee import Referee, RaceSpec
+>>> from companion.races.referee import Referee, RaceSpec
 >>> from companion.buzzers.mock import MockSource
 >>> src = MockSource(["ana", "bo"], start_ns=0)
 >>> ref = Referee(src.buzzers)
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..referee import LiveRace, RaceSpec, Referee
+from ..races.referee import LiveRace, RaceSpec, Referee
 from .base import EdgeSource, open_source  # noqa: F401  (re-exported for older callers)
 from .gpio import on_a_pi  # noqa: F401
 from .pipeline import (SPIN_NS, Pipeline, PipelineError, Pollable, RefereeConsumer,  # noqa: F401

@@ -23,7 +23,7 @@ buzzers settled comes in as an event too::
     {"type": "race", "reason": "chope", "winner": "bo", "loser": null,
      "tied": [], "false_starts": [], "ineligible": [], "edges": [...]}
 
-(the keys of :meth:`companion.referee.Verdict.to_json` plus ``reason``; a
+(the keys of :meth:`companion.races.referee.Verdict.to_json` plus ``reason``; a
 tracker reads only ``winner``, ``loser``, ``tied``, ``false_starts`` and
 ``ineligible``).
 

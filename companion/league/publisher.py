@@ -103,7 +103,7 @@ class _Db:
     """The store's SQLite file, for the publisher: its own connection to the
     file (WAL lets it read while the table writes), or, for an in-memory
     store, the store's own connection under the store's lock
-    (:meth:`~companion.store.Store.locked`)."""
+    (:meth:`~companion.record.store.Store.locked`)."""
 
     def __init__(self, store_or_path):
         lock = threading.RLock()
@@ -145,9 +145,9 @@ class _Db:
 class LeaguePublisher:
     """Publishes one table's log to the league broker; see the module doc.
 
-    ``session``: the table's :class:`~companion.session.TableSession` (its
+    ``session``: the table's :class:`~companion.table.session.TableSession` (its
     updates wake the publisher and give the public state); ``store``: the
-    :class:`~companion.store.Store` or its file path; ``url``:
+    :class:`~companion.record.store.Store` or its file path; ``url``:
     ``mqtt://host:port``; ``table_id``: the table's id and broker user;
     ``credentials``: :class:`Credentials` (None: anonymous, only for a
     broker that allows it). On first start the league gets the table's
@@ -664,8 +664,8 @@ class LeaguePublisher:
 
     def _event_payload(self, eid, gid, body, created, game_name, players, prev=None,
                        seq=None) -> bytes:
-        from .. import views
         from ..games import get_game
+        from ..table import views
 
         event = json.loads(body)
         try:
@@ -736,8 +736,8 @@ class LeaguePublisher:
     def _game_facts(self, gid: int, game_name: str) -> dict:
         """What the league needs to replay a game: its options, how many
         events it has, and whether any of them hides something on the wire."""
-        from .. import views
         from ..games import get_game
+        from ..table import views
 
         rows = self._db.rows("SELECT body FROM events WHERE game_id = ? ORDER BY id", (gid,))
         options = self._db.rows("SELECT options FROM games WHERE id = ?", (gid,))[0][0]

@@ -39,8 +39,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..eventlog import effective_events
-from ..history import race_tally
+from ..record.eventlog import effective_events
+from ..record.history import race_tally
 from .topics import LeagueError, check_event, check_result, check_state
 
 log = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ def replay_result(game: str, players: list[str], options: dict, events: list[dic
     """``(ranking, scores)`` of a game replayed from its public events with
     the game's own tracker; LeagueError if the events do not end the game
     or the tracker refuses one."""
-    from ..eventlog import Replay
+    from ..record.eventlog import Replay
 
     try:
         rep = Replay.start(game, players, options)

@@ -2,15 +2,15 @@
 
 :func:`create_app` is a Flask app factory (as in Flask's tutorial). It builds
 nothing of the table: it *receives* the running
-:class:`~companion.session.TableSession` (and, under ``companion serve``, the
+:class:`~companion.table.session.TableSession` (and, under ``companion serve``, the
 buzzer pipeline and the ids of its buzzers) from whoever assembled the
 application (``companion.app``; the tests' ``conftest.py``). The services the
 views share live in ``app.extensions["companion"]`` (:class:`Services`): the
 session, the SSE :class:`~companion.web.sse.Broker`, the PIN and the rate
 limiters. Errors are turned into JSON in one place (:func:`register_errors`).
 
->>> from companion.store import Store                      # doctest: +SKIP
->>> from companion.session import TableSession             # doctest: +SKIP
+>>> from companion.record.store import Store                      # doctest: +SKIP
+>>> from companion.table.session import TableSession             # doctest: +SKIP
 >>> app = create_app({"PIN": "1234"}, session=TableSession(Store(":memory:")))  # doctest: +SKIP
 >>> app.test_client().get("/api/state").json["game"]      # doctest: +SKIP
 
@@ -216,10 +216,10 @@ def register_errors(app: Flask) -> None:
       last event was not saved"), and every page is told the table is not
       saving (the SSE ``saving`` event).
     """
-    from ..gamefile import GameFileError
+    from ..record.gamefile import GameFileError
     from ..games import RulesError
-    from ..store import StaleVersion, StoreError
-    from ..store import UnknownGameId
+    from ..record.store import StaleVersion, StoreError
+    from ..record.store import UnknownGameId
     from .api import BadRequest, UnknownGame
 
     app.register_error_handler(RulesError, _rules_error)
@@ -264,7 +264,7 @@ def _bad_game_file(exc):
 
 
 def _store_error(exc):
-    from ..store import failure_cause
+    from ..record.store import failure_cause
 
     cause = failure_cause(exc)
     current_app.logger.error("store failure: %s", exc)

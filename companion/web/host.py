@@ -269,7 +269,7 @@ def draw():
     log line says "drawn by the companion". 409 when the next step is not
     something the companion can draw (a decision, a card, a race) or the
     table moved on."""
-    from ..store import StaleVersion
+    from ..record.store import StaleVersion
 
     expected = optional_int(body(), "expected_version")
     need_game()

@@ -1,7 +1,7 @@
 """Server-Sent Events: one table session fanned out to every open page.
 
 The :class:`Broker` subscribes once to the session's stream of events
-(:mod:`companion.tableevents`), in the pages' form
+(:mod:`companion.table.events`), in the pages' form
 (:meth:`TableSession.subscribe`: each event's JSON update), and copies each
 update, encoded once, into a small bounded queue per connected page. A page's stream
 (:meth:`Broker.stream`) starts with a full snapshot, or, when the browser
@@ -155,7 +155,7 @@ def _is_loopback(remote: str) -> bool:
 
 
 class Broker:
-    """Fan-out of a :class:`~companion.session.TableSession`'s updates to SSE clients.
+    """Fan-out of a :class:`~companion.table.session.TableSession`'s updates to SSE clients.
 
     >>> # broker = Broker(session); app streams broker.stream(broker.connect(), last_id)
     """

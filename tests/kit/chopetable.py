@@ -5,10 +5,10 @@ them (the race judge's and the host's-slips tests)."""
 
 from __future__ import annotations
 
-from companion.edges import Edge
-from companion.eventlog import effective_events
-from companion.session import TableSession
-from companion.store import Store
+from companion.races.edges import Edge
+from companion.record.eventlog import effective_events
+from companion.record.store import Store
+from companion.table.session import TableSession
 from tests.kit.helpers import MS, Clock, S
 
 PLAYERS = [{"name": n, "buzzer": f"b{i + 1}"} for i, n in enumerate(["ana", "bo", "cy", "dee"])]

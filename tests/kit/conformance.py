@@ -30,8 +30,8 @@ import math
 import random
 from fractions import Fraction
 
-from companion.gamefile import Replay, header, replay_lines
 from companion.games import Game, get_game
+from companion.record.gamefile import Replay, header, replay_lines
 
 #: No game may take more logged events than this to end in random play.
 MAX_EVENTS = 5000

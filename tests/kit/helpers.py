@@ -52,7 +52,7 @@ class Clock:
 
 def press(s, clock, buzzer, hold_ms=60):
     """A hardware press (and release ``hold_ms`` later) at the clock now."""
-    from companion.edges import Edge
+    from companion.races.edges import Edge
 
     t = clock.t
     s.feed_edge(Edge(buzzer, True, t))

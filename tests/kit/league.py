@@ -9,13 +9,13 @@ import json
 import urllib.request
 from pathlib import Path
 
-from companion.edges import ButtonEdge
 from companion.league.app import LeagueServer
 from companion.league.convention import Plan
 from companion.league.publisher import LeaguePublisher
 from companion.league.topics import Credentials
-from companion.session import TableSession
-from companion.store import Store
+from companion.races.edges import ButtonEdge
+from companion.record.store import Store
+from companion.table.session import TableSession
 
 MS = 1_000_000
 TABLES = ["t1", "t2", "t3"]

@@ -38,8 +38,8 @@ from pathlib import Path
 from companion.league.config import generate
 from companion.league.publisher import LeaguePublisher
 from companion.league.topics import Credentials
-from companion.session import TableSession
-from companion.store import Store
+from companion.record.store import Store
+from companion.table.session import TableSession
 from tests.kit.mosquitto import MOSQUITTO, Mosquitto, free_port, listening, stop_process
 
 CUT_S = 60.0

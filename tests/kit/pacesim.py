@@ -2,7 +2,7 @@
 
 The simulator plays whole Chope! games (four players) as people at a real
 table do, with the numbers of the reaction-time literature, and feeds every
-edge into a real :class:`~companion.session.TableSession` (real arming,
+edge into a real :class:`~companion.table.session.TableSession` (real arming,
 referee and tracker, an in-memory SQLite store) on a clock it moves. Nothing
 here reads a clock or a pin: time is the simulator's integer ns.
 
@@ -73,11 +73,11 @@ import random
 from collections import deque
 from dataclasses import dataclass, field
 
-from companion.edges import Edge
-from companion.eventlog import effective_events
 from companion.games import RulesError, get_game
-from companion.session import TableSession
-from companion.store import Store
+from companion.races.edges import Edge
+from companion.record.eventlog import effective_events
+from companion.record.store import Store
+from companion.table.session import TableSession
 
 MS = 1_000_000
 S = 1_000 * MS

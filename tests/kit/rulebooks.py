@@ -11,11 +11,11 @@ from __future__ import annotations
 import itertools
 import json
 
-from companion.gamefile import Replay, header, replay_lines
 from companion.games import get_game
 from companion.games.chope import DATA as CHOPE_DATA
 from companion.games.chopote import DATA as CHOPOTE_DATA
 from companion.games.hawker import DATA as HAWKER_DATA
+from companion.record.gamefile import Replay, header, replay_lines
 from tests.kit.conformance import random_settings
 
 CHOPE, CHOMP, CHOPOTE, HAWKER = (get_game(g) for g in ("chope", "chomp", "chopote", "hawker"))

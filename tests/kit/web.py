@@ -38,9 +38,9 @@ class HostClient:
 def start_table(tmp_path, settings=None, **config):
     """The whole table (``companion serve``) running in a thread; ``config``:
     the web app's (a heartbeat every second unless ``SSE_HEARTBEAT_S`` says)."""
-    from companion.app import Table
+    from companion.app import TableServer
 
-    table = Table(host="127.0.0.1", port=0, db_path=str(tmp_path / "live.db"), pin=PIN,
+    table = TableServer(host="127.0.0.1", port=0, db_path=str(tmp_path / "live.db"), pin=PIN,
                   short_pin=True, players=["Ana", "Bo", "Cy"], source="mock", demo=True, threads=16,
                   config={"SSE_HEARTBEAT_S": 1.0, **config}, settings=settings)
     table.open()
@@ -66,8 +66,8 @@ class AppTable:
     a bare phone (a fresh test client: no login)."""
 
     def __init__(self, path, demo=True):
-        from companion.session import TableSession
-        from companion.store import Store
+        from companion.record.store import Store
+        from companion.table.session import TableSession
 
         self.store = Store(path)
         self.session = TableSession(self.store)

@@ -1,6 +1,7 @@
 """Cards the host logged while a race was still open: queued behind it.
 
-(Not the presses waiting for a card: those are the desk's, ``RaceDesk.waiting``.)
+(Not the presses waiting for a card: those are the race desk's,
+:meth:`companion.races.desk.RaceDesk.waiting`.)
 
 The host never has to wait to log (docs/rules-notes.md, "Which card a press
 belongs to"): an event the tracker takes only once a race outcome is logged
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Iterable
 
-from .games import Game, RulesError
+from ..games import Game, RulesError
 
 
 def legal_after_races(game: Game, state: Any, events: list[dict], budget: int = 256) -> bool:
@@ -98,9 +99,9 @@ class CardQueue:
     def __bool__(self) -> bool:
         return bool(self.items)
 
-    def must_wait(self, game: Game, state: Any, event: dict, race_open: bool,
-                  held: bool = False) -> bool:
-        """Whether ``event`` waits: a race is open (or cards wait already) and
+    def must_queue(self, game: Game, state: Any, event: dict, race_open: bool,
+                   held: bool = False) -> bool:
+        """Whether ``event`` is queued: a race is open (or cards are queued) and
         the tracker takes it only after some race outcome, or at all while
         the open race is ``held`` (a card's race whose verdict may still be
         weighed: nothing moves the game on under it). RulesError (the
@@ -110,7 +111,7 @@ class CardQueue:
         if not held and (not race_open or not self.items):
             try:
                 game.apply(state, event)
-                return False                            # legal now: no wait
+                return False                            # legal now: not queued
             except RulesError:
                 pass
         if legal_after_races(game, state, [e for e, _ in self.items] + [event]):

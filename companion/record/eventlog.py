@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .games import Game, RulesError, get_game
+from ..games import Game, RulesError, get_game
 
 #: The log's own event types.
 LOG_EVENTS = ("undo", "redo")

@@ -1,21 +1,21 @@
 """The table session: one running game; it commits, persists and publishes.
 
-The log in the :class:`~companion.store.Store` is the only source of truth:
-the game's log (:class:`companion.gamelog.GameLog`) replays it, appends each
+The log in the :class:`~companion.record.store.Store` is the only source of truth:
+the game's log (:class:`companion.table.gamelog.GameLog`) replays it, appends each
 new event durably (rolled back if the append fails) and keeps the version;
 a refused (:class:`RulesError`) or stale (:class:`StaleVersion`) event
-changes nothing. The session and its races (:mod:`companion.tableraces`, on
-the race desk, :mod:`companion.desk`) are both handed that log: every edge,
+changes nothing. The session and its races (:mod:`companion.table.tableraces`, on
+the race desk, :mod:`companion.races.desk`) are both handed that log: every edge,
 from a pin, a box or a phone, comes in through :meth:`TableSession.feed_edge`.
 Everything the table changes goes out one way: typed events
-(:mod:`companion.tableevents`) through the outbox (:mod:`companion.outbox`),
+(:mod:`companion.table.events`) through the outbox (:mod:`companion.table.outbox`),
 outside the lock, to the pages (:meth:`subscribe`, their JSON) and the
 buzzer box (:meth:`subscribe_events`). The pages' views are built in
-:mod:`companion.views`; the history in :mod:`companion.history`. A live race
+:mod:`companion.table.views`; the history in :mod:`companion.record.history`. A live race
 is saved once when armed and its presses off the edge path (docs/store.md,
 "Resume"). Time is the injected ``clock``'s integer nanoseconds.
 
->>> from companion.store import Store
+>>> from companion.record.store import Store
 >>> table = TableSession(Store(":memory:"), clock=lambda: 0)
 >>> table.new_game("chope", ["ana", "bo", "cy"]) > 0
 True
@@ -31,21 +31,22 @@ import time
 from collections import deque
 from typing import Any, Callable
 
-from . import arming, views
-from .desk import RaceDesk
+from ..races import arming
+from . import views
+from ..races.desk import RaceDesk
 from .tableraces import TableRaces
-from .edges import Edge, VirtualEdge
-from .eventlog import ResumeError, Replay, effective_events, jsonable
+from ..races.edges import Edge, VirtualEdge
+from ..record.eventlog import ResumeError, Replay, effective_events, jsonable
 from .gamelog import GameLog
-from .games import Game, RulesError, get_game
-from .history import (CSV_COLUMNS, PALETTE, export_csv, export_game, import_game,
+from ..games import Game, RulesError, get_game
+from ..record.history import (CSV_COLUMNS, PALETTE, export_csv, export_game, import_game,
                       normalise_players, player_stats)
 from .outbox import Outbox, TableLock, catch_up
 from .seating import buzzer_map, reseat, seated
-from .referee import DEFAULT_DELIVERY_MARGIN_NS, Referee
-from .store import StaleVersion, Store, StoreError
-from .tableconfig import DEFAULT_SETTINGS, table_settings
-from .tableevents import BuzzerStatus, Fault, NewState, TableEvent
+from ..races.referee import DEFAULT_DELIVERY_MARGIN_NS, Referee
+from ..record.store import StaleVersion, Store, StoreError
+from .settings import DEFAULT_SETTINGS, table_settings
+from .events import BuzzerStatus, Fault, NewState, TableEvent
 
 log = logging.getLogger(__name__)
 
@@ -288,8 +289,8 @@ class TableSession:
             self._need_game()
             event = jsonable(event)
             kind = event["type"]
-            if kind not in ("undo", "redo", "race") and self.races.must_wait(event,
-                                                                             expected_version):
+            if kind not in ("undo", "redo", "race") and self.races.must_queue(event,
+                                                                              expected_version):
                 update = self.races.queue(event)
             else:
                 eid = self.gamelog.append(event, expected_version)
@@ -452,7 +453,7 @@ class TableSession:
             return None if self.desk is None else self.desk.next_deadline(RETRY_NS)
 
 
-    # -- races: the host's commands (companion.tableraces) ---------------------
+    # -- races: the host's commands (companion.table.tableraces) ---------------------
 
     def _race_command(self, fn: Callable, *args) -> Any:
         with self._lock:
@@ -532,7 +533,7 @@ class TableSession:
               t_ns: int | None = None, buzzer: str | None = None,
               source: bool = False) -> None:
         """Record a fault (kept for the snapshot and the store) and publish it
-        as a :class:`~companion.tableevents.Fault`. Lock held."""
+        as a :class:`~companion.table.events.Fault`. Lock held."""
         f = {"player": player, "fault": kind, "t_ns": self.clock() if t_ns is None else t_ns}
         if buzzer is not None:
             f["buzzer"] = buzzer
@@ -593,7 +594,7 @@ class TableSession:
 
     def subscribe_events(self, fn: Callable[[TableEvent], None]) -> Callable[[], None]:
         """Call ``fn(event)`` for every typed event of the table
-        (:mod:`companion.tableevents`; the same stream as :meth:`subscribe`,
+        (:mod:`companion.table.events`; the same stream as :meth:`subscribe`,
         in the same order); returns the function that unsubscribes it."""
         return self._outbox.subscribe_events(fn)
 
@@ -610,11 +611,11 @@ class TableSession:
 
     def updates_since(self, last_id: int) -> list[dict] | None:
         """What an SSE client that saw update ``last_id`` missed (see
-        :func:`companion.outbox.catch_up`)."""
+        :func:`companion.table.outbox.catch_up`)."""
         with self._lock:
             return catch_up(self.gamelog, self._snapshot, last_id)
 
-    # -- history (companion.history, on this session's store) ------------------
+    # -- history (companion.record.history, on this session's store) ------------------
 
     def history(self) -> list[dict]:
         return self.store.list_games()      # every game, newest first

@@ -1,18 +1,18 @@
 """A table's races: the game's race requests on the race desk, the cards
 queued behind an open race, and what a decided race leaves in the log.
 
-:class:`TableRaces` is the :class:`~companion.desk.DeskOwner` of a table's
+:class:`TableRaces` is the :class:`~companion.races.desk.DeskOwner` of a table's
 desk. It is handed what it works with, and nothing else: the game's log
-(:class:`~companion.gamelog.GameLog`: what the game asks for, the races
+(:class:`~companion.table.gamelog.GameLog`: what the game asks for, the races
 before, for claims; the race event a verdict becomes, appended there), the
 store (the live race saved, the strays kept), the table's outbox (its one
-way out: typed events, :mod:`companion.tableevents`), the clock, the
+way out: typed events, :mod:`companion.table.events`), the clock, the
 settings, and two of the session's public methods: ``publish_state`` (a new
 state after an event is logged) and ``fault``. Every method runs with the
 session's lock held; the session's public race methods (``confirm_race``,
 ``start_race``, ...) take the lock and call here.
 
-The race code decides what a race *is* (:mod:`companion.raceshots`): the
+The race code decides what a race *is* (:mod:`companion.table.raceshots`): the
 event a verdict is logged as, the runners-up, the interrupted race's order,
 judged once at resume; the views get a frozen shot of it to format.
 """
@@ -22,20 +22,21 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from . import arming, views
-from .attribution import FIRST, LAST, Turned
-from .desk import DeskRace, RaceDesk
-from .edges import Edge
-from .eventlog import jsonable
+from ..races import arming
+from . import views
+from ..races.attribution import FIRST, LAST, Turned
+from ..races.desk import DeskRace, RaceDesk
+from ..races.edges import Edge
+from ..record.eventlog import jsonable
 from .gamelog import GameLog
-from .games import RaceRequest, RulesError
+from ..games import RaceRequest, RulesError
 from .outbox import Outbox
 from .queued import CardQueue, reorder_plan, requests_along
 from .raceshots import (InterruptedShot, decided_shot, interrupted_shot, live_shot,
                         pending_shot, race_event)
-from .referee import RaceError, Referee
-from .store import Store, StoreError
-from .tableevents import Countdown, Press, Queued, RaceArmed, RaceShown, VerdictLogged
+from ..races.referee import RaceError, Referee
+from ..record.store import Store, StoreError
+from .events import Countdown, Press, Queued, RaceArmed, RaceShown, VerdictLogged
 
 log = logging.getLogger(__name__)
 
@@ -121,16 +122,16 @@ class TableRaces:
 
     # -- cards logged while a race is open ------------------------------------
 
-    def must_wait(self, event: dict, expected_version: int | None) -> bool:
+    def must_queue(self, event: dict, expected_version: int | None) -> bool:
         """Whether the host's ``event`` is queued behind the open race."""
         g = self.gamelog
         if self.race is not None or self.queued:
             g.check_version(expected_version)        # a stale console: StaleVersion
         race = self.race
         # a card's race the judge may still be weighing: nothing moves the game
-        # on under it (a Stop tapped while its verdict is held waits behind it)
+        # on under it (a Stop tapped while its verdict is held is queued behind it)
         held = race is not None and not race.announced and race.request is not None
-        return self.queued.must_wait(g.game, g.state, event, race is not None, held)
+        return self.queued.must_queue(g.game, g.state, event, race is not None, held)
 
     def queue(self, event: dict) -> dict:
         """Keep ``event`` (with the time it was logged) until the open race
@@ -599,7 +600,7 @@ class TableRaces:
     # -- what the pages see -----------------------------------------------------
 
     def shot(self, now: int):
-        """The race now, frozen for the views (:mod:`companion.raceshots`):
+        """The race now, frozen for the views (:mod:`companion.table.raceshots`):
         the live race, else the one interrupted by a restart, else the race
         the game waits for (asked only then: the live race's view is on the
         verdict's path), else the last logged race with its late runners-up

@@ -1,16 +1,16 @@
 """Who sits at which buzzer: the table's players, their colours and buzzer ids.
 
-A source names a physical buzzer (:class:`~companion.edges.ButtonEdge`); the
-referee and the game name players (:class:`~companion.edges.Edge`). The
+A source names a physical buzzer (:class:`~companion.races.edges.ButtonEdge`); the
+referee and the game name players (:class:`~companion.races.edges.Edge`). The
 seating maps one to the other: a player with no buzzer id is reached by
 their name.
 """
 
 from __future__ import annotations
 
-from .edges import Edge, VirtualEdge
-from .games import RulesError
-from .history import normalise_players
+from ..games import RulesError
+from ..races.edges import Edge, VirtualEdge
+from ..record.history import normalise_players
 
 
 def buzzer_map(players: list[dict]) -> dict[str, str]:

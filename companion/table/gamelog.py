@@ -1,7 +1,7 @@
 """One game's log at the table: the store's rows, their replay, the version.
 
-The log in the :class:`~companion.store.Store` is the only source of truth:
-the state is what replaying it gives (:class:`companion.eventlog.Replay`;
+The log in the :class:`~companion.record.store.Store` is the only source of truth:
+the state is what replaying it gives (:class:`companion.record.eventlog.Replay`;
 undo and redo are events of the log). :class:`GameLog` is that log as the
 running table holds it: :meth:`GameLog.append` has the tracker accept an
 event, appends it durably, then keeps it in memory (the replay is rolled
@@ -9,12 +9,12 @@ back if the append fails); a refused (:class:`RulesError`) or stale
 (:class:`StaleVersion`) event changes nothing. The version is the id of the
 last event logged.
 
-The session (:class:`companion.session.TableSession`) and its races
-(:class:`companion.tableraces.TableRaces`) are both handed the same
+The session (:class:`companion.table.session.TableSession`) and its races
+(:class:`companion.table.tableraces.TableRaces`) are both handed the same
 :class:`GameLog`; neither reaches into the other to log. It takes no lock:
 its callers hold the session's.
 
->>> from companion.store import Store
+>>> from companion.record.store import Store
 >>> from companion.games import get_game
 >>> game = GameLog.create(Store(":memory:"), get_game("chope"),
 ...                       [{"name": n} for n in ("ana", "bo", "cy")], {})
@@ -27,10 +27,10 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from .eventlog import Replay, jsonable, replay_stored, summary
-from .gamefile import rejudge_race
-from .games import Game
-from .store import StaleVersion, Store, StoreError
+from ..games import Game
+from ..record.eventlog import Replay, jsonable, replay_stored, summary
+from ..record.gamefile import rejudge_race
+from ..record.store import StaleVersion, Store, StoreError
 from .views import public_line
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ class GameLog:
     @classmethod
     def load(cls, store: Store, game_id: int, info: dict,
              on_fault: FaultFn | None = None) -> "GameLog":
-        """A stored game replayed (:class:`~companion.eventlog.ResumeError`
+        """A stored game replayed (:class:`~companion.record.eventlog.ResumeError`
         naming what the tracker can no longer replay). Where the store's
         record of its end (``info["finished"]``) differs from the replay, the
         caller calls :meth:`record_end`."""

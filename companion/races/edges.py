@@ -5,7 +5,7 @@ Two kinds of edge, distinct in the types, because a buzzer is not a player:
 * :class:`ButtonEdge` is what an edge *source* emits: ``buzzer`` is the id of
   the physical button (a :data:`BuzzerId`, e.g. ``"1"`` or ``"Ana"`` on a demo
   table). A source knows nothing about who sits at which button.
-* :class:`Edge` is what the :class:`~companion.referee.Referee` and the
+* :class:`Edge` is what the :class:`~companion.races.referee.Referee` and the
   session judge: ``player`` is a :data:`PlayerName`. The session maps each
   ButtonEdge to an Edge through the game's seating (buzzer id -> player).
 

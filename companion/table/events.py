@@ -1,7 +1,7 @@
 """What a table tells the world: one stream of typed events.
 
 The table session publishes every change as one of these, in order, outside
-its lock (:class:`companion.outbox.Outbox`). Two kinds of listener follow
+its lock (:class:`companion.table.outbox.Outbox`). Two kinds of listener follow
 the same stream:
 
 * the pages (the SSE broker, the league, the terminal): they read each
@@ -14,7 +14,7 @@ the same stream:
 
 Pure data: frozen dataclasses, no clock, no I/O.
 
->>> from companion.referee import Verdict
+>>> from companion.races.referee import Verdict
 >>> ev = VerdictLogged(7, eid=7, reason="table", verdict=Verdict("first-press", winner="bo"))
 >>> ev.page_update() is None, ev.verdict.winner
 (True, 'bo')
@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
-from .referee import Verdict
+from ..races.referee import Verdict
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The store's files, guarded: one server per store, private modes, a store
 that can be written.
 
-Before the table opens its :class:`~companion.store.Store`, it takes
+Before the table opens its :class:`~companion.record.store.Store`, it takes
 :class:`StoreLock` (a second ``companion serve`` on the same file is refused,
 naming the first), makes the database and its companions private
 (:func:`private_files`: the log holds secret Favourites and the host's

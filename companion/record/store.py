@@ -4,7 +4,7 @@ One SQLite file holds every game the table has played: a ``games`` table (who
 played what, with which options, and the final summary once it ended) and an
 append-only ``events`` table whose integer id is also the id of the live
 update the web page gets (SSE ``Last-Event-ID``). The state of a game is what
-replaying its events gives (:mod:`companion.gamefile`); nothing else is the
+replaying its events gives (:mod:`companion.record.gamefile`); nothing else is the
 truth. See docs/store.md for the schema, durability and migrations.
 
 Durability: the file is opened with ``journal_mode=WAL`` and
@@ -192,7 +192,7 @@ class Store:
     """The event log. Thread-safe: one connection guarded by a lock.
 
     ``path`` is a file (created with its directory if missing), ``":memory:"``
-    for tests, or None for :func:`companion.paths.default_db_path`.
+    for tests, or None for :func:`companion.record.paths.default_db_path`.
     ``wall_clock`` stamps rows (Unix ns); it is never used for game time.
     """
 

@@ -59,8 +59,8 @@ CUE_MATCH_NS = 100 * MS
 @dataclass(frozen=True)
 class ArmingSettings:
     """The session's timing settings, as integer nanoseconds; the defaults
-    are a table's (the one place they are written: tableconfig's
-    DEFAULT_SETTINGS reads them from here)."""
+    are a table's (the one place they are written:
+    companion.table.settings.DEFAULT_SETTINGS reads them from here)."""
 
     quiet_gap_ns: int = 1_500 * MS      # the console groups presses this close as one burst
     claim_window_ns: int = 10_000 * MS  # a logged card takes a press at most this long before it
@@ -80,7 +80,7 @@ class ArmingSettings:
     #: longer before a card's log cannot have been that card's first slam
     log_lag_ns: int = 2_600 * MS
     flipper_arms: bool = False  # the flipper's own press marks the flip and arms the race
-    #: whom the race judge assumes at the table (companion.attribution)
+    #: whom the race judge assumes at the table (companion.races.attribution)
     people: People = People()
     @classmethod
     def from_settings(cls, settings: dict) -> "ArmingSettings":
@@ -597,7 +597,7 @@ def race_spec(request, arming: Arming, settings: ArmingSettings, players: Sequen
     ``arming``; a request's ``info["tie_window_us"]`` overrides the setting,
     and its ``info["out_of_turn_ms"]`` asks for presses of those who may not
     race to be listed that long after the first (Chomp!'s Bad Chomps).
-    Raises :class:`companion.referee.RaceError` for a race the referee
+    Raises :class:`companion.races.referee.RaceError` for a race the referee
     cannot run."""
     info = request.info if isinstance(request.info, dict) else {}
     tie = settings.tie_window_ns
@@ -673,7 +673,7 @@ def logged_go(events: Sequence[dict], asked_ns: int | None) -> int | None:
 
 
 def rearm_live(live, arm_ns: int, deadline_ns: int | None) -> None:
-    """Judge the undecided :class:`~companion.referee.LiveRace` ``live``
+    """Judge the undecided :class:`~companion.races.referee.LiveRace` ``live``
     again from its own edges with a new arm time and deadline (the GO the
     box sounded). The same object, so whoever holds it sees the verdict;
     its spec keeps everything else (players, eligibility, tie window)."""

@@ -1,12 +1,12 @@
 """History, statistics and export: pure functions of the store's games.
 
-Everything here reads games the :class:`~companion.store.Store` already
+Everything here reads games the :class:`~companion.record.store.Store` already
 holds (or stores an imported one); nothing depends on the running session,
 so the web's history pages, ``companion`` commands and tests call these
 directly. Only *effective* events count: an undone event never adds a win,
 a race or a reaction time (:func:`effective_events`).
 
->>> from companion.store import Store
+>>> from companion.record.store import Store
 >>> player_stats(Store(":memory:"))
 {'games': 0, 'finished': 0, 'players': {}}
 """
@@ -19,10 +19,10 @@ import json
 import statistics
 from typing import Iterable
 
+from ..games import RulesError
+from ..races.referee import FIRST_PRESS, LAST_PRESS
 from .eventlog import effective_events, jsonable  # noqa: F401  (re-exported for session.py)
 from .gamefile import header, parse_header, replay_lines
-from .games import RulesError
-from .referee import FIRST_PRESS, LAST_PRESS
 from .store import Store
 
 US = 1_000
@@ -202,7 +202,7 @@ def export_game(store: Store, game_id: int) -> str:
 
 def import_game(store: Store, text: str) -> int:
     """Store an exported game file as a new game of the history, after
-    replaying it (:class:`~companion.gamefile.GameFileError` names a bad
+    replaying it (:class:`~companion.record.gamefile.GameFileError` names a bad
     line; nothing is stored); finished if it ended, never made current."""
     lines = text.splitlines()
     rep = replay_lines(lines)   # GameFileError names the line

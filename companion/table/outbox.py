@@ -1,12 +1,12 @@
 """The table's one way out: its typed events, in order, outside its lock.
 
 Everything a table session changes is published as one
-:class:`~companion.tableevents.TableEvent` (a new state, a race armed, a
+:class:`~companion.table.events.TableEvent` (a new state, a race armed, a
 countdown, a press, a verdict logged, a fault...). Events are queued while
 the session lock is held and delivered by :meth:`Outbox.dispatch` once it is
 released, to every subscriber in the order they were put: the pages' side
 (:meth:`Outbox.subscribe`) gets each event's JSON update
-(:meth:`~companion.tableevents.TableEvent.page_update`; events with none
+(:meth:`~companion.table.events.TableEvent.page_update`; events with none
 are not theirs), the buzzer box's lights (:meth:`Outbox.subscribe_events`)
 the typed events themselves. A subscriber may call back into the session
 (the outer loop delivers what that queues). Records the edge path must not
@@ -21,7 +21,7 @@ from collections import deque
 from typing import Any, Callable
 
 from . import views
-from .tableevents import TableEvent
+from .events import TableEvent
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +150,7 @@ class Outbox:
 
 def catch_up(game_log, snapshot: Callable[[], dict], last_id: int) -> list[dict] | None:
     """What an SSE client that saw update ``last_id`` of ``game_log`` (a
-    :class:`~companion.gamelog.GameLog`, None: no game) missed: ``[]`` when
+    :class:`~companion.table.gamelog.GameLog`, None: no game) missed: ``[]`` when
     it is up to date, else one ``state`` update with the current
     ``snapshot()`` (``data["missed"]`` lists the missed log lines); None when
     ``last_id`` is not an event of the current game (send a snapshot)."""

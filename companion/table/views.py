@@ -1,7 +1,7 @@
 """What the pages see: the snapshots and race views, as pure functions.
 
 The session owns the state; this module only turns a game, its replay and
-the race code's frozen shot of the race (:mod:`companion.raceshots`) into
+the race code's frozen shot of the race (:mod:`companion.table.raceshots`) into
 the JSON the web and the terminal show
 (docs/session-api.md): the public snapshot (every phone), the host's
 snapshot (the console), a player's private page, the race view in every
@@ -17,8 +17,8 @@ import json
 import logging
 from typing import Any, Iterable
 
-from .arming import go_in_ms, phase
-from .games import Game
+from ..games import Game
+from ..races.arming import go_in_ms, phase
 from .raceshots import DecidedShot, InterruptedShot, LiveShot, PendingShot
 
 log = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ def order_json(order: Iterable[tuple[str, int]], go_ns: int | None = None) -> li
 
 def live_race_view(game: Game, shot: LiveShot, now_ns: int) -> dict:
     """The race that is running (countdown, live, or decided and not yet
-    logged), from its frozen :class:`~companion.raceshots.LiveShot`."""
+    logged), from its frozen :class:`~companion.table.raceshots.LiveShot`."""
     return race_view(game, shot.reason, shot.kind,
                      phase(shot.verdict is not None and not shot.judging, shot.announced,
                            shot.go_ns, now_ns),

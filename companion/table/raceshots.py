@@ -1,10 +1,10 @@
 """The race as the table shows it, frozen: what the race code hands the views.
 
-The race code (:mod:`companion.tableraces`) decides what a race *is*: the
+The race code (:mod:`companion.table.tableraces`) decides what a race *is*: the
 ``race`` event a decided race is logged as (:func:`race_event`), the
 runners-up a logged race gathers after its verdict (:func:`runner_ups`),
 the order of a race interrupted by a restart (judged once, when the table
-resumes: :func:`interrupted_shot`). It hands :mod:`companion.views` one
+resumes: :func:`interrupted_shot`). It hands :mod:`companion.table.views` one
 frozen shot of the race (:class:`LiveShot`, :class:`InterruptedShot`,
 :class:`PendingShot`, :class:`DecidedShot`); the views only format it for
 the pages (``views.race_shot_view``). Pure: no clock, no store.
@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .arming import race_close_ns
-from .edges import Edge
-from .eventlog import jsonable
-from .referee import RaceError, RaceSpec, judge
+from ..races.arming import race_close_ns
+from ..races.edges import Edge
+from ..races.referee import RaceError, RaceSpec, judge
+from ..record.eventlog import jsonable
 
 US = 1_000
 
@@ -91,7 +91,7 @@ RaceShot = LiveShot | InterruptedShot | PendingShot | DecidedShot
 
 
 def live_shot(race) -> LiveShot:
-    """The live :class:`~companion.desk.DeskRace` now."""
+    """The live :class:`~companion.races.desk.DeskRace` now."""
     live = race.live
     v = live.verdict
     return LiveShot(race.request.reason, live.spec.kind, race.announced, race.go_ns,
@@ -172,7 +172,7 @@ def runner_ups(event: dict, edges: Iterable[Edge], close_ns: int | None) -> list
 
 
 def race_event(race, settings) -> dict:
-    """The ``race`` event a decided :class:`~companion.desk.DeskRace` is
+    """The ``race`` event a decided :class:`~companion.races.desk.DeskRace` is
     logged as: its spec, edges and verdict, how it was armed, and when it
     stopped taking presses (``close_ns``)."""
     event = {"type": "race", "reason": race.request.reason, **race.live.record(),

@@ -22,8 +22,8 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
+from ..games import RulesError
 from .eventlog import Replay
-from .games import RulesError
 
 FORMAT = "tabletop-companion-game"
 VERSION = 1
@@ -114,8 +114,8 @@ def rejudge_race(event: Any) -> None:
         return
     if "edges" not in event or "spec" not in event:
         return
-    from .referee import RaceSpec, judge
-    from .edges import Edge
+    from ..races.edges import Edge
+    from ..races.referee import RaceSpec, judge
     try:
         spec = RaceSpec.from_json(event["spec"])
         edges = [Edge.from_json(e) for e in event["edges"]]

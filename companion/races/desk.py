@@ -2,9 +2,9 @@
 
 Every press, from a pin, a Pico box or a phone, reaches a verdict through
 one desk: the referee (debounce, stuck buttons, the live race), the recorded
-edges a logged card may claim, the arming (:mod:`companion.arming`), the
+edges a logged card may claim, the arming (:mod:`companion.races.arming`), the
 buzzer box's GO stamp, the race windows and the verdict. The table session
-(:class:`companion.session.TableSession`) and the bare referee behind
+(:class:`companion.table.session.TableSession`) and the bare referee behind
 ``companion buzz`` and the hardware harness
 (:class:`companion.buzzers.pipeline.RefereeConsumer`) both run their races
 here; what differs between them is their :class:`DeskOwner`: where a race's
@@ -103,7 +103,7 @@ class DeskRace:
     confirmed: bool = False     # the host answered the card's question
     cut_ns: int | None = None   # the next card was logged then: no press after it is ours
     awaits_cue: bool = False    # announced: the box's stamp of GO is still to come
-    #: the race judge (companion.attribution) holds the verdict: a press still
+    #: the race judge (companion.races.attribution) holds the verdict: a press still
     #: to come, or a card still to be logged, could change it
     judging: bool = False
     recheck_ns: int | None = None   # ... look again then
@@ -464,7 +464,7 @@ class RaceDesk:
         return v is None or not v.order or min(t for _, t in v.order) <= late
 
     def judge(self, race: DeskRace, now: int) -> bool:
-        """Weigh the decided ``race`` (companion.attribution): True when its
+        """Weigh the decided ``race`` (companion.races.attribution): True when its
         verdict is the one reading the presses allow (log it); else the race
         is rebuilt on that reading, waits for a press or a log that may
         change it, or asks the host."""
