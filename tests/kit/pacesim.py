@@ -34,7 +34,10 @@ The people (every number is a field of :class:`Pace`):
 * **Delivery**: each edge reaches the Pi 0.05 to 1.5 ms after its stamp
   (``feed_edge`` at stamp + latency, one buzzer's edges in their order), so
   edges of different buzzers can arrive out of stamp order and a bounce's
-  edges can arrive after another buzzer's later press.
+  edges can arrive after another buzzer's later press. The host's log goes
+  through the table's one way in as under ``companion serve``: held for the
+  delivery margin, the edges stamped before it that arrive meanwhile go
+  first, those stamped after it wait behind it.
 * **The host** logs each card 0.1 to 2 s after its flip: a quarter before
   any slam of it (quickly), a fifth after the next card's flip (when the
   next flip comes later than 2 s, up to 0.55 s after it), the rest between
