@@ -15,7 +15,7 @@ import statistics
 import threading
 import time
 
-from companion.races.edges import Edge
+from companion.races.edges import ButtonEdge, Edge
 from companion.races.referee import FIRST_PRESS, MS, US, RaceSpec, Referee
 
 PLAYERS = tuple(f"P{i}" for i in range(6))
@@ -131,6 +131,7 @@ def _session_latency_us(samples: int, through_pins: bool) -> list[float]:
         session.subscribe(watch)
         pipe = Pipeline(src, session).start()
         press, release = _ana_buzzer(src, pipe, through_pins)
+        others, others_up = _bad_chomps(src, pipe, through_pins)
         try:
             for _ in range(samples):
                 watch.got.clear()
@@ -142,8 +143,10 @@ def _session_latency_us(samples: int, through_pins: bool) -> list[float]:
                 t = time.monotonic_ns()
                 watch.from_ns = t + hold_ms * MS      # the press decides; then the hold
                 press(t)
+                others(t)
                 watch.got.wait(2)
                 release(t)
+                others_up(t)
                 time.sleep(0.03)
         finally:
             pipe.close()
@@ -177,10 +180,28 @@ def _ana_buzzer(src, pipe, through_pins: bool):
     after ``t``)."""
     if through_pins:
         return (lambda t: src.press("ana")), (lambda t: src.release("ana"))
-    from companion.races.edges import ButtonEdge
-
     return (lambda t: pipe.edge(ButtonEdge("ana", True, t)),
             lambda t: pipe.edge(ButtonEdge("ana", False, t + 40 * MS)))
+
+
+def _bad_chomps(src, pipe, through_pins: bool):
+    """``others(t)``, ``others_up(t)``: Bo and Cy, who hold the lowest card and may not chomp,
+    slap just after Ana (Bad Chomps). Until they have, the verdict would
+    wait the Bad Chomp window after Ana's slap (docs/rules-notes.md, "A Bad
+    Chomp just after the winning slap"), half a second in which the
+    pipeline's thread sleeps and the CPU drops out of its caches: the
+    verdict then takes about 4 times as long (430 against 100 us median on
+    the development machine). With their slaps in, it comes at the usual
+    hold, as every race without the window does."""
+    def edges(t, pressed):
+        for who, dt in (("bo", 1_000), ("cy", 2_000)):
+            if not through_pins:
+                pipe.edge(ButtonEdge(who, pressed, t + dt + (0 if pressed else 40 * MS)))
+            elif pressed:
+                src.press(who)
+            else:
+                src.release(who)
+    return (lambda t: edges(t, True)), (lambda t: edges(t, False))
 
 
 def verdict_latency_us(samples: int = 200) -> list[float]:
