@@ -152,7 +152,7 @@ def i18n_commands(args: list[str]) -> list[list[str]]:
         return [[pybabel, "extract", "-F", cfg, "--no-location", "--sort-output",
                  "--omit-header", "-o", pot, "."],
                 [pybabel, "update", "-i", pot, "-d", out, "--no-fuzzy-matching",
-                 "--ignore-obsolete"]]
+                 "--ignore-obsolete", "-w", "100"]]     # the width the catalogs are kept at
     if what == "add" and len(args) == 2:      # a new language's .po, to translate
         return [[pybabel, "init", "-i", pot, "-d", out, "-l", args[1]]]
     if what == "compile":            # every .po into the .mo the server reads

@@ -91,6 +91,9 @@ def test_the_host_shows_links_a_phone_logs_its_draw_the_scoreboard_sees_only_the
                              and r.post_data_json["pressed"] is False) as up:
         mine.mouse.up()
     assert up.value.post_data_json["seq"] > down.value.post_data_json["seq"] > 0
+    # ... and carries the page's own id (its numbers are kept apart from other pages')
+    page_id = down.value.post_data_json["page"]
+    assert re.fullmatch(r"[A-Za-z0-9_-]{16}", page_id) and up.value.post_data_json["page"] == page_id
 
 
 def test_a_revoked_link_stops_the_open_page(live_server, phone):

@@ -321,6 +321,38 @@ def test_the_buzzer_on_the_page_presses_for_its_player_in_demo_mode_only(app_tab
     assert r.status_code == 404 and r.json["rule"] == "demo"
 
 
+def test_a_forged_sequence_on_the_scoreboard_cannot_silence_a_players_own_buzzer(app_tables):
+    """Issue 31: the scoreboard's press shared the player's sequence counter,
+    so one press with seq 2^62 made every later press of Ana's, from her own
+    page too, a silent no-op answered 200. Each page's numbers are its own."""
+    t = app_tables()
+    links = hawker(t)
+    ana, guest = t.phone_for(links["ana"]), t.app.test_client()
+    seen = []
+    t.session.subscribe(seen.append)
+    for k, pressed in enumerate((True, False)):     # a guest's scoreboard, numbers far ahead
+        r = guest.post("/api/press", json={"player": "ana", "pressed": pressed, "seq": 2**62 + k,
+                                           "page": "evil"}, headers=csrf(guest))
+        assert r.status_code == 200
+        time.sleep(0.05)                    # past the 20 ms debounce
+    seq = int(time.time() * 1e6)
+    for k, pressed in enumerate((True, False)):     # Ana's own page, its own id
+        r = ana.post(f"/api/p/{links['ana']}/press", headers=csrf(ana),
+                     json={"pressed": pressed, "seq": seq + k, "page": "Ana-phone_1"})
+        assert r.status_code == 200
+        time.sleep(0.05)
+    presses = [(u["data"]["player"], u["data"]["pressed"]) for u in seen if u["type"] == "press"]
+    assert presses == [("ana", True), ("ana", False)] * 2
+    # the guest's own page is the only one its number stalls
+    r = guest.post("/api/press", json={"player": "ana", "pressed": True, "seq": 5, "page": "evil"},
+                   headers=csrf(guest))
+    assert r.status_code == 200 and len([u for u in seen if u["type"] == "press"]) == 4
+    for bad in ("", "x" * 33, "a b", 7, ["p"]):
+        r = guest.post("/api/press", json={"player": "ana", "pressed": True, "page": bad},
+                       headers=csrf(guest))
+        assert r.status_code == 400 and r.json["field"] == "page", bad
+
+
 # ---------------------------------------------------------------------------
 # on the wire: nothing another phone can fetch depends on a hidden card
 

@@ -17,7 +17,7 @@ nanoseconds (``now``), and the owner is called with its lock held.
 from __future__ import annotations
 
 import logging
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, Sequence
 
@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 MS = 1_000_000
 #: how many virtual edges are remembered as virtual (to mark race records)
 VIRTUAL_MEMORY = 1024
+#: how many (page, buzzer) sequence counters are kept (the oldest forgotten)
+PAGES_REMEMBERED = 256
 
 
 def N_(text: str) -> str:
@@ -149,7 +151,9 @@ class RaceDesk:
         self.polled_at: int | None = None
         self.strays: deque = deque(maxlen=20)
         self.stray_mark: int | None = None      # presses up to here are classified
-        self.press_seq: dict[str, int] = {}     # the last sequence number per virtual buzzer
+        #: the last sequence number per (page, virtual buzzer), the pages
+        #: seen most recently last (at most PAGES_REMEMBERED)
+        self.press_seq: OrderedDict[tuple[str | None, str], int] = OrderedDict()
         #: how much longer an announced race holds its verdict for the buzzer
         #: box's stamp of GO (None: the source sounds no cue of its own)
         self.cue_wait_ns: int | None = None
@@ -181,16 +185,23 @@ class RaceDesk:
         is the page's increasing number (by one) for this buzzer's changes:
         a change older than the last one applied is dropped (a press arriving
         after its own release would hold the buzzer down: stuck); a release
-        whose press has not arrived is taken as a tap, so the press counts."""
+        whose press has not arrived is taken as a tap, so the press counts.
+        Each page (``v.page``) keeps its own numbers: a page that sends a
+        number far ahead (a forged one, a clock a minute fast) drops only
+        its own later changes, never another page's."""
         pressed, player = v.pressed, v.player
         if v.seq is not None:
-            last = self.press_seq.get(player)
+            key = (v.page, player)
+            last = self.press_seq.get(key)
             if last is not None and v.seq <= last:
                 return          # overtaken by a later change: dropped
             if pressed is False and (last is None or v.seq > last + 1) \
                     and not self.referee.level(player):
                 pressed = None  # its press is still on the way: a tap, now
-            self.press_seq[player] = v.seq
+            self.press_seq[key] = v.seq
+            self.press_seq.move_to_end(key)
+            while len(self.press_seq) > PAGES_REMEMBERED:
+                self.press_seq.popitem(last=False)
         edges = ([Edge(player, True, v.t_ns), Edge(player, False, v.t_ns + 1)]
                  if pressed is None else [Edge(player, bool(pressed), v.t_ns)])
         for e in edges:

@@ -98,7 +98,10 @@ class VirtualEdge:
     pin's edge (the table's one way in, :meth:`companion.buzzers.pipeline.Pipeline.call`), marked
     virtual in the race record. ``pressed`` None is a tap (press and
     release); ``seq`` is the page's increasing number (by one) for this
-    buzzer's changes, to put overtaken requests back in order.
+    buzzer's changes, to put overtaken requests back in order; ``page`` the
+    page that sent it (its kind and the id it drew when it loaded): each
+    page's numbers are its own, so no page can make another's presses look
+    old.
 
     >>> VirtualEdge("Bo", None, 7_000, seq=3).source
     'virtual'
@@ -108,6 +111,7 @@ class VirtualEdge:
     pressed: bool | None
     t_ns: int
     seq: int | None = None
+    page: str | None = None
     source: ClassVar[str] = "virtual"
 
 

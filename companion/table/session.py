@@ -388,17 +388,20 @@ class TableSession:
         self._outbox.dispatch()
 
     def virtual_press(self, player: str, pressed: bool | None = None,
-                      seq: int | None = None) -> None:
+                      seq: int | None = None, page: str | None = None) -> None:
         """A phone's on-screen buzzer, stamped now (ms accuracy, marked
-        ``virtual``; ``pressed=None``: a tap; ``seq``: see
-        :meth:`RaceDesk.feed_virtual`), into :meth:`feed_edge`: the one way
-        in, behind every edge and change that came in before it."""
+        ``virtual``; ``pressed=None``: a tap; ``seq`` and ``page``, the page
+        whose numbers ``seq`` follows: see :meth:`RaceDesk.feed_virtual`),
+        into :meth:`feed_edge`: the one way in, behind every edge and change
+        that came in before it."""
         if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
             raise RulesError("seq must be an integer", "buzzer")
+        if page is not None and not isinstance(page, str):
+            raise RulesError("page must be a string", "buzzer")
         with self._lock:
             self._need_game()
             self._need_player(player, "buzzer")
-            edge = VirtualEdge(player, pressed, self.clock(), seq)
+            edge = VirtualEdge(player, pressed, self.clock(), seq, page)
         self.feed_edge(edge)
 
     @_way_in

@@ -182,23 +182,35 @@ def games_info() -> list[dict]:
     return [game_info(name) for name in available_games()]
 
 
-def press_virtual(player: str, pressed: bool, seq: int | None) -> None:
+#: a page's own id for its presses' numbers (drawn when it loads)
+PAGE_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
+
+
+def press_virtual(player: str, pressed: bool, seq: int | None, origin: str) -> None:
     """A page's virtual buzzer into the table: through its one way in, the
-    same queue and thread as a pin's edge."""
+    same queue and thread as a pin's edge. ``origin`` is the kind of page
+    (``board``, ``host``, ``own``): with the page's own id (``page`` in the
+    body), it names the numbers ``seq`` follows, so a scoreboard's numbers
+    never make a player's own page's presses look old."""
+    page = body().get("page")
+    if page is not None and (not isinstance(page, str) or not PAGE_ID.fullmatch(page)):
+        raise BadRequest("'page' must be the page's id: 1 to 32 letters, digits, - or _",
+                         "page")
     svc = services()
-    svc.session.virtual_press(player, pressed, seq=seq)
+    svc.session.virtual_press(player, pressed, seq=seq, page=f"{origin}:{page or ''}")
 
 
-def virtual_press():
+def virtual_press(origin: str):
     """A virtual buzzer from a page: ``{"player": name, "pressed": bool,
-    "seq": n}``, stamped when the server receives it (millisecond accuracy).
-    ``seq`` (optional, increasing by one per change on the page) lets the
-    session put a press and its release back in order when two requests
-    overtake each other."""
+    "seq": n, "page": id}``, stamped when the server receives it
+    (millisecond accuracy). ``seq`` (optional, increasing by one per change
+    on the page) lets the session put a press and its release back in order
+    when two requests overtake each other; ``page`` is the id the page drew
+    when it loaded (its numbers are its own)."""
     data = body()
     player, pressed = data.get("player"), data.get("pressed", True)
     if not isinstance(player, str) or not isinstance(pressed, bool):
         raise BadRequest("send {\"player\": name, \"pressed\": true|false}")
     seq = optional_int(data, "seq")
-    press_virtual(player, pressed, seq)
+    press_virtual(player, pressed, seq, origin)
     return {"ok": True, "player": player, "pressed": pressed, "accuracy": "ms"}

@@ -393,7 +393,7 @@ def rematch():
 @allow(HOST, max_bytes=PRESS_MAX_BYTES)
 def host_press():
     """A virtual buzzer pressed from the console (any mode; millisecond accuracy)."""
-    return virtual_press()
+    return virtual_press("host")
 
 
 @bp.get("/api/host/join")

@@ -183,7 +183,7 @@ def press(secret: str):
     pressed = body().get("pressed", True)
     if not isinstance(pressed, bool):
         raise BadRequest("send {\"pressed\": true|false}", "pressed")
-    press_virtual(player, pressed, optional_int(body(), "seq"))
+    press_virtual(player, pressed, optional_int(body(), "seq"), "own")
     return {"ok": True, "player": player, "pressed": pressed, "accuracy": "ms"}
 
 

@@ -234,14 +234,14 @@
   /* --- my own buzzer (demo mode): press on touch-down, release on let-go */
   const buzzer = $('my-buzzer');
   let down = false;
-  let seq = 0;   /* per change: the time in µs, so that it also increases across reloads and
-                     across pages pressing the same buzzer (the console's and the board's) */
+  let seq = 0;   /* per change: the time in µs, so that it also increases across reloads */
   function press(pressed) {
     if (down === pressed || gone) return;
     down = pressed;
     buzzer.classList.toggle('down', pressed);
     /* numbered, so the server puts a press and its release back in order */
-    TC.post(API + '/press', { pressed, seq: (seq = Math.max(seq + 1, Date.now() * 1000)) }).catch(() => {});
+    TC.post(API + '/press', { pressed, seq: (seq = Math.max(seq + 1, Date.now() * 1000)),
+                              page: TC.PAGE }).catch(() => {});
   }
   if (buzzer) {
     buzzer.addEventListener('pointerdown', (e) => {

@@ -964,21 +964,27 @@
     };
   };
 
+  /* This page's own id for its presses' numbers, drawn when it loads: the
+     server keeps each page's numbers apart, so no page (nor a phone whose
+     clock runs ahead) can make another page's presses look old. */
+  TC.PAGE = TC.PAGE || Array.from(crypto.getRandomValues(new Uint8Array(16)),
+    (b) => 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_'[b & 63]).join('');
+
   /* Virtual buzzers (millisecond accuracy): one button per player that
      posts {player, pressed} to ``url`` on press and release. */
   TC.buzzers = function (players, colours, url) {
     return (players || []).map((p) => {
       const b = TC.paint(el('button', { class: 'buzzer', type: 'button', 'data-player': p.name, text: p.name }), colours[p.name]);
       let down = false;
-      let seq = 0;   /* per change: the time in µs, so that it also increases across reloads and
-                     across pages pressing the same buzzer (the console's and the board's) */
+      let seq = 0;   /* per change: the time in µs, so that it also increases across reloads */
       const send = (pressed) => {
         if (down === pressed) return;
         down = pressed;
         b.classList.toggle('down', pressed);
         /* numbered, so the server puts a press and its release back in
            order if the two requests overtake each other */
-        TC.post(url, { player: p.name, pressed, seq: (seq = Math.max(seq + 1, Date.now() * 1000)) });
+        TC.post(url, { player: p.name, pressed, seq: (seq = Math.max(seq + 1, Date.now() * 1000)),
+                       page: TC.PAGE });
       };
       b.addEventListener('pointerdown', (e) => {
         e.preventDefault();
