@@ -19,14 +19,17 @@ from ..games import Game, RulesError
 
 def legal_after_races(game: Game, state: Any, events: list[dict], budget: int = 256) -> bool:
     """Whether ``events`` can follow ``state`` in order once each race the
-    game waits for on the way has some outcome (a bounded search: with the
-    budget spent, they are taken; a refusal then is a recorded fault)."""
+    game waits for on the way has some outcome: a bounded search, which
+    tries each race's outcomes in the game's order. With the budget spent
+    and no way found, the answer is no: an event that cannot be shown to
+    follow is refused (the host logs it once the races are over), never
+    taken on trust (an unknown event type used to be queued so)."""
     left = [budget]
 
     def ok(st: Any, rest: list[dict]) -> bool:
         left[0] -= 1
         if left[0] < 0:
-            return True
+            return False
         if game.race_request(st) is not None:
             return any(_then(st, outcome, rest) for outcome in game.race_outcomes(st))
         if not rest:
@@ -90,6 +93,20 @@ def requests_along(game: Game, state: Any, events: list[dict]) -> list[Any] | No
     return out
 
 
+def _past_the_race(game: Game, state: Any) -> Any:
+    """``state`` with the race it waits for given its first outcome: where
+    the tracker says what is wrong with an event itself (an unknown card),
+    not that the race comes first."""
+    if game.race_request(state) is None:
+        return state
+    for outcome in game.race_outcomes(state):
+        try:
+            return game.apply(state, outcome)
+        except RulesError:
+            continue
+    return state
+
+
 class CardQueue:
     """Host events waiting behind the open race, in the order logged."""
 
@@ -116,7 +133,7 @@ class CardQueue:
                 pass
         if legal_after_races(game, state, [e for e, _ in self.items] + [event]):
             return True
-        game.apply(state, event)        # raises the tracker's own reason
+        game.apply(_past_the_race(game, state), event)   # raises the tracker's own reason
         raise RulesError("that cannot follow the cards already waiting for the race", "race")
 
     def add(self, event: dict, logged_ns: int) -> None:
