@@ -4,6 +4,8 @@ date (companion/pico/certificate.py, GET /api/host/certificate): what
 
 from __future__ import annotations
 
+import json
+import os
 import random
 
 import pytest
@@ -67,3 +69,56 @@ def test_a_damaged_certificate_file_is_not_shown(host, state_home):
     assert host.get("/api/host/certificate").json == {"certificate": None}
     path.write_text("not json")
     assert host.get("/api/host/certificate").json == {"certificate": None}
+
+
+def _doc(**changes) -> dict:
+    doc = {"date": "2026-12-01T20:00:00+00:00", "where": "/dev/buzzerbox",
+           "fair_separation_us": 1.0,
+           "rows": [{"separation_ns": 1_000, "trials": 1_000, "min_us": 0.9, "mean_us": 1.0,
+                     "max_us": 1.1, "sd_us": 0.05, "ordered": 1.0}]}
+    doc.update(changes)
+    return doc
+
+
+@pytest.mark.parametrize("doc", [
+    _doc(date=None), _doc(date=[]), _doc(date="yesterday"), _doc(where=7),
+    _doc(rows=None), _doc(rows="1 us"), _doc(rows=[]), _doc(rows=[None]),
+    _doc(rows=[dict(_doc()["rows"][0], trials="1000")]),
+    _doc(rows=[dict(_doc()["rows"][0], ordered=None)]),
+    _doc(fair_separation_us="1"), _doc(fair_separation_us=[1]),
+    # forged: 0.001 us and 10^9 trials, no box resolves or runs that
+    _doc(fair_separation_us=0.001, rows=[dict(_doc()["rows"][0], separation_ns=1,
+                                              trials=10**9)]),
+    # a fair separation its own rows do not give
+    _doc(fair_separation_us=0.3),
+    [], "certificate", None,
+], ids=lambda d: json.dumps(d)[:60])
+def test_a_certificate_of_the_wrong_shape_is_no_certificate_and_the_console_loads(
+        host, state_home, doc):
+    """Issue 31: a value of the wrong type made the console answer 500 on
+    every load, and a forged '0.001 us, 10^9 trials' was shown as is."""
+    path = F.certificate_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+    assert host.get("/api/host/certificate").json == {"certificate": None}
+    r = host.get("/host")
+    assert r.status_code == 200 and 'id="certificate"' not in r.get_data(as_text=True)
+
+
+def test_the_good_shape_is_shown(host, state_home):
+    path = F.certificate_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_doc()))
+    assert host.get("/api/host/certificate").json["certificate"]["fair_separation_us"] == 1.0
+
+
+def test_a_huge_file_or_a_fifo_at_the_path_is_no_certificate(host, state_home):
+    """A 20 MB file took over 8 s to refuse; a FIFO hung the console."""
+    path = F.certificate_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_doc(where="x" * 20_000_000)))
+    assert host.get("/api/host/certificate").json == {"certificate": None}
+    path.unlink()
+    os.mkfifo(path)                         # nobody ever writes to it
+    assert host.get("/api/host/certificate").json == {"certificate": None}
+    assert host.get("/host").status_code == 200
