@@ -539,6 +539,18 @@ class Game(ABC):
         by default the whole event; a game with secret events strips them."""
         return event
 
+    def complete(self, state: Any, event: dict) -> dict:
+        """``event`` as the tracker reads it in ``state``: the keys it would
+        take from the state when they are left out, filled in (the log keeps
+        and shows the completed event, never "None draws"). By default a
+        race verdict's ``reason``, from the race the game asks for."""
+        if isinstance(event, dict) and event.get("type") == "race" and "reason" not in event:
+            req = self.race_request(state)
+            if req is not None:
+                return {"type": "race", "reason": req.reason,
+                        **{k: v for k, v in event.items() if k != "type"}}
+        return event
+
     def describe(self, event: dict) -> str:
         """A short human line for the log."""
         return " ".join(f"{k}={v}" for k, v in event.items() if k != "edges")

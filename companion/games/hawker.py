@@ -1538,6 +1538,18 @@ class HawkerWars(Game):
                 mine.append(e)
         return out + mine
 
+    def complete(self, s, ev: dict) -> dict:
+        """A draw that leaves out its player or pile is the draw due now
+        (as :meth:`_on_draw` reads it): filled in from the state."""
+        ev = super().complete(s, ev)
+        if isinstance(ev, dict) and ev.get("type") == "draw" and s["todo"] \
+                and s["todo"][0].get("do") == "draw" and ("player" not in ev or "pile" not in ev):
+            head = s["todo"][0]
+            return {"type": "draw", "player": ev.get("player", head["player"]),
+                    "pile": ev.get("pile", head["pile"]),
+                    **{k: v for k, v in ev.items() if k not in ("type", "player", "pile")}}
+        return ev
+
     def public_event(self, ev: dict) -> dict:
         """A draw is seen as its count: the cards stay in the hand."""
         if isinstance(ev, dict) and ev.get("type") == "draw":

@@ -127,6 +127,7 @@ class GameLog:
         its edges unless the desk ``judged`` it."""
         self.check_version(expected_version)
         rep = self.replay
+        event = self.game.complete(rep.state, event)
         if not judged:
             rejudge_race(event)
         saved = (list(rep.events), list(rep.states), list(rep.undone))
@@ -142,6 +143,11 @@ class GameLog:
             self.finished = not self.finished
             self.record_end()
         return eid
+
+    def logged(self, eid: int) -> dict | None:
+        """The event logged as ``eid``, as the log keeps it (completed by
+        the tracker), if it is the last one."""
+        return self.rows[-1][1] if self.rows and self.rows[-1][0] == eid else None
 
     def record_end(self) -> None:
         """Record in the store whether (and how) the game ended: derived data,

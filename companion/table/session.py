@@ -604,6 +604,8 @@ class TableSession:
     def publish_state(self, eid: int | None, event: dict | None) -> dict:
         """Publish the table's new state (after ``event``, logged as ``eid``;
         None: a new game, a resume, a seat); its update. Lock held."""
+        if eid is not None:         # as the log keeps it: completed by the tracker
+            event = self.gamelog.logged(eid) or event
         data = self._snapshot()
         data["event"] = views.public_event(self.game, event)
         data["line"] = None if event is None else self.gamelog.line(event)
