@@ -146,9 +146,26 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX player_links_by_seats ON player_links (seats, player, id)")
 
 
+def _v4_to_v5(conn: sqlite3.Connection) -> None:
+    """The cards queued behind a race, kept apart from any one race's row:
+    written in the same transaction as the card's acknowledgement, and as
+    each is logged, so a crash keeps every acknowledged card (they were in
+    the live race's row, which a later race or a cancel replaced)."""
+    conn.execute("""CREATE TABLE queued_cards (
+        game_id INTEGER PRIMARY KEY REFERENCES games(id),
+        body TEXT NOT NULL,            -- JSON [{event, logged_ns}], in order
+        updated INTEGER NOT NULL       -- wall clock, Unix nanoseconds
+    )""")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v0_to_v1, _v1_to_v2, _v2_to_v3,
-                                                          _v3_to_v4]
+                                                          _v3_to_v4, _v4_to_v5]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _write_queue(conn: sqlite3.Connection, game_id: int, text: str, now: int) -> None:
+    conn.execute("INSERT OR REPLACE INTO queued_cards (game_id, body, updated) VALUES (?, ?, ?)",
+                 (game_id, text, now))
 
 
 def _dumps(obj: Any, what: str) -> str:
@@ -493,16 +510,20 @@ class Store:
         return self._read("SELECT COALESCE(MAX(id), 0) FROM events WHERE game_id = ?",
                           (game_id,))[0][0]
 
-    def append(self, game_id: int, event: dict, expected_version: int | None = None) -> int:
+    def append(self, game_id: int, event: dict, expected_version: int | None = None,
+               queued: list | None = None) -> int:
         """Append one event; its id once it is durable (the WAL is synced).
 
         With ``expected_version``, the append happens only if the game's
         version is still that (checked in the same transaction), else
-        :class:`StaleVersion` and nothing is written."""
+        :class:`StaleVersion` and nothing is written. With ``queued``, the
+        game's queued cards become that list in the same transaction (a
+        queued card logged: it leaves the queue as it enters the log)."""
         if not isinstance(event, dict):
             raise StoreError("an event must be a JSON object")
         kind, body = _kind(event), _dumps(event, "event")
         now = self.wall_clock()
+        queue = None if queued is None else _dumps(queued, "queued cards")
 
         def tx(conn):
             if expected_version is not None:
@@ -520,8 +541,22 @@ class Store:
                     (game_id, kind, body, now))
             except sqlite3.IntegrityError:
                 raise UnknownGameId(f"no game {game_id} in the store") from None
+            if queue is not None:
+                _write_queue(conn, game_id, queue, now)
             return cur.lastrowid
         return self._write(tx)
+
+    # -- the cards queued behind a race (see docs/store.md, "Resume") ----------
+    def save_queued(self, game_id: int, queued: list) -> None:
+        """The game's queued cards (``[{event, logged_ns}]``, in order), now
+        and durably: the host's card is acknowledged only after this."""
+        text, now = _dumps(queued, "queued cards"), self.wall_clock()
+        self._write(lambda c: _write_queue(c, game_id, text, now))
+
+    def load_queued(self, game_id: int) -> list | None:
+        """The game's queued cards as saved (None: never saved)."""
+        rows = self._read("SELECT body FROM queued_cards WHERE game_id = ?", (game_id,))
+        return json.loads(rows[0][0]) if rows else None
 
     def events(self, game_id: int, after_id: int = 0) -> list[tuple[int, dict]]:
         """The game's events with id > ``after_id``, in log order."""

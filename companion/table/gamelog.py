@@ -121,10 +121,11 @@ class GameLog:
     # -- writing ---------------------------------------------------------------
 
     def append(self, event: dict, expected_version: int | None = None,
-               judged: bool = False) -> int:
+               judged: bool = False, queued: list | None = None) -> int:
         """Apply ``event`` on the replay, append it durably, keep it (or roll
         back); its id, the new version. A race event is judged again from
-        its edges unless the desk ``judged`` it."""
+        its edges unless the desk ``judged`` it. ``queued``: the cards still
+        queued behind a race, saved in the same transaction."""
         self.check_version(expected_version)
         rep = self.replay
         event = self.game.complete(rep.state, event)
@@ -133,7 +134,8 @@ class GameLog:
         saved = (list(rep.events), list(rep.states), list(rep.undone))
         rep.apply(event)
         try:
-            eid = self.store.append(self.game_id, event, expected_version=self.version)
+            eid = self.store.append(self.game_id, event, expected_version=self.version,
+                                    queued=queued)
         except BaseException:
             rep.events, rep.states, rep.undone = saved
             raise

@@ -6,7 +6,7 @@
 The host never has to wait to log (docs/rules-notes.md, "Which card a press
 belongs to"): an event the tracker takes only once a race outcome is logged
 is queued here, with the time it was logged, and is applied the moment the race
-is logged. Pure: the session saves the queue with its live race.
+is logged. Pure: the table's races save the queue in its own store row.
 """
 
 from __future__ import annotations

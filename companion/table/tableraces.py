@@ -109,11 +109,14 @@ class TableRaces:
         its presses judged once, now) and the cards queued behind it."""
         gid = self.gamelog.game_id
         saved = self.store.load_live_race(gid)
+        queued = self.store.load_queued(gid)
+        if queued is None and saved is not None:    # a store from before the queue's own row
+            queued = saved[1].get("queued")
+        self.queued.restore(queued)
         if saved is None:
             return
         version, body = saved
         req = self.request()
-        self.queued.restore(body.get("queued"))
         if version == self.gamelog.version and req is not None \
                 and req.reason == body.get("reason"):
             self.interrupted = interrupted_shot(body)
@@ -136,11 +139,17 @@ class TableRaces:
     def queue(self, event: dict) -> dict:
         """Keep ``event`` (with the time it was logged) until the open race
         is logged; a card stops the open unannounced race taking presses now
-        (later ones are the new card's). Saved with the live race, so a power
-        cut loses no logged card. The ``queued`` update."""
+        (later ones are the new card's). Saved durably in the queue's own row
+        before it is acknowledged (StoreError: not queued), so a power cut
+        loses no acknowledged card. The ``queued`` update."""
         g = self.gamelog
         now = self.clock()
         self.queued.add(event, now)
+        try:
+            self.store.save_queued(g.game_id, self.queued.to_json())
+        except StoreError:
+            self.queued.items.pop()
+            raise
         race = self.race
         if race is not None:
             if g.game.is_draw(event):
@@ -153,6 +162,14 @@ class TableRaces:
         self.out.put(queued)
         return queued.page_update()
 
+    def save_queued(self) -> None:
+        """Keep the queue as it is now (a card dropped with a fault, the
+        host's swap); a failure is a ``store`` fault."""
+        try:
+            self.store.save_queued(self.gamelog.game_id, self.queued.to_json())
+        except StoreError as exc:
+            self.fault("store", f"could not save the cards waiting for the race: {exc}")
+
     def queued_lines(self) -> list[str]:
         return [self.gamelog.line(e) for e in self.queued.events()]
 
@@ -162,8 +179,8 @@ class TableRaces:
         g = self.gamelog
         while self.queued and self.race is None:
             event, logged_ns = self.queued.pop()
-            try:
-                eid = g.append(event)
+            try:        # the card leaves the saved queue as it enters the log
+                eid = g.append(event, queued=self.queued.to_json())
             except RulesError as exc:
                 if self._choice_first(g, event):
                     # the race left a choice to make first (a Siam! loser's
@@ -172,10 +189,12 @@ class TableRaces:
                     return
                 self.fault("queued", f"the {g.line(event)} logged during the race "
                                      f"was refused once the race was logged: {exc}")
+                self.save_queued()
                 continue
             except StoreError as exc:
                 self.fault("queued", f"the {g.line(event)} logged during the race "
                                      f"was refused once the race was logged: {exc}")
+                self.save_queued()
                 continue
             self.sync("host", logged_ns)
             self.publish_state(eid, event)
@@ -462,6 +481,7 @@ class TableRaces:
         self.publish_state(eid, {"type": "undo"})
         self._requeue(found, now)
         self.queued.items.extend(later)
+        self.save_queued()
         self.drain()
         race = self.race
         if race is not None and self.queued:     # a power cut keeps the waiting card
