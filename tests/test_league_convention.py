@@ -60,7 +60,7 @@ def test_results_count_only_for_the_pods_game_players_and_a_later_game(tmp_path)
     conv = Convention(store, plan(), send=lambda t, p: sent.append((t, json.loads(p)))).open()
     r1 = conv.current
     assert r1.number == 1 and [len(p.players) for p in r1.pods] == [3, 3]
-    assert conv.floors[1]["t1"] == 1
+    assert conv.floors[1]["t1"] == {"store": STORE, "game": 1}
     pod1, pod2 = r1.pods
     # the wrong players, the wrong game, an old game id: none counts
     result(store, pod1.table, 2, [[pod1.players[0]], [pod2.players[0]], [pod1.players[1]]])
@@ -82,13 +82,33 @@ def test_results_count_only_for_the_pods_game_players_and_a_later_game(tmp_path)
     result(store, pod1.table, 4, typed, version=6)          # redone
     result(store, pod2.table, 1, [[p] for p in pod2.players])
     conv.sweep()
-    assert conv.current.number == 2 and conv.floors[2] == {"t1": 4, "t2": 1, "t3": 0}
+    assert conv.current.number == 2
+    assert {t: f["game"] for t, f in conv.floors[2].items()} == {"t1": 4, "t2": 1, "t3": 0}
     last = {t: p for t, p in sent}
     assert last["tabletop/_league/t1/pairing"]["round"] == 2
     assert last["tabletop/_league/t3/pairing"]["players"] == []       # no pod at t3
     view = conv.view()
     assert view["round"] == 2 and view["history"][0]["pods"][0]["ranking"]
     assert [s["games"] for s in view["standings"]] == [1] * 6
+    store.close()
+
+
+def test_a_table_on_a_fresh_store_mid_round_has_its_pods_games_counted(tmp_path):
+    """Issue 31: the round kept the highest game id of the table's store
+    when it was seated and took only games above it from the table's store
+    now; a table whose card was replaced starts again at game 1, so its pod
+    showed 'waiting' and the round stalled."""
+    store = LeagueStore(tmp_path / "league.db")
+    for gid in range(1, 13):        # twelve games on t1's first card before the night
+        result(store, "t1", gid, [["x"], ["y"]])
+    conv = Convention(store, plan(), send=lambda t, p: None).open()
+    pod = next(p for p in conv.current.pods if p.table == "t1")
+    assert conv.pairing("t1")["floor"] == 12
+    # the card is replaced: a fresh store, its games from 1
+    result(store, "t1", 1, [[p] for p in pod.players], store_id="fedcba9876543210")
+    conv.sweep()
+    assert conv.results[(1, "t1")][0] == 1
+    assert conv.pairing("t1")["floor"] == 0 and conv.pairing("t1")["counted"]
     store.close()
 
 

@@ -186,7 +186,7 @@ class Convention:
         self.send, self.notify = send, notify
         self._lock = threading.RLock()
         self.rounds: list[R.Round] = []
-        self.floors: dict[int, dict[str, int]] = {}
+        self.floors: dict[int, dict[str, dict | int]] = {}
         self.results: dict[tuple[int, str], tuple[int, tuple]] = {}
         self.refusals: dict[str, str] = {}        # table -> why its last game did not count
 
@@ -242,17 +242,33 @@ class Convention:
         rnd = R.pair_round(p.players, self.rounds, self._rankings(), number=number,
                            size=p.size, target=p.target, tables=p.tables, seed=p.seed,
                            mode=p.mode, total_rounds=p.rounds)
-        floors = {t: self._last_finished(t) for t in p.tables}
+        floors = {t: self._last_finished(t) for t in p.tables}     # {store, game} each
         self._write("INSERT INTO convention_rounds VALUES (?, ?, ?, ?)",
                     (number, _round_body(rnd), json.dumps(floors), time.time_ns()))
         self.rounds.append(rnd)
         self.floors[number] = floors
         log.info("convention: round %d seated (%s)", number, rnd.mode)
 
-    def _last_finished(self, table: str) -> int:
-        return self._rows("SELECT COALESCE(MAX(game_id), 0) FROM games WHERE table_id = ?"
-                          " AND finished = 1 AND counted = 1 AND " + CURRENT_STORE,
-                          (table,))[0][0]
+    def _last_finished(self, table: str) -> dict:
+        """The table's store now and its last finished game on it: the games
+        of a round are those after it on that store, or any game on a store
+        the table started afresh since (a replaced card starts at game 1)."""
+        return {"store": self._store_of(table), "game": self._rows(
+            "SELECT COALESCE(MAX(game_id), 0) FROM games WHERE table_id = ?"
+            " AND finished = 1 AND counted = 1 AND " + CURRENT_STORE, (table,))[0][0]}
+
+    def _store_of(self, table: str) -> str | None:
+        rows = self._rows("SELECT store FROM tables WHERE table_id = ?", (table,))
+        return rows[0][0] if rows else None
+
+    def _floor(self, number: int, table: str) -> int:
+        """The game id after which ``table``'s games count for round
+        ``number``, on the table's store now: 0 on a store other than the
+        one it had when the round was seated."""
+        f = self.floors[number].get(table, 0)
+        if isinstance(f, int):          # a round seated before the store was kept
+            return f
+        return f["game"] if f["store"] in (None, self._store_of(table)) else 0
 
     # -- results -------------------------------------------------------------------------
     def on_stored(self, kind: str, data: dict) -> None:
@@ -316,7 +332,7 @@ class Convention:
     def _result_for(self, number: int, pod: R.Pod, used) -> tuple[int, tuple] | None:
         """The first finished game at the pod's table after its floor that
         is the night's game with the pod's players: (game id, ranking)."""
-        floor = self.floors[number].get(pod.table, 0)
+        floor = self._floor(number, pod.table)
         for gid, game, counted in self._rows(
                 "SELECT game_id, game, ranking FROM games WHERE table_id = ? AND finished = 1"
                 " AND counted = 1 AND game_id > ? AND " + CURRENT_STORE + " ORDER BY game_id",
@@ -347,7 +363,7 @@ class Convention:
             return {"table": table, "round": rnd.number, "rounds": self.plan.rounds,
                     "game": self.plan.game, "title": self.plan.title,
                     "players": list(pod.players) if pod else [],
-                    "floor": self.floors[rnd.number].get(table, 0),
+                    "floor": self._floor(rnd.number, table),
                     "counted": got is not None, "counted_game": got[0] if got else None,
                     "done": self.done,
                     "sent_ns": time.time_ns()}
@@ -376,7 +392,7 @@ class Convention:
         """(``done`` | ``playing`` | ``finished`` | ``wrong`` | ``waiting``, a line)."""
         if (number, pod.table) in self.results:
             return "done", f"result counted (game {self.results[(number, pod.table)][0]})"
-        gid, floor = state.get("game_id"), self.floors[number].get(pod.table, 0)
+        gid, floor = state.get("game_id"), self._floor(number, pod.table)
         if isinstance(gid, int) and not isinstance(gid, bool) and gid > floor and state.get("game"):
             names = [p.get("name") for p in state.get("players") or [] if isinstance(p, dict)]
             if state.get("game") == self.plan.game and same_players(pod.players, names):

@@ -158,18 +158,19 @@ def plan(**kw) -> Plan:
                      kw.pop("tables", TABLES), **{"rounds": 2, "seed": "7", "target": 3, **kw})
 
 
-def convention_result(store, table, gid, ranking, game="chope", version=None):
+def convention_result(store, table, gid, ranking, game="chope", version=None, store_id=STORE):
     """A finished game the league counts: its last event (id ``version``)
     held, then its result (its events hide something, so holding them is
-    what counts: no replay of these made-up rankings)."""
+    what counts: no replay of these made-up rankings); ``store_id``: the
+    table's store it was played on."""
     names = [n for g in ranking for n in g]
     version = version or gid
-    store.add_event(table, {"store": STORE, "id": version, "prev": 0, "since": 0, "seq": 1,
+    store.add_event(table, {"store": store_id, "id": version, "prev": 0, "since": 0, "seq": 1,
                             "game_id": gid, "game": game, "players": names, "type": "x",
                             "event": {"type": "x"}, "sent_ns": 1})
-    held = len(store.rows("SELECT 1 FROM events WHERE table_id = ? AND game_id = ?",
-                           (table, gid)))
-    store.set_result(table, gid, {"store": STORE, "finished": True, "game": game,
+    held = len(store.rows("SELECT 1 FROM events WHERE table_id = ? AND store = ? AND game_id = ?",
+                           (table, store_id, gid)))
+    store.set_result(table, gid, {"store": store_id, "finished": True, "game": game,
                                   "players": names, "version": version, "events": held,
                                   "hidden": True, "sent_ns": 1,
                                   "summary": {"ranking": ranking, "scores": {},
