@@ -280,3 +280,35 @@ def test_the_leagues_own_topics_heard_back_are_neither_stored_nor_refused():
         assert sub.rejected == 0 and store.tables() == []
     finally:
         store.close()
+
+
+def test_event_ids_far_ahead_of_the_tables_own_version_leave_nothing_missing(tmp_path):
+    """Issue 31: a table's own password published two far-ahead event ids
+    and left its card at '929,455 event(s) missing' for good. An id beyond
+    the version the table's own state reports is none it logged: it is not
+    counted missing and no gap is asked for; the real gaps still are."""
+    from companion.league.store import LeagueStore
+    from tests.kit.league import STORE
+
+    store = LeagueStore(tmp_path / "league.db")
+    now = time.time_ns()
+
+    def event(eid, prev, seq):
+        store.add_event("t1", {"store": STORE, "id": eid, "prev": prev, "since": 0, "seq": seq,
+                               "game_id": 1, "game": "chope", "players": ["ana", "bo"],
+                               "type": "flip", "event": {"type": "flip"}, "sent_ns": now})
+
+    def state(version):
+        assert store.set_state("t1", {"game": "chope", "players": [], "game_id": 1,
+                                      "version": version, "sent_ns": time.time_ns()})
+
+    for eid in (1, 2, 3):
+        event(eid, eid - 1, eid)
+    state(3)
+    event(929_455, 929_454, 929_455)            # forged, with the table's password
+    event(929_456, 929_455, 929_456)
+    assert store.missing("t1") == 0 and store.gaps("t1") == []
+    event(5, 4, 5)                              # the table goes on; event 4 lost on the way
+    state(5)
+    assert store.missing("t1") == 1 and store.gaps("t1") == [4]
+    store.close()

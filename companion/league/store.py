@@ -134,6 +134,13 @@ def replay_result(game: str, players: list[str], options: dict, events: list[dic
         raise LeagueError(f"the {game} tracker cannot replay its events: {exc}") from None
 
 
+
+#: an event within the version the table's latest state reports (or any,
+#: while no state says one): ``e`` the event, ``t`` its table's row
+WITHIN_STATE = ("(json_extract(t.state, '$.version') IS NULL"
+                " OR e.event_id <= json_extract(t.state, '$.version'))")
+
+
 class LeagueStore:
     """The league's SQLite file (``":memory:"`` in tests). Thread-safe."""
 
@@ -411,21 +418,26 @@ class LeagueStore:
 
     def missing(self, table: str) -> int:
         """How many of the table's events (of its latest store) the league
-        has not received, of those up to the last one it has."""
+        has not received, of those up to the last one it has and at most the
+        version the table's own latest state reports (an event id beyond
+        it is none the table logged: a forged id far ahead cannot leave the
+        card counting events that never existed)."""
         row = self.rows("SELECT m.since, MAX(e.seq), COUNT(e.event_id) FROM marks m JOIN"
                          " tables t ON t.table_id = m.table_id AND t.store = m.store LEFT JOIN"
                          " events e ON e.table_id = m.table_id AND e.store = m.store AND"
-                         " e.event_id > m.since WHERE m.table_id = ?", (table,))
+                         " e.event_id > m.since AND " + WITHIN_STATE +
+                         " WHERE m.table_id = ?", (table,))
         if not row or row[0][1] is None:
             return 0
         return max(0, row[0][1] - row[0][2])
 
     def gaps(self, table: str) -> list[int]:
-        """Events whose predecessor in the table's log never arrived (their ``prev``)."""
+        """Events whose predecessor in the table's log never arrived (their
+        ``prev``), of those within the table's reported version."""
         return [r[0] for r in self.rows(
             "SELECT e.prev FROM events e JOIN marks m ON m.table_id = e.table_id AND"
             " m.store = e.store JOIN tables t ON t.table_id = e.table_id AND t.store = e.store"
-            " WHERE e.table_id = ? AND e.prev > m.since AND NOT EXISTS (SELECT 1 FROM"
+            " WHERE e.table_id = ? AND " + WITHIN_STATE + " AND e.prev > m.since AND NOT EXISTS (SELECT 1 FROM"
             " events p WHERE p.table_id = e.table_id AND p.store = e.store AND"
             " p.event_id = e.prev)", (table,))]
 
