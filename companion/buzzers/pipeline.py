@@ -36,6 +36,7 @@ wakes it too.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -245,7 +246,6 @@ class Pipeline:
         self._q.put(_Report("cue", stamp))
         self._wake.set()
 
-
     def wake(self) -> None:
         """Make the thread look at its deadlines again now (any thread)."""
         self._wake.set()
@@ -326,12 +326,18 @@ class Pipeline:
         tick the consumer. ``now_ns`` (tests, virtual time) is passed to the
         consumer's ``tick`` and the polls instead of its clock's now.
         Returns the edges fed."""
-        with self.lock:
-            before, self._applying = self._applying, threading.get_ident()
-            try:
-                return self._pump(now_ns)
-            finally:
-                self._applying = before
+        with self.lock, self._applying_here():
+            return self._pump(now_ns)
+
+    @contextlib.contextmanager
+    def _applying_here(self):
+        """This thread applies the queue meanwhile (the lock held): a
+        command it runs that calls back in runs at once."""
+        before, self._applying = self._applying, threading.get_ident()
+        try:
+            yield
+        finally:
+            self._applying = before
 
     def _pump(self, now_ns: int | None) -> int:
         now = self.clock() if now_ns is None else now_ns
@@ -363,11 +369,8 @@ class Pipeline:
         """Apply what came in, in its order: edges and reports at once, a
         command once its hold is over (``now``: None applies every command
         now), after the edges behind it that were stamped before it."""
-        before, self._applying = self._applying, threading.get_ident()
-        try:
+        with self._applying_here():
             return self._apply_pending(now)
-        finally:
-            self._applying = before
 
     def _apply_pending(self, now: int | None) -> int:
         pending, get = self._pending, self._q.get_nowait
@@ -381,13 +384,13 @@ class Pipeline:
             item = pending[0]
             if type(item) is _Command:
                 self._pull_forward(item.t_ns)
+                if pending[0] is not item:
+                    continue                # an edge stamped before it goes first
                 if now is not None and now < item.t_ns + self.hold_ns:
                     return n                # the rest waits behind the command
-                item = pending[0]
-                if type(item) is _Command:
-                    pending.popleft()
-                    item.run()
-                    continue
+                pending.popleft()
+                item.run()
+                continue
             pending.popleft()
             n += self._apply(item)
         return n

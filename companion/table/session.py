@@ -59,6 +59,7 @@ US = 1_000
 #: the clock thread retries, it never spins.
 RETRY_NS = 10 * MS
 
+
 def _way_in(method: Callable) -> Callable:
     """A change to the table: through the table's one way in when it has
     one (:meth:`TableSession.enter_through`), else applied now."""

@@ -151,11 +151,9 @@ class TableRaces:
             self.queued.items.pop()
             raise
         race = self.race
-        if race is not None:
-            if g.game.is_draw(event):
-                self.desk.cut(now)
-            race.record = {**race.record, "queued": self.queued.to_json()}
-            self.persist(race, True)
+        if race is not None and g.game.is_draw(event):
+            self.desk.cut(now)
+            self.persist(race, True)        # its new deadline
         data = {"event": views.public_event(g.game, event), "line": g.line(event),
                 "queued": self.queued_lines()}
         queued = Queued(g.version, data=data)
@@ -483,10 +481,6 @@ class TableRaces:
         self.queued.items.extend(later)
         self.save_queued()
         self.drain()
-        race = self.race
-        if race is not None and self.queued:     # a power cut keeps the waiting card
-            race.record = {**race.record, "queued": self.queued.to_json()}
-            self.persist(race, True)
         return {"swapped": True, "order": [g.line(e) for e in found["seq"]]}
 
     def _requeue(self, found: dict, now: int) -> None:
