@@ -179,17 +179,12 @@ class TableRaces:
             event, logged_ns = self.queued.pop()
             try:        # the card leaves the saved queue as it enters the log
                 eid = g.append(event, queued=self.queued.to_json())
-            except RulesError as exc:
-                if self._choice_first(g, event):
+            except (RulesError, StoreError) as exc:
+                if isinstance(exc, RulesError) and self._choice_first(g, event):
                     # the race left a choice to make first (a Siam! loser's
                     # card): it is asked now; the card waits for it, not lost
                     self.queued.put_back(event, logged_ns)
                     return
-                self.fault("queued", f"the {g.line(event)} logged during the race "
-                                     f"was refused once the race was logged: {exc}")
-                self.save_queued()
-                continue
-            except StoreError as exc:
                 self.fault("queued", f"the {g.line(event)} logged during the race "
                                      f"was refused once the race was logged: {exc}")
                 self.save_queued()
