@@ -184,3 +184,19 @@ def test_the_judge_reads_no_clock_the_same_input_gives_the_same_answer(kind):
     card = Card(kind, TABLE, at(1.0))
     edges = presses(("ana", 0.3), ("bo", 0.4), ("cy", 0.5), ("dee", 0.7))
     assert judged(card, edges, 3.0) == judged(card, edges, 3.0)
+
+
+def test_a_runner_up_of_the_table_before_with_an_older_press_is_not_taken_as_this_cards():
+    """Red Table at 0 (flipper Cy): Dee 0.364, Bo 0.409, Ana 0.416 (runner-ups
+    not counted in its record); Yellow Table at 0.8 (flipper Cy): Dee 1.105,
+    Ana 1.194; the host logs Yellow at 0.977, the judge weighs it at 1.135.
+    Bo and Ana had pressed for older cards seconds before. Before, only a
+    player's first press in the window could be the Table before's, so Bo's
+    0.409 (his second) was weighed as a stray and Yellow went to Bo, 99 %
+    sure, without a question."""
+    edges = presses(("bo", -5.993), ("ana", -4.044), ("ana", -1.712), ("dee", -1.719),
+                    ("dee", 0.364), ("bo", 0.409), ("ana", 0.416), ("dee", 1.105))
+    red = chope("dee", 0.364, flipper="cy")
+    j = judged(table(0.977, flipper="cy"), edges, 1.135, before=red)
+    assert not (j.action == "decided" and j.best.player == "bo")
+    assert j.best.player == "dee" and j.best.t_ns == at(1.105)

@@ -223,13 +223,17 @@ def _alternatives(presses: dict[str, list[int]], before: Before | None, p: Peopl
         got = []
         mine = sorted(t for (pl, t) in (before.owned if before else ()) if pl == q)
         free = before is not None and q in before.eligible and not mine
+        first_after = next((t for t in times if before is not None and t > before.anchor_ns),
+                           None)
         for i, x in enumerate(times):
             alt = p.noise_per_s
             earlier = [t for t in times[:i]] + [t for t in mine if t < x]
             if earlier and x - max(earlier) <= p.double_ns:
                 alt += p.double_p / (p.double_ns / S)
+            # the race before's: a press it counted that may move, or (for a
+            # player it did not count) their first press after its anchor
             if before is not None and ((q, x) in before.movable
-                                       or (free and i == 0 and x > before.anchor_ns)):
+                                       or (free and x == first_after)):
                 # the race before's: a reaction to a flip one reaction before its anchor
                 alt += (p.slap_p if before.kind == LAST else p.slam_p) * sum(
                     w * react_pdf(p, x - before.anchor_ns + r)

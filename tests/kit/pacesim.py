@@ -195,6 +195,7 @@ class Press:
     up_ns: int
     bounce: list = field(default_factory=list)     # (stamp, delivered) of its bounce edges
     double: bool = False
+    what: str = ""      # what it was for, in reports: "race", "double", "false", "reflex"
 
 
 def _norm(v):
@@ -241,6 +242,7 @@ class SimulatedTable:
         self.edges: list = []               # (stamp, delivered, buzzer) of every edge
         self._busy: dict[str, list] = {p: [] for p in PLAYERS}  # press intervals per player
         self.pressed: list = []             # every press (Press), for reports
+        self.logged_flips: list = []        # (flip_ns, card, log_ns) as the host logged them
         self._answered.clear()
         self._mine: deque = deque()         # the host's events waiting behind a race
         self._relog: deque = deque()        # ... refused when applied: logged again
@@ -285,14 +287,14 @@ class SimulatedTable:
                     t, moved = b + self._ms(self.pace.double_gap_ms), True
         return t
 
-    def _press(self, player: str, t: int, double: bool = True) -> Press:
+    def _press(self, player: str, t: int, double: bool = True, what: str = "race") -> Press:
         """One physical press at ``t`` (or just after the buzzer is free):
         its edges, bounce, release and perhaps a double slam."""
         p, rng = self.pace, self.rng
         hold = self._ms(p.hold_ms)
         t = self._free(player, t, hold + 40 * MS)
         buzzer = f"b{PLAYERS.index(player) + 1}"
-        press = Press(player, t, t + hold)
+        press = Press(player, t, t + hold, what=what)
         self._busy[player].append((t, t + hold))
         self.pressed.append(press)
         last = self._edge(buzzer, True, t)
@@ -304,7 +306,7 @@ class SimulatedTable:
         if double and rng.random() < p.double_chance:
             again = t + hold + self._ms(p.double_gap_ms)
             if self._free(player, again, self._ms(p.hold_ms) + 10 * MS) == again:
-                self._press(player, again, double=False)
+                self._press(player, again, double=False, what="double")
                 press.double = True
         return press
 
@@ -340,7 +342,8 @@ class SimulatedTable:
                 first = flip_at + self._react()
                 for q in PLAYERS:
                     if rng.random() < p.false_slam_chance:
-                        self.false_slams.append(self._press(q, flip_at + self._react()).t_ns)
+                        self.false_slams.append(self._press(q, flip_at + self._react(),
+                                                                what="false").t_ns)
             after_card = truth
             truth, choices = self._decide(truth)
             stop = False
@@ -460,7 +463,7 @@ class SimulatedTable:
                 times[b] = times[a] + rng.randint(1_000, int(p.near_tie_ms * MS))
             got = {q: self._press(q, t) for q, t in sorted(times.items(), key=lambda kv: kv[1])}
             if rng.random() < p.reflex_chance:
-                self._press(flipper, flip_at + self._react())
+                self._press(flipper, flip_at + self._react(), what="reflex")
             winner = min(got, key=lambda q: got[q].t_ns) if got else None
             outcome = {"type": "race", "reason": req.reason, "winner": winner, "loser": None,
                        "tied": []}
@@ -548,6 +551,8 @@ class SimulatedTable:
         than the table's), none if the session asks for none. Before a card
         or a stop, the host first answers a choice the console asks for."""
         s = self.session
+        if event["type"] == "flip":
+            self.logged_flips.append((self._flip_ns.get(id(event)), event["card"], self.t))
         idle = s.desk.race is None      # a choice the last race left is asked at once
         if event["type"] in ("keep", "lose"):
             if idle:
@@ -788,9 +793,11 @@ class SimulatedTable:
                 "order": [(o.get("player"), ms(o.get("t_ns")))
                           + (("after",) if o.get("after_verdict") else ())
                           for o in got.get("order") or ()]},
-            "other_presses": sorted((pr.player, ms(pr.t_ns)) for pr in self.pressed
+            "other_presses": sorted((pr.player, ms(pr.t_ns), pr.what) for pr in self.pressed
                                     if f - S < pr.t_ns < f + 3 * S
                                     and (pr.player, pr.t_ns) not in rec["presses"]),
+            "flips": [(card, ms(t), ms(log)) for t, card, log in sorted(self.logged_flips)
+                      if t is not None and f - 3 * S < t < f + 3 * S],
         }
 
 
