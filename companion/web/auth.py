@@ -12,7 +12,8 @@
 * A logged-in host's cookie (Flask's signed session, HttpOnly,
   SameSite=Strict) holds the id of a server-side login
   (:class:`HostSessions`): logging out revokes it, and a start with another
-  PIN revokes them all, so a copied cookie stops working.
+  PIN revokes them all (and every device cookie), so a copied cookie stops
+  working.
 * Every request that changes state (any method but GET/HEAD/OPTIONS) must
   carry the CSRF token of its session: the ``X-CSRF-Token`` header for JSON,
   the ``csrf_token`` form field for forms. The scoreboard gets a token too,
@@ -35,7 +36,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Callable
 
-from flask import current_app, jsonify, request, session
+from flask import current_app, g, jsonify, request, session
+from flask.sessions import SecureCookieSessionInterface
 
 from .limits import trusted
 
@@ -63,6 +65,15 @@ GLOBAL_LOGIN_MAX_DELAY_S = 900.0
 LOGIN_LIFETIME_S = 12 * 3600
 #: Most host logins kept at once (the oldest is forgotten first).
 MAX_LOGINS = 64
+#: The device cookie a good login leaves in the host's browser (separate from
+#: the session cookie: logging out keeps it), how long it lasts (each good
+#: login gives a new one), how many wrong PINs one device may have compared
+#: before it is revoked (a good login starts its count over) and how many
+#: devices are kept at once (the oldest is forgotten first).
+DEVICE_COOKIE = "companion_device"
+DEVICE_LIFETIME_S = 30 * 24 * 3600
+DEVICE_WRONG_LIMIT = 5
+MAX_DEVICES = 32
 
 
 def new_pin(digits: int = 6) -> str:
@@ -226,7 +237,7 @@ class PinGuard:
         it is the host who has not yet seen the new one (a dead PIN tells a
         guesser nothing)."""
         with self._lock:
-            if self._replaced is not None and pin_matches(given, self._replaced):
+            if self._is_replaced(given):
                 if exempt and addr is not None:
                     self._fresh.discard(_net(addr))
                 return False
@@ -245,6 +256,15 @@ class PinGuard:
         self._announce(svc.pin)
         return True
 
+    def _is_replaced(self, given: str | None) -> bool:
+        return self._replaced is not None and pin_matches(given, self._replaced)
+
+    def replaced(self, given: str | None) -> bool:
+        """Whether ``given`` is the PIN this guard last replaced (the host's
+        old one: a dead PIN, never counted as a guess)."""
+        with self._lock:
+            return self._is_replaced(given)
+
     def _announce(self, pin: str) -> None:
         message = (f"Too many wrong host PINs from the network: the host PIN is now "
                    f"{pin} (the old one no longer works; logged-in hosts stay in).")
@@ -259,26 +279,19 @@ class PinGuard:
             log.warning("%s", message)
 
 
-class HostSessions:
-    """Host logins kept by the server: the cookie holds a random id, the
-    server only its SHA-256 digest and its expiry. Kept in ``path`` (mode
-    0600, written whole and renamed) so logins survive a restart; a start
-    with another PIN (another ``epoch``) forgets them all."""
+class LoginFile:
+    """What the server keeps of the host's logins and devices, one section
+    each, in ``path`` (mode 0600, written whole and renamed) so they survive
+    a restart; a start with another PIN (another ``epoch``) forgets them
+    all. :class:`HostSessions` and :class:`HostDevices` share one, and its
+    lock."""
 
-    def __init__(self, path=None, epoch: str = "", lifetime_s: float = LOGIN_LIFETIME_S,
-                 wall_clock=time.time, max_logins: int = MAX_LOGINS):
+    def __init__(self, path=None, epoch: str = ""):
         self.path = None if path is None else Path(path)
         self.epoch = epoch
-        self.lifetime = lifetime_s
-        self.clock = wall_clock
-        self.max_logins = max_logins
-        self._lock = threading.Lock()
-        self._logins: dict[str, float] = {}
+        self.lock = threading.RLock()
+        self.sections: dict[str, dict] = {}
         self._load()
-
-    @staticmethod
-    def _digest(sid: str) -> str:
-        return hashlib.sha256(sid.encode()).hexdigest()
 
     def _load(self) -> None:
         if self.path is None:
@@ -288,59 +301,90 @@ class HostSessions:
         except (OSError, ValueError):
             return
         if not isinstance(data, dict) or data.get("epoch") != self.epoch:
-            self._save()            # another PIN: every old login is revoked
+            self.save()             # another PIN: every old login and device is revoked
             return
-        now = self.clock()
-        logins = data.get("logins")
-        if isinstance(logins, dict):
-            self._logins = {k: float(v) for k, v in logins.items()
-                            if isinstance(k, str) and isinstance(v, (int, float)) and v > now}
+        self.sections = {k: v for k, v in data.items() if k != "epoch" and isinstance(v, dict)}
 
-    def _save(self) -> None:
+    def section(self, name: str, keep: Callable[[object], bool]) -> dict:
+        """The section ``name`` (made empty if missing), with only the
+        entries whose value ``keep`` accepts (a digest's record)."""
+        with self.lock:
+            raw = self.sections.get(name)
+            kept = {k: v for k, v in (raw if isinstance(raw, dict) else {}).items()
+                    if isinstance(k, str) and keep(v)}
+            self.sections[name] = kept
+            return kept
+
+    def save(self) -> None:
         if self.path is None:
             return
         tmp = self.path.with_name(self.path.name + ".tmp")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                json.dump({"epoch": self.epoch, "logins": self._logins}, fh)
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.path)
-        except OSError as exc:   # a read-only directory: logins last until a restart
-            log.warning("could not keep the host logins in %s: %s", self.path, exc)
+        with self.lock:
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w") as fh:
+                    json.dump({"epoch": self.epoch, **self.sections}, fh)
+                os.chmod(tmp, 0o600)
+                os.replace(tmp, self.path)
+            except OSError as exc:   # a read-only directory: kept until a restart
+                log.warning("could not keep the host logins in %s: %s", self.path, exc)
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class HostSessions:
+    """Host logins kept by the server: the cookie holds a random id, the
+    server only its SHA-256 digest and its expiry (the ``logins`` section
+    of a :class:`LoginFile`, made from ``path`` and ``epoch`` unless
+    ``kept`` is given)."""
+
+    def __init__(self, path=None, epoch: str = "", lifetime_s: float = LOGIN_LIFETIME_S,
+                 wall_clock=time.time, max_logins: int = MAX_LOGINS,
+                 kept: LoginFile | None = None):
+        self.kept = kept if kept is not None else LoginFile(path, epoch)
+        self.lifetime = lifetime_s
+        self.clock = wall_clock
+        self.max_logins = max_logins
+        self._lock = self.kept.lock
+        now = self.clock()
+        self._logins: dict[str, float] = self.kept.section(
+            "logins", lambda v: isinstance(v, (int, float)) and v > now)
 
     def issue(self) -> str:
         """A new login; its id goes in the cookie."""
         sid = secrets.token_urlsafe(32)
         with self._lock:
             now = self.clock()
-            self._logins = {k: v for k, v in self._logins.items() if v > now}
+            for k in [k for k, v in self._logins.items() if v <= now]:
+                del self._logins[k]
             while len(self._logins) >= self.max_logins:
                 self._logins.pop(min(self._logins, key=self._logins.get))
-            self._logins[self._digest(sid)] = now + self.lifetime
-            self._save()
+            self._logins[_digest(sid)] = now + self.lifetime
+            self.kept.save()
         return sid
 
     def valid(self, sid) -> bool:
         if not isinstance(sid, str) or not sid:
             return False
         with self._lock:
-            expires = self._logins.get(self._digest(sid))
+            expires = self._logins.get(_digest(sid))
             return expires is not None and expires > self.clock()
 
     def revoke(self, sid) -> bool:
         if not isinstance(sid, str) or not sid:
             return False
         with self._lock:
-            gone = self._logins.pop(self._digest(sid), None) is not None
+            gone = self._logins.pop(_digest(sid), None) is not None
             if gone:
-                self._save()
+                self.kept.save()
             return gone
 
     def revoke_all(self) -> None:
         with self._lock:
             self._logins.clear()
-            self._save()
+            self.kept.save()
 
     def __len__(self) -> int:
         with self._lock:
@@ -348,28 +392,138 @@ class HostSessions:
             return sum(1 for v in self._logins.values() if v > now)
 
 
+def _device_record(v) -> bool:
+    return (isinstance(v, list) and len(v) == 2
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v))
+
+
+class HostDevices:
+    """The host's own browsers (OWASP's "device cookies"): a good login
+    leaves a random id in a long-lived cookie; the server keeps its SHA-256
+    digest, its expiry and its count of wrong PINs (the ``devices`` section
+    of the :class:`LoginFile`), so a made-up or copied-then-replaced id is
+    worth nothing and a start with another PIN revokes every device.
+
+    A login presenting a device :meth:`admit` accepts is compared at once:
+    each comparison is booked against the device before the PIN is
+    compared (simultaneous tries cannot slip past), a good one ends the
+    device (the login gives a new one) and a wrong one stays counted; the
+    ``budget``-th wrong PIN revokes the device. One device never has more
+    than ``budget`` PINs compared, at any pace.
+
+    >>> d = HostDevices(LoginFile(), budget=2)
+    >>> tok = d.issue()
+    >>> [d.admit(tok), d.wrong(tok), d.admit(tok), d.wrong(tok), d.admit(tok)]
+    [True, False, True, True, False]
+    """
+
+    def __init__(self, kept: LoginFile, lifetime_s: float = DEVICE_LIFETIME_S,
+                 budget: int = DEVICE_WRONG_LIMIT, wall_clock=time.time,
+                 max_devices: int = MAX_DEVICES):
+        self.kept, self.lifetime, self.budget = kept, lifetime_s, budget
+        self.clock, self.max_devices = wall_clock, max_devices
+        self._lock = kept.lock
+        now = self.clock()
+        # digest -> [expiry (wall clock), PINs compared and not yet found right]
+        self._devices: dict[str, list] = self.kept.section(
+            "devices", lambda v: _device_record(v) and v[0] > now)
+
+    def issue(self) -> str:
+        """A new device; its id goes in the device cookie."""
+        token = secrets.token_urlsafe(32)
+        with self._lock:
+            now = self.clock()
+            for k in [k for k, v in self._devices.items() if v[0] <= now]:
+                del self._devices[k]
+            while len(self._devices) >= self.max_devices:
+                self._devices.pop(min(self._devices, key=lambda k: self._devices[k][0]))
+            self._devices[_digest(token)] = [now + self.lifetime, 0]
+            self.kept.save()
+        return token
+
+    def _record(self, token) -> list | None:
+        if not isinstance(token, str) or not token:
+            return None
+        rec = self._devices.get(_digest(token))
+        return rec if rec is not None and rec[0] > self.clock() else None
+
+    def valid(self, token) -> bool:
+        with self._lock:
+            return self._record(token) is not None
+
+    def admit(self, token) -> bool:
+        """Whether a PIN from ``token``'s browser is compared as this
+        device's: a known, unexpired device with budget left, which is then
+        booked for one comparison."""
+        with self._lock:
+            rec = self._record(token)
+            if rec is None or rec[1] >= self.budget:
+                return False
+            rec[1] += 1
+            return True
+
+    def give_back(self, token) -> None:
+        """The comparison booked by :meth:`admit` does not count (the PIN
+        typed was the host's old, replaced one)."""
+        with self._lock:
+            rec = self._record(token)
+            if rec is not None and rec[1] > 0:
+                rec[1] -= 1
+
+    def wrong(self, token) -> bool:
+        """The booked comparison was a wrong PIN: it stays counted; True if
+        that used up the device's budget (the device is then revoked)."""
+        with self._lock:
+            rec = self._record(token)
+            if rec is None:
+                return False
+            spent = rec[1] >= self.budget
+            if spent:
+                self._devices.pop(_digest(token), None)
+            self.kept.save()
+            return spent
+
+    def revoke(self, token) -> bool:
+        if not isinstance(token, str) or not token:
+            return False
+        with self._lock:
+            gone = self._devices.pop(_digest(token), None) is not None
+            if gone:
+                self.kept.save()
+            return gone
+
+    def __len__(self) -> int:
+        with self._lock:
+            now = self.clock()
+            return sum(1 for v in self._devices.values() if v[0] > now)
+
+
 class AuthState:
     """What auth keeps per app (``app.extensions["companion_auth"]``)."""
 
-    def __init__(self, sessions: HostSessions, guard: PinGuard):
-        self.sessions, self.guard = sessions, guard
+    def __init__(self, sessions: HostSessions, guard: PinGuard, devices: HostDevices):
+        self.sessions, self.guard, self.devices = sessions, guard, devices
 
 
 def install(app, announce: Callable[[str], None] | None = None) -> AuthState:
-    """Set up the server-side logins and the table-wide PIN limit for ``app``
-    (after its ``Services``)."""
+    """Set up the server-side logins and devices and the table-wide PIN
+    limit for ``app`` (after its ``Services``)."""
     svc = app.extensions["companion"]
     store = getattr(svc.session, "store", None)
     db_path = getattr(store, "path", None)
     path = None if db_path is None or str(db_path) == ":memory:" else f"{db_path}-logins"
+    kept = LoginFile(path, epoch=svc.pin_epoch)
+    cfg = app.config
     state = AuthState(
-        HostSessions(path, epoch=svc.pin_epoch),
-        PinGuard(app.config.get("GLOBAL_LOGIN_LIMIT", GLOBAL_LOGIN_LIMIT),
-                 app.config.get("GLOBAL_LOGIN_FREE", GLOBAL_LOGIN_FREE),
-                 app.config.get("GLOBAL_LOGIN_BASE_S", GLOBAL_LOGIN_BASE_S),
-                 app.config.get("GLOBAL_LOGIN_MAX_DELAY_S", GLOBAL_LOGIN_MAX_DELAY_S),
-                 announce=announce or app.config.get("ANNOUNCE")))
+        HostSessions(kept=kept),
+        PinGuard(cfg.get("GLOBAL_LOGIN_LIMIT", GLOBAL_LOGIN_LIMIT),
+                 cfg.get("GLOBAL_LOGIN_FREE", GLOBAL_LOGIN_FREE),
+                 cfg.get("GLOBAL_LOGIN_BASE_S", GLOBAL_LOGIN_BASE_S),
+                 cfg.get("GLOBAL_LOGIN_MAX_DELAY_S", GLOBAL_LOGIN_MAX_DELAY_S),
+                 announce=announce or cfg.get("ANNOUNCE")),
+        HostDevices(kept, budget=cfg.get("DEVICE_WRONG_LIMIT", DEVICE_WRONG_LIMIT)))
     app.extensions["companion_auth"] = state
+    app.session_interface = SessionThenDevice()
     return state
 
 
@@ -434,38 +588,120 @@ def is_host() -> bool:
 
 
 def login(pin_given: str | None) -> tuple[bool, float]:
-    """Check a PIN for the current client: (ok, retry_after_seconds)."""
+    """Check a PIN for the current client: (ok, retry_after_seconds).
+
+    A browser presenting a device cookie :class:`HostDevices` admits has
+    its PIN compared at once, against that device's own budget (neither
+    the address's limit nor the table's back-off holds it, and its wrong
+    PINs count towards neither). Any other takes the common path: the
+    address's limit, then the table's :class:`PinGuard`."""
     svc = current_app.extensions["companion"]
+    state = _state()
+    device = _admitted_device(state)
+    guard, exempt = None, False
+    if device is None:
+        wait, guard, exempt = _admit_common(svc, state)
+        if wait > 0:     # not compared
+            return False, wait
+    if pin_matches(pin_given, svc.pin):
+        _log_in(svc, state, device)
+        return True, 0.0
+    if device is not None:
+        _device_wrong(state, device, pin_given)
+    elif guard is not None:
+        guard.wrong(svc, exempt, client_key(), pin_given)
+    return False, 0.0
+
+
+def _admitted_device(state: AuthState | None) -> str | None:
+    """The request's device cookie, if it is a host device with budget left
+    (one comparison is then booked against it)."""
+    token = request.cookies.get(DEVICE_COOKIE)
+    if state is None or not token or not state.devices.admit(token):
+        return None
+    return token
+
+
+def _admit_common(svc, state: AuthState | None) -> tuple[float, PinGuard | None, bool]:
+    """The common path: (seconds to wait, 0 if the PIN is compared now; the
+    table's guard, None for the Pi's own address; whether it is the
+    address's fresh-PIN exemption)."""
     key = client_key()
     # count the attempt before comparing, in one step under the limiter's
     # lock: simultaneous guesses cannot all slip past a separate check
     if not svc.login_limiter.hit(key):
-        return False, max(svc.login_limiter.blocked(key), 1.0)
-    state = _state()
+        return max(svc.login_limiter.blocked(key), 1.0), None, False
     guard = None if state is None or trusted(key) else state.guard
-    exempt = False
-    if guard is not None:
-        wait, exempt = guard.admit(key)
-        if wait > 0:     # the whole table is waiting: not compared
-            return False, max(wait, 1.0)
-    if pin_matches(pin_given, svc.pin):
-        svc.login_limiter.reset(key)
-        old = session.get("sid")
-        session.clear()
-        session.permanent = True
-        session["host"] = True
-        session["pin_epoch"] = svc.pin_epoch
-        if state is not None:
+    if guard is None:
+        return 0.0, None, False
+    wait, exempt = guard.admit(key)
+    if wait > 0:        # the whole table is waiting
+        return max(wait, 1.0), guard, exempt
+    return 0.0, guard, exempt
+
+
+def _log_in(svc, state: AuthState | None, device: str | None) -> None:
+    """The right PIN: a new host login in this browser's session and a new
+    device cookie. Only a login without a device cookie ends the address's
+    count and the table's back-off: the host's device logging in says
+    nothing of the guesses from elsewhere, and ending the back-off then
+    would give a guesser its free PINs again every time."""
+    if device is None:
+        svc.login_limiter.reset(client_key())
+    old = session.get("sid")
+    session.clear()
+    session.permanent = True
+    session["host"] = True
+    session["pin_epoch"] = svc.pin_epoch
+    if state is not None:
+        if device is None:
             state.guard.right()
-            state.sessions.revoke(old)
-            session["sid"] = state.sessions.issue()
-        csrf_token()   # a fresh token after login (no fixation)
-        return True, 0.0
-    if guard is not None:
-        guard.wrong(svc, exempt, key, pin_given)
-    return False, 0.0
+        else:
+            state.devices.revoke(device)     # a copy of the old cookie is worth nothing
+        state.sessions.revoke(old)
+        session["sid"] = state.sessions.issue()
+        _send_device(state.devices.issue())
+    csrf_token()   # a fresh token after login (no fixation)
 
 
-__all__ = ["RateLimiter", "PinGuard", "HostSessions", "install", "logout", "check_pin_policy",
-           "MIN_PIN_LENGTH", "new_pin", "pin_matches", "csrf_token", "check_csrf", "login",
-           "is_host", "client_key", "COOKIE_CONFIG"]
+def _device_wrong(state: AuthState, device: str, given: str | None) -> None:
+    """A wrong PIN from a host device: counted against that device alone
+    (the host's old PIN, replaced by the table's guard, is not counted)."""
+    if state.guard.replaced(given):
+        state.devices.give_back(device)
+    elif state.devices.wrong(device):
+        log.warning("a host device had %d wrong PINs: its device cookie is revoked",
+                    state.devices.budget)
+        _send_device(None)
+
+
+def _send_device(token: str | None) -> None:
+    """Have this response set its device cookie to ``token`` (None: clear
+    it); :class:`SessionThenDevice` writes it."""
+    g.companion_device = token
+
+
+class SessionThenDevice(SecureCookieSessionInterface):
+    """Flask's signed-cookie session, then the response's device cookie
+    (HttpOnly, SameSite=Strict, long-lived; not Secure on plain HTTP, as
+    the session cookie). After the session's, so a script that keeps the
+    first ``Set-Cookie`` of a login still gets its session."""
+
+    def save_session(self, app, session, response) -> None:
+        super().save_session(app, session, response)
+        if "companion_device" not in g:
+            return
+        token = g.companion_device
+        secure = bool(app.config.get("SESSION_COOKIE_SECURE"))
+        if token is None:
+            response.delete_cookie(DEVICE_COOKIE, path="/", secure=secure, httponly=True,
+                                   samesite="Strict")
+        else:
+            response.set_cookie(DEVICE_COOKIE, token, max_age=int(DEVICE_LIFETIME_S),
+                                path="/", secure=secure, httponly=True, samesite="Strict")
+
+
+__all__ = ["RateLimiter", "PinGuard", "LoginFile", "HostSessions", "HostDevices", "install",
+           "logout", "check_pin_policy", "MIN_PIN_LENGTH", "new_pin", "pin_matches", "csrf_token",
+           "check_csrf", "login", "is_host", "client_key", "COOKIE_CONFIG", "DEVICE_COOKIE",
+           "SessionThenDevice"]
