@@ -137,3 +137,36 @@ def test_the_swap_endpoint_refuses_a_stale_console_a_bad_body_and_no_login(host_
     phone = app.test_client()          # no PIN: refused
     assert phone.post("/api/host/reorder", json={"events": offer["events"]}).status_code in (401, 403)
     assert t.s.snapshot()["reorder"] == offer       # nothing changed
+
+
+@pytest.mark.parametrize("crash_at", [1, 2, 3])
+def test_a_crash_between_the_swaps_undos_loses_no_card_and_logs_none_twice(crash_at):
+    """The swap undoes the log's tail one event at a time; each undo saves
+    the queue that stands once it is done, in its own transaction. Before,
+    the undos were saved first and the two cards queued after them: a kill
+    in between lost both (acknowledged as logged)."""
+    from companion.record.eventlog import effective_events
+
+    t = swapped_log()
+    offer = t.s.snapshot()["reorder"]
+    store, real = t.s.store, t.s.store.append
+    undos = []
+
+    def dies_at_an_undo(game_id, event, *args, **kw):
+        if event.get("type") == "undo":
+            undos.append(event)
+            if len(undos) == crash_at:
+                raise SystemExit("killed")      # nothing of this transaction is written
+        return real(game_id, event, *args, **kw)
+
+    store.append = dies_at_an_undo
+    try:
+        t.s.reorder(offer["events"])
+    except SystemExit:
+        pass
+    store.append = real
+    logged = [e["card"] for e in effective_events([e for _, e in store.events(t.s.game_id)])
+              if e.get("type") == "flip"]
+    queued = [q["event"]["card"] for q in store.load_queued(t.s.game_id) or ()
+              if q["event"].get("type") == "flip"]
+    assert sorted(logged + queued) == ["table:blue", "table:green"], (logged, queued)

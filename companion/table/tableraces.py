@@ -466,17 +466,43 @@ class TableRaces:
         self.drop()
         self.interrupted = None
         later = list(self.queued.items)     # cards logged since: after the two
-        self.queued.items.clear()
-        eid = None
-        for _ in range(len(g.events) - found["at"]):
-            eid = g.append({"type": "undo"})
-        self.sync("undo")
+        try:
+            eid = self._undo_tail(found, later, now)
+        finally:
+            self.sync("undo")
         self.publish_state(eid, {"type": "undo"})
-        self._requeue(found, now)
-        self.queued.items.extend(later)
-        self.save_queued()
         self.drain()
         return {"swapped": True, "order": [g.line(e) for e in found["seq"]]}
+
+    def _undo_tail(self, found: dict, later: list, now: int) -> int:
+        """Undo the log from the offer's first card on. Each undo saves, in
+        its own transaction, the queue that stands once it is done: the
+        host's events undone so far in the order logged (then the cards
+        logged since), and with the last undo the new order. A crash
+        between two undos loses no card and logs none twice: the restart
+        logs the queue again (in the old order until the last undo). A
+        failed undo leaves the queue in memory as last saved."""
+        g = self.gamelog
+        ids = {id(ev): eid for eid, ev in g.rows}
+        tail = list(g.events[found["at"]:])
+        eid, saved = 0, [{"event": e, "logged_ns": t} for e, t in later]
+        for k in range(len(tail)):
+            self.queued.items.clear()
+            if k == len(tail) - 1:
+                self._requeue(found, now)
+            else:
+                for ev in tail[len(tail) - 1 - k:]:
+                    if ev.get("type") != "race":
+                        self.queued.add(jsonable(ev), self.logged_at.get(ids.get(id(ev)), now))
+            self.queued.items.extend(later)
+            try:
+                eid = g.append({"type": "undo"}, queued=self.queued.to_json())
+            except BaseException:
+                self.queued.items.clear()
+                self.queued.restore(saved)
+                raise
+            saved = self.queued.to_json()
+        return eid
 
     def _requeue(self, found: dict, now: int) -> None:
         """Queue the offer's new order: the card turned first at the earlier
