@@ -22,7 +22,9 @@ of what it received (:class:`~companion.league.store.LeagueStore`):
   (``/api/league``), the live stream (``/api/live``) and the exports
   (``/export.csv``, ``/export.json``). Every route is a GET: the league
   page is read-only.
-* :class:`LeagueServer` / :func:`serve`: all of it on waitress, closed together.
+* :class:`LeagueServer` / :func:`serve`: all of it on waitress behind the
+  :class:`~companion.serving.Gate` with the hall's caps (:func:`hall_limits`),
+  closed together.
 
 >>> # python -m companion.league serve --broker mqtt://127.0.0.1:1883 --db league.db \\
 >>> #     --user league --password-file broker/secrets/league.password
@@ -39,8 +41,8 @@ from flask import Flask, Response, jsonify, render_template, request
 from flask_babel import gettext
 
 from .. import translations
-from ..serving import Served, serve_until_signalled
-from .hall import Hub, ViewCache
+from ..serving import Gate, Limits, Served, serve_until_signalled
+from .hall import MAX_BACKLOG, Hub, ViewCache
 from .store import LeagueStore
 from .subscriber import SESSION_EXPIRY_S, LeagueSubscriber
 from .topics import DEFAULT_PREFIX, BrokerURL, Credentials, LeagueError
@@ -50,8 +52,27 @@ log = logging.getLogger(__name__)
 #: Live league pages held at once (a convention hall's spectators); one
 #: more gets 503 and its page retries.
 MAX_PAGES = 500
+#: Live league pages one address may hold (a phone holds one, a family a
+#: few); one more gets 503. The machine's own address is not counted.
+PAGES_PER_ADDRESS = 16
 #: The stack of each of the league server's worker threads (bytes).
 PAGE_THREAD_STACK = 512 * 1024
+
+
+def hall_limits(max_pages: int = MAX_PAGES) -> Limits:
+    """The league screen's caps (docs/league.md, "Limits"): the guests'
+    share holds ``max_pages`` spectators' live pages and 100 more
+    connections for their fetches; an address may hold
+    :data:`PAGES_PER_ADDRESS` live pages and 8 connections (and requests in
+    flight) besides; a socket that says nothing is closed after 5 s, a
+    request must arrive whole within 5 s (head) and 10 s (body); output a
+    page does not take is cut as on the table, past twice the hub's own
+    :data:`~companion.league.hall.MAX_BACKLOG` (the hub ends such a page
+    first)."""
+    return Limits(per_address=PAGES_PER_ADDRESS + 8, guests=max_pages + 100, reserve=32,
+                  in_flight_per_address=PAGES_PER_ADDRESS + 8, header_timeout_s=5.0,
+                  request_timeout_s=10.0, idle_timeout_s=5.0, cleanup_interval_s=1,
+                  outbuf_cap=2 * MAX_BACKLOG)
 
 
 def create_app(config: dict | None = None, store: LeagueStore | None = None,
@@ -136,15 +157,19 @@ class LeagueServer(Served):
     """The league: store, subscriber, hub, app on waitress, opened and closed together.
 
     :meth:`open` binds (port 0: a free one); :meth:`start` serves in a
-    background thread; :meth:`run` serves in this one; :meth:`close` stops."""
+    background thread; :meth:`run` serves in this one; :meth:`close` stops.
+    ``limits``: the gate's :class:`~companion.serving.Limits` (default
+    :func:`hall_limits` of ``max_pages``)."""
 
     def __init__(self, broker: str, db_path, credentials: Credentials | None = None,
                  host: str = "0.0.0.0", port: int = 8090, prefix: str = DEFAULT_PREFIX,
                  name: str = "league", threads: int = 32, title: str = "League",
-                 convention=None, max_pages: int = MAX_PAGES, **subscriber_options):
+                 convention=None, max_pages: int = MAX_PAGES, limits: Limits | None = None,
+                 **subscriber_options):
         self.broker, self.db_path, self.credentials = broker, db_path, credentials
         self.subscriber_options = subscriber_options     # ca_file, heartbeat_s, ...
         self.max_pages = max_pages
+        self.gate = Gate(limits or hall_limits(max_pages))
         self.host, self.port, self.prefix, self.name = host, port, prefix, name
         self.threads, self.title = threads, title
         #: a convention's :class:`~companion.league.convention.Plan` (None: no rounds)
@@ -153,11 +178,9 @@ class LeagueServer(Served):
         self._init_serving()
 
     def open(self) -> "LeagueServer":
-        import waitress
-
         BrokerURL.parse(self.broker)          # a bad URL fails before anything opens
         self.store = LeagueStore(self.db_path)
-        self.hub = Hub(max_clients=self.max_pages)
+        self.hub = Hub(max_clients=self.max_pages, per_address=PAGES_PER_ADDRESS)
         self.subscriber = LeagueSubscriber(self.store, self.broker, self.credentials,
                                            prefix=self.prefix, name=self.name,
                                            on_stored=self._stored,
@@ -169,20 +192,30 @@ class LeagueServer(Served):
             self.convention.open()
         self.app = create_app({"TITLE": self.title}, self.store, self.hub, self.subscriber,
                               self.convention)
+        self._bind()
+        self.subscriber.start()
+        return self
+
+    def _bind(self) -> None:
+        """waitress on the port, every connection through the gate."""
+        import waitress
+        from waitress.server import BaseWSGIServer
+
         # a worker thread per live page: small stacks (512 KiB, not 8 MiB), so
         # 500 of them fit a 32-bit Pi's address space
+        threads = self.threads + self.max_pages   # a live page holds one; the usual ones besides
         old_stack = threading.stack_size(PAGE_THREAD_STACK)
         try:
             self.server = waitress.create_server(
-                self.app, map=self._socket_map, host=self.host, port=self.port,
-                # a live page holds a worker thread: one each, and the usual ones besides
-                threads=self.threads + self.max_pages, connection_limit=self.max_pages + 100,
-                ident="tabletop-league", asyncore_use_poll=True, channel_request_lookahead=1)
+                self.gate.wrap(self.app), map=self._socket_map, host=self.host, port=self.port,
+                threads=threads, ident="tabletop-league", asyncore_use_poll=True,
+                channel_request_lookahead=1, **self.gate.limits.waitress_options(threads))
         finally:
             threading.stack_size(old_stack)
+        for listener in list(self._socket_map.values()):   # every listening socket
+            if isinstance(listener, BaseWSGIServer):
+                self.gate.install(listener)
         self.port = int(self.server.effective_port)
-        self.subscriber.start()
-        return self
 
     def _stored(self, kind: str, data: dict) -> None:
         """A message is in the store: tell the pages, then the convention."""
@@ -237,4 +270,5 @@ def _convention_line(server: LeagueServer) -> str:
             f"seed {p.seed}")
 
 
-__all__ = ["Hub", "LeagueServer", "LeagueSubscriber", "SESSION_EXPIRY_S", "create_app", "serve"]
+__all__ = ["Hub", "LeagueServer", "LeagueSubscriber", "PAGES_PER_ADDRESS", "SESSION_EXPIRY_S",
+           "create_app", "hall_limits", "serve"]

@@ -16,7 +16,9 @@ the request), so a notice costs one socket write per page and no thread
 wake-ups. Each page's
 worker thread only waits for its stream to end. A page whose connection
 holds more than :data:`MAX_BACKLOG` unsent bytes (a phone that stopped
-reading) is ended; its page reconnects and reloads. Served by anything but
+reading) is ended; its page reconnects and reloads. One address holds at
+most ``per_address`` pages (the machine's own, the projector, any number),
+so no one phone fills the hall. Served by anything but
 waitress (Flask's test client), a page falls back to a queue read by its
 own worker thread.
 """
@@ -29,6 +31,8 @@ import queue
 import threading
 import time
 from typing import Callable, Iterator
+
+from ..serving import trusted
 
 log = logging.getLogger(__name__)
 
@@ -52,12 +56,13 @@ def _heartbeat() -> bytes:
 
 
 class Page:
-    """One open live page: its waitress connection (None: a queue instead)."""
+    """One open live page: its waitress connection (None: a queue instead)
+    and the address it was opened from."""
 
-    __slots__ = ("channel", "chunked", "queue", "ended", "ready")
+    __slots__ = ("channel", "chunked", "queue", "ended", "ready", "addr")
 
-    def __init__(self, channel, chunked: bool, queue_size: int):
-        self.channel, self.chunked = channel, chunked
+    def __init__(self, channel, chunked: bool, queue_size: int, addr: str | None = None):
+        self.channel, self.chunked, self.addr = channel, chunked, addr
         self.queue: queue.Queue = queue.Queue(queue_size)
         self.ended = threading.Event()
         self.ready = False                # the hello (and the headers) are written
@@ -79,9 +84,13 @@ class Hub:
     """Fan-out of the league's notices to the open pages (see the module doc)."""
 
     def __init__(self, queue_size: int = 256, max_clients: int = 500,
-                 heartbeat_s: float = 15.0, max_backlog: int = MAX_BACKLOG):
+                 heartbeat_s: float = 15.0, max_backlog: int = MAX_BACKLOG,
+                 per_address: int | None = None):
         self.queue_size, self.max_clients, self.heartbeat_s = queue_size, max_clients, heartbeat_s
         self.max_backlog = max_backlog
+        #: live pages one address may hold (None: no cap); the machine's own: any
+        self.per_address = per_address
+        self.refused_address = 0          # pages refused for their address's cap
         self._pages: set[Page] = set()
         self._lock = threading.Lock()
         self._closed = False
@@ -173,20 +182,32 @@ class Hub:
 
     # -- the pages' side -------------------------------------------------------
     def connect(self, environ: dict | None = None) -> Page | None:
-        """A page for this request (None if the hall is full or closing)."""
+        """A page for this request (None if the hall is full or closing, or
+        its address holds its :attr:`per_address` pages)."""
         environ = environ or {}
         channel = getattr(environ.get("waitress.client_disconnected"), "__self__", None)
         if not all(hasattr(channel, a) for a in ("write_soon", "total_outbufs_len",
                                                   "outbuf_lock", "socket", "connected")):
             channel = None
+        addr = environ.get("REMOTE_ADDR")
         with self._lock:
-            if len(self._pages) >= self.max_clients:
+            if len(self._pages) >= self.max_clients or self._over_address_cap(addr):
                 self._drop_gone()
             if self._closed or len(self._pages) >= self.max_clients:
                 return None
-            page = Page(channel, environ.get("SERVER_PROTOCOL") == "HTTP/1.1", self.queue_size)
+            if self._over_address_cap(addr):
+                self.refused_address += 1
+                return None
+            page = Page(channel, environ.get("SERVER_PROTOCOL") == "HTTP/1.1", self.queue_size,
+                        addr)
             self._pages.add(page)
             return page
+
+    def _over_address_cap(self, addr: str | None) -> bool:
+        """With the lock held: ``addr`` holds its :attr:`per_address` pages."""
+        if self.per_address is None or trusted(addr):
+            return False
+        return sum(1 for p in self._pages if p.addr == addr) >= self.per_address
 
     def stream(self, page: Page) -> Iterator[bytes]:
         try:
