@@ -627,11 +627,18 @@ class OutputCapped(HTTPChannel):
         return sent
 
     def stalled(self) -> str | None:
-        """Why to cut it: output waits and none has moved for a while."""
-        if (self.total_outbufs_len
-                and self.gate.clock() - self.sent_at > self.gate.limits.drain_timeout_s):
+        """Why to cut it: output waits and none has moved for a while
+        (waitress's thread). Before saying so, one more try to send: the
+        reader may have taken some while this thread was busy elsewhere."""
+        if not self.total_outbufs_len or not self._waited_too_long():
+            return None
+        self._flush_exception(self._flush_some_if_lockable)
+        if self.total_outbufs_len and self._waited_too_long():
             return "stalled"
         return None
+
+    def _waited_too_long(self) -> bool:
+        return self.gate.clock() - self.sent_at > self.gate.limits.drain_timeout_s
 
     def doom(self, reason: str) -> None:
         """Have waitress's thread cut this connection (any thread): no
@@ -656,6 +663,10 @@ class OutputCapped(HTTPChannel):
             self.cut_reason = reason
             self.gate.count(reason)
         self.will_close = True
+        self.reset_on_close()
+
+    def reset_on_close(self) -> None:
+        """Close with a reset (``SO_LINGER`` 0), dropping what is unsent."""
         try:
             self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         except (OSError, AttributeError):
@@ -703,7 +714,10 @@ class GatedChannel(OutputCapped):
             return False
 
     def cut(self) -> None:
-        """Close now (waitress's own thread: the gate admits there)."""
+        """Close now (waitress's own thread: the gate admits there); output
+        a stopped reader left waiting is dropped with a reset."""
+        if self.total_outbufs_len:
+            self.reset_on_close()
         self.will_close = True
         self.handle_close()
 
