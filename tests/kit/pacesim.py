@@ -196,6 +196,7 @@ class Press:
     bounce: list = field(default_factory=list)     # (stamp, delivered) of its bounce edges
     double: bool = False
     what: str = ""      # what it was for, in reports: "race", "double", "false", "reflex"
+    flip_ns: int | None = None      # ... and when the card it was for was turned
 
 
 def _norm(v):
@@ -287,14 +288,15 @@ class SimulatedTable:
                     t, moved = b + self._ms(self.pace.double_gap_ms), True
         return t
 
-    def _press(self, player: str, t: int, double: bool = True, what: str = "race") -> Press:
+    def _press(self, player: str, t: int, double: bool = True, what: str = "race",
+               flip_ns: int | None = None) -> Press:
         """One physical press at ``t`` (or just after the buzzer is free):
         its edges, bounce, release and perhaps a double slam."""
         p, rng = self.pace, self.rng
         hold = self._ms(p.hold_ms)
         t = self._free(player, t, hold + 40 * MS)
         buzzer = f"b{PLAYERS.index(player) + 1}"
-        press = Press(player, t, t + hold, what=what)
+        press = Press(player, t, t + hold, what=what, flip_ns=flip_ns)
         self._busy[player].append((t, t + hold))
         self.pressed.append(press)
         last = self._edge(buzzer, True, t)
@@ -306,7 +308,7 @@ class SimulatedTable:
         if double and rng.random() < p.double_chance:
             again = t + hold + self._ms(p.double_gap_ms)
             if self._free(player, again, self._ms(p.hold_ms) + 10 * MS) == again:
-                self._press(player, again, double=False, what="double")
+                self._press(player, again, double=False, what="double", flip_ns=flip_ns)
                 press.double = True
         return press
 
@@ -343,7 +345,7 @@ class SimulatedTable:
                 for q in PLAYERS:
                     if rng.random() < p.false_slam_chance:
                         self.false_slams.append(self._press(q, flip_at + self._react(),
-                                                                what="false").t_ns)
+                                                                what="false", flip_ns=flip_at).t_ns)
             after_card = truth
             truth, choices = self._decide(truth)
             stop = False
@@ -461,9 +463,10 @@ class SimulatedTable:
             if len(times) >= 2 and rng.random() < p.near_tie_chance:
                 a, b = sorted(times, key=times.get)[:2]
                 times[b] = times[a] + rng.randint(1_000, int(p.near_tie_ms * MS))
-            got = {q: self._press(q, t) for q, t in sorted(times.items(), key=lambda kv: kv[1])}
+            got = {q: self._press(q, t, flip_ns=flip_at)
+                   for q, t in sorted(times.items(), key=lambda kv: kv[1])}
             if rng.random() < p.reflex_chance:
-                self._press(flipper, flip_at + self._react(), what="reflex")
+                self._press(flipper, flip_at + self._react(), what="reflex", flip_ns=flip_at)
             winner = min(got, key=lambda q: got[q].t_ns) if got else None
             outcome = {"type": "race", "reason": req.reason, "winner": winner, "loser": None,
                        "tied": []}
@@ -474,7 +477,8 @@ class SimulatedTable:
         else:
             times = {q: flip_at + self._react() for q in req.eligible
                      if rng.random() >= p.miss_chance}
-            got = {q: self._press(q, t) for q, t in sorted(times.items(), key=lambda kv: kv[1])}
+            got = {q: self._press(q, t, flip_ns=flip_at)
+                   for q, t in sorted(times.items(), key=lambda kv: kv[1])}
             missed = [q for q in req.eligible if q not in got]
             loser, tied = None, []
             if len(missed) == 1:
@@ -793,8 +797,9 @@ class SimulatedTable:
                 "order": [(o.get("player"), ms(o.get("t_ns")))
                           + (("after",) if o.get("after_verdict") else ())
                           for o in got.get("order") or ()]},
-            "other_presses": sorted((pr.player, ms(pr.t_ns), pr.what) for pr in self.pressed
-                                    if f - S < pr.t_ns < f + 3 * S
+            "other_presses": sorted((pr.player, ms(pr.t_ns), pr.what, ms(pr.flip_ns))
+                                    for pr in self.pressed
+                                    if f - 4 * S < pr.t_ns < f + 3 * S
                                     and (pr.player, pr.t_ns) not in rec["presses"]),
             "flips": [(card, ms(t), ms(log)) for t, card, log in sorted(self.logged_flips)
                       if t is not None and f - 3 * S < t < f + 3 * S],
