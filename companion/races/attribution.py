@@ -70,7 +70,7 @@ class People:
     lag_lo_ns: int = 0              # the host logs a card this long after its flip ...
     lag_hi_ns: int = 2_600 * MS     # ... up to this, usually
     lag_tail_ns: int = 9_000 * MS   # ... or, now and then, up to this (a forgotten card)
-    lag_tail_p: float = 0.2
+    lag_tail_p: float = 0.3       # (a fifth log after the next flip; a few forget)
     min_flip_gap_ns: int = 600 * MS  # a card is turned this long after the one before
     double_ns: int = 300 * MS       # a second press this soon after one's own ...
     double_p: float = 0.2           # ... with this chance
