@@ -452,8 +452,9 @@ def test_the_live_race_waits_for_an_out_of_turn_press_only_while_one_may_come():
     race.feed(press("A", 10 * MS))
     assert race.decides_at() == 10 * MS + DEFAULT_OUT_OF_TURN_NS + DEFAULT_HOLD_NS
     race.feed(press("C", 40 * MS))                          # C has slapped: nothing to wait for
-    assert race.decides_at() == 10 * MS + DEFAULT_HOLD_NS
-    assert race.poll(10 * MS + DEFAULT_HOLD_NS).ineligible == ["C"]
+    # ... but C's own hold (a verdict at A's would cut C's slap out of it)
+    assert race.decides_at() == 40 * MS + DEFAULT_HOLD_NS
+    assert race.poll(40 * MS + DEFAULT_HOLD_NS).ineligible == ["C"]
     everyone = LiveRace(spec(out_of_turn_ns=DEFAULT_OUT_OF_TURN_NS))  # all eligible: no wait
     everyone.feed(press("A", 1))
     assert everyone.decides_at() == 1 + DEFAULT_HOLD_NS
@@ -486,3 +487,25 @@ def test_a_buzzer_flagged_stuck_while_held_races_a_first_release_race():
     assert race.verdict.loser == "B"
     ref.poll(6000 * MS + DEFAULT_HOLD_NS + 100 * MS)        # still down after the verdict
     assert ref.stuck == {"A", "C"}
+
+
+@pytest.mark.parametrize("after_ms", [30, 120, 400])
+def test_the_last_press_out_of_turn_is_charged_when_it_ends_the_wait(after_ms):
+    """Chomp!'s Bad Chomp window with one player who may not chomp (three at
+    the table): Bo slaps first, Cy (who may not) ``after_ms`` later. Cy's
+    slap ends the wait; before, the verdict then fell back to Bo's hold, long
+    past, and was cut there: Cy's slap was left out and never charged."""
+    spec = RaceSpec("first-press", ("ana", "bo", "cy"), eligible=("ana", "bo"), arm_ns=0,
+                    out_of_turn_ns=500 * MS)
+    ref = Referee(spec.players)
+    race = ref.start(spec)
+    win, bad = 250 * MS, (250 + after_ms) * MS
+    ref.feed(Edge("bo", True, win))
+    ref.poll(win + ref.hold_ns)
+    assert race.verdict is None                 # waiting for Cy's possible Bad Chomp
+    ref.feed(Edge("cy", True, bad))
+    ref.poll(bad + 1)
+    while race.verdict is None:
+        ref.poll(ref.next_deadline())
+    assert race.verdict.winner == "bo" and race.verdict.ineligible == ["cy"]
+    assert race.verdict.ineligible == judge(spec, race.edges).ineligible

@@ -426,6 +426,7 @@ class LiveRace:
         #: (the referee takes out the stuck ones: they cannot press)
         self.waits_for = {p for p in spec.players if p not in self._eligible} \
             if spec.kind == FIRST_PRESS and spec.out_of_turn_ns is not None else set()
+        self._waited_until: int | None = None   # the latest press that ended a wait
         self.verdict: Verdict | None = None
         if spec.kind == FIRST_RELEASE:
             self._recount()
@@ -437,6 +438,10 @@ class LiveRace:
         self.edges.append(edge)
         if edge.player in self.waits_for and edge.pressed and edge.t_ns >= self.spec.arm_ns:
             self.waits_for.discard(edge.player)
+            # the verdict comes no sooner than this press's own hold: were it
+            # taken at the winning slap's, a press out of turn made after it
+            # would be cut out of the verdict it ended the wait for
+            self._waited_until = max(self._waited_until or edge.t_ns, edge.t_ns)
         lst = self.per.get(edge.player)
         if lst is None:
             lst = self.per[edge.player] = []
@@ -487,6 +492,8 @@ class LiveRace:
             t = first + spec.tie_window_ns + hold
             if self.waits_for:      # a press out of turn may still be this race's
                 t = max(t, first + spec.out_of_turn_ns + hold)
+            elif self._waited_until is not None:    # the last of them came: its hold
+                t = max(t, min(self._waited_until, first + spec.out_of_turn_ns) + hold)
             return t if dl is None else min(t, dl)
         return dl
 
