@@ -1540,8 +1540,14 @@ class HawkerWars(Game):
 
     def complete(self, s, ev: dict) -> dict:
         """A draw that leaves out its player or pile is the draw due now
-        (as :meth:`_on_draw` reads it): filled in from the state."""
+        (as :meth:`_on_draw` reads it): filled in from the state. A Food
+        Poisoning race keeps its ``stake`` (the cards the loser gives up,
+        4 after a second Food Poisoning in the hold), so its log line can
+        say it."""
         ev = super().complete(s, ev)
+        if isinstance(ev, dict) and ev.get("type") == "race" and s["race"] \
+                and "stake" not in ev:     # the log line says how many cards were at stake
+            return {**ev, "stake": s["race"]["stake"]}
         if isinstance(ev, dict) and ev.get("type") == "draw" and s["todo"] \
                 and s["todo"][0].get("do") == "draw" and ("player" not in ev or "pile" not in ev):
             head = s["todo"][0]
@@ -1706,6 +1712,7 @@ class HawkerWars(Game):
                 "lose" if s["loss"] else "stop-window" if s["chain"] else
                 "food-poisoning" if req and self._hold_blocks(s) else
                 "reshuffle" if self._reshuffle_due(s) else head["do"] if head else None),
+                "count": s["loss"]["count"] if s["loss"] else None,   # the cards to lose
                 "text": self._pending_words(s)},
             "open_dishes": [None if d is None else {
                 "dish": d, "name": name(d), "points": DISHES[d]["points"],
@@ -1785,7 +1792,8 @@ class HawkerWars(Game):
             if t == "discard":
                 return f"discard {_words(parse_cards(ev.get('cards'), list(NAMES), 'cards'))}"
             if t == "race":
-                return self.race_reason("food-poisoning").word(ev, {"stake": 2})
+                return self.race_reason("food-poisoning").word(
+                    ev, {"stake": ev.get("stake", DATA["poisoning_loss"])})
         except RulesError:
             pass
         return super().describe(self.public_event(ev))

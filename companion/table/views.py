@@ -182,7 +182,10 @@ def line(game: Game | None, event: dict) -> str:
     if kind == "race" and game is not None:
         try:    # the game's own wording: "Chope! Cy chopes it!"
             rr = game.race_reason(event.get("reason"))
-            said = rr.word({k: event.get(k) for k in VERDICT_KEYS if k in event}, None)
+            # the event's own fields fill the wording's ({stake}: Food Poisoning)
+            info = {k: v for k, v in event.items()
+                    if k not in VERDICT_KEYS and isinstance(v, (str, int, float))}
+            said = rr.word({k: event.get(k) for k in VERDICT_KEYS if k in event}, info)
             if said:
                 return said if rr.title.lower() in said.lower() else f"{rr.title} {said}"
         except Exception:  # noqa: BLE001 - fall back on the plain line

@@ -404,6 +404,7 @@
       /* a choice interrupts the turn (a Siam! loser picks a card to lose) */
       const pend = view.pending || {};
       text = pend.kind === 'keep' ? TC.t('{name} chooses a card to keep', { name: s.current_player })
+        : pend.kind === 'lose' && pend.count > 1 ? TC.t('{name} chooses {cards} to lose', { name: s.current_player, cards: TC.plural(pend.count, 'card') })
         : pend.kind === 'lose' ? TC.t('{name} chooses a card to lose', { name: s.current_player })
           : pend.kind ? TC.t('{name} chooses a card to {kind}', { name: s.current_player, kind: TC.lang === 'en' ? pend.kind : TC.typeWord(pend.kind) })
             : TC.t('{name} must choose', { name: s.current_player });

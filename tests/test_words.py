@@ -1,0 +1,22 @@
+"""The words a new host read wrong on the phones (issue 33, "The words and
+console items above fixed, each with a test"): each line as the page gets
+it (the log's line, the page's JSON, the league's and the command's words)."""
+
+from __future__ import annotations
+
+from companion.record.store import Store
+from tests.test_food_poisoning import hawker_at_food_poisoning
+
+
+# -- 1. Hawker Wars: Food Poisoning's log line and its banner -------------------
+
+def test_food_poisoning_log_line_says_how_many_cards_the_loser_gives_up():
+    """It read "cy let go first and loses  cards": the log words a race from
+    the event alone, and the stake was only in the live race's info."""
+    s = hawker_at_food_poisoning(Store(":memory:"), ["ana", "bo", "cy"])
+    s.cancel_race()                              # the host logs the verdict by hand
+    update = s.log({"type": "race", "loser": "cy"})
+    assert update["data"]["line"] == "Food Poisoning! cy let go first and loses 2 cards"
+    assert s.host_snapshot()["log"][-1]["line"].endswith("cy let go first and loses 2 cards")
+    pending = s.host_snapshot()["view"]["pending"]
+    assert (pending["kind"], pending["count"]) == ("lose", 2)   # the banner's "2 cards"
