@@ -5,6 +5,7 @@ it (the log's line, the page's JSON, the league's and the command's words)."""
 from __future__ import annotations
 
 from companion.record.store import Store
+from companion.table.session import TableSession
 from tests.test_food_poisoning import hawker_at_food_poisoning
 
 
@@ -20,3 +21,20 @@ def test_food_poisoning_log_line_says_how_many_cards_the_loser_gives_up():
     assert s.host_snapshot()["log"][-1]["line"].endswith("cy let go first and loses 2 cards")
     pending = s.host_snapshot()["view"]["pending"]
     assert (pending["kind"], pending["count"]) == ("lose", 2)   # the banner's "2 cards"
+
+
+# -- 2. Chomp!: the Bad Chomp in an Ink Out ----------------------------------------
+
+def test_a_bad_chomp_in_an_ink_out_says_the_bad_chomp_and_its_cost():
+    """It read "Ink Out! Nobody" after cy's Bad Chomp cost cy 2 cards: the
+    log's race line left out the penalties."""
+    s = TableSession(Store(":memory:"))
+    s.new_game("chomp", [{"name": n} for n in ("ana", "bo", "cy")])
+    s.log({"type": "reveal", "cards": {"ana": "octopus", "bo": "seal", "cy": "plankton"}})
+    s.cancel_race()
+    update = s.log({"type": "race", "reason": "ink-out", "winner": None, "loser": None,
+                    "tied": [], "false_starts": [], "ineligible": ["cy"]})
+    assert update["data"]["line"] == (
+        "Ink Out! nobody chomps; Bad Chomp: cy put their turned card and the top card "
+        "of their pile in the centre")
+    assert s.host_snapshot()["log"][-1]["line"] == update["data"]["line"]

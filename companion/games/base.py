@@ -205,6 +205,9 @@ class RaceReason:
     false_start: str = "false start"
     ineligible: str = "pressed out of turn"
     help: str = ""
+    #: what a press out of turn costs, said in the log's line after the verdict
+    #: (``{names}``: who pressed); empty: the ``ineligible`` label and the names
+    penalty: str = ""
 
     def word(self, verdict: dict, info: dict | None = None) -> str:
         """The verdict as one line of the page."""
@@ -224,11 +227,25 @@ class RaceReason:
         except (ValueError, IndexError):
             return template
 
+    def penalties(self, verdict: dict) -> list[str]:
+        """What the verdict's penalties cost, one line each: the presses out
+        of turn (:attr:`penalty`, else :attr:`ineligible` and the names),
+        then the false starts (:attr:`false_start` and the names)."""
+        out = []
+        out_of_turn = ", ".join(verdict.get("ineligible") or [])
+        if out_of_turn:
+            out.append(self.penalty.format_map(_Blank(names=out_of_turn)) if self.penalty
+                       else f"{self.ineligible}: {out_of_turn}")
+        early = ", ".join(verdict.get("false_starts") or [])
+        if early:
+            out.append(f"{self.false_start}: {early}")
+        return out
+
     def to_json(self) -> dict:
         return {"name": self.name, "kind": self.kind, "title": self.title,
                 "announced": self.announced, "winner": self.winner, "loser": self.loser,
                 "tie": self.tie, "nobody": self.nobody, "false_start": self.false_start,
-                "ineligible": self.ineligible, "help": self.help}
+                "ineligible": self.ineligible, "help": self.help, "penalty": self.penalty}
 
 
 class _Blank(dict):

@@ -201,14 +201,20 @@ class Chomp(Game):
     )
     race_reasons = (
         RaceReason("chomp", "first-press", "Chomp!", announced=True,
-                   winner="{winner} chomps!", ineligible="Bad Chomp",
+                   winner="{winner} chomps!", ineligible="Bad Chomp", nobody="nobody chomps",
+                   penalty="Bad Chomp: {names} put their turned card and the top card "
+                           "of their pile in the centre",
                    help="The first player who may chomp the lowest creature wins the round; "
                         "a press by anyone else is a Bad Chomp."),
         RaceReason("feeding-frenzy", "first-press", "Feeding Frenzy!", announced=True,
-                   winner="{winner} chomps!", ineligible="Bad Chomp",
+                   winner="{winner} chomps!", ineligible="Bad Chomp", nobody="nobody chomps",
+                   penalty="Bad Chomp: {names} put their turned card and the top card "
+                           "of their pile in the centre",
                    help="An Electric Eel: the first press takes all the cards."),
         RaceReason("ink-out", "first-press", "Ink Out!", announced=True,
-                   winner="{winner} chomps!", ineligible="Bad Chomp",
+                   winner="{winner} chomps!", ineligible="Bad Chomp", nobody="nobody chomps",
+                   penalty="Bad Chomp: {names} put their turned card and the top card "
+                           "of their pile in the centre",
                    help="An Octopus: no one may chomp; the cards are set aside at once and a "
                         "press is a Bad Chomp (logged only if someone slapped)."),
     )

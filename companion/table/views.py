@@ -185,8 +185,10 @@ def line(game: Game | None, event: dict) -> str:
             # the event's own fields fill the wording's ({stake}: Food Poisoning)
             info = {k: v for k, v in event.items()
                     if k not in VERDICT_KEYS and isinstance(v, (str, int, float))}
-            said = rr.word({k: event.get(k) for k in VERDICT_KEYS if k in event}, info)
-            if said:
+            verdict = {k: event.get(k) for k in VERDICT_KEYS if k in event}
+            said = rr.word(verdict, info)
+            if said:   # and what the penalties cost: "...; Bad Chomp: cy puts ..."
+                said = "; ".join([said, *rr.penalties(verdict)])
                 return said if rr.title.lower() in said.lower() else f"{rr.title} {said}"
         except Exception:  # noqa: BLE001 - fall back on the plain line
             pass

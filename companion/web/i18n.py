@@ -45,7 +45,7 @@ def install(app: Flask) -> None:
 MESSAGE_CALLS = {"RulesError", "BadRequest", "_refuse", "_answer", "NoLink", "LinkError"}
 #: keyword arguments that hold words the pages show
 TEXT_KEYWORDS = {"label", "help", "rule", "title", "winner", "loser", "tie", "nobody",
-                 "false_start", "ineligible", "choice_labels", "error"}
+                 "false_start", "ineligible", "penalty", "choice_labels", "error"}
 #: methods whose docstring a page shows (a game's ranking rule, on the league
 #: screen: companion/league/store.py), one line
 SHOWN_DOCSTRINGS = {"ranking"}
