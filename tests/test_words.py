@@ -38,3 +38,23 @@ def test_a_bad_chomp_in_an_ink_out_says_the_bad_chomp_and_its_cost():
         "Ink Out! nobody chomps; Bad Chomp: cy put their turned card and the top card "
         "of their pile in the centre")
     assert s.host_snapshot()["log"][-1]["line"] == update["data"]["line"]
+
+
+# -- 3. The league screen: a game's place in its pod -------------------------------
+
+def test_convention_standings_give_each_place_with_its_pod_size_not_a_fraction():
+    """The standings read "1/3 2/3" (a fraction, like the points beside it):
+    each place now comes as its round, place and pod size for the page to
+    word ("1st of 3", "1er sur 3")."""
+    from companion.league.convention import Convention
+    from companion.league.store import LeagueStore
+    from tests.kit.league import convention_result, plan
+
+    store = LeagueStore(":memory:")
+    conv = Convention(store, plan(), send=lambda t, p: None).open()
+    pod = conv.current.pods[0]
+    convention_result(store, pod.table, 1, [[p] for p in pod.players])
+    conv.sweep()
+    by_name = {s["name"]: s["places"] for s in conv.view()["standings"]}
+    assert by_name[pod.players[1]] == [{"round": 1, "place": 2, "of": 3}]
+    store.close()

@@ -429,7 +429,9 @@ class Convention:
         return [{"rank": s.rank, "name": s.name, "points": round(float(s.points), 2),
                  "buchholz": round(float(s.buchholz), 2), "h2h": round(float(s.h2h), 2),
                  "games": s.games, "byes": s.byes,
-                 "places": [f"{place}/{size}" for _, place, size in s.places]}
+                 # a place among the pod's players ("2nd of 3"), not a fraction
+                 "places": [{"round": rnd, "place": place, "of": size}
+                            for rnd, place, size in s.places]}
                 for s in R.standings(self.plan.players, self.rounds, self._rankings())]
 
 

@@ -59,9 +59,12 @@
     h.appendChild(el("span", TC.t("Table {id}", {id: p.table})));
     h.appendChild(el("span", STATUS[p.status] || p.status, "status"));
     card.appendChild(h);
-    var ol = el("ol");
-    p.players.forEach(function (n) { ol.appendChild(el("li", n)); });
-    card.appendChild(ol);
+    /* the players in seat order (the first starts): seats, not a ranking */
+    var ul = el("ul", null, "seats");
+    p.players.forEach(function (n, i) {
+      ul.appendChild(el("li", TC.t("Seat {n} of {size}: {name}", {n: i + 1, size: p.players.length, name: n})));
+    });
+    card.appendChild(ul);
     if (p.status !== "done" && p.status !== "waiting") card.appendChild(el("div", TC.tx(p.line), "small"));
     if (p.ranking) card.appendChild(el("div", places(p.ranking), "small"));
     return card;
@@ -70,6 +73,14 @@
     var place = 1, parts = [];
     ranking.forEach(function (g) { parts.push(place + ". " + g.join(" = ")); place += g.length; });
     return parts.join("   ");
+  }
+  /* 0.67 (0,67 in French) */
+  function decimal(x) {
+    return Number(x).toLocaleString(TC.lang, {minimumFractionDigits: 2, maximumFractionDigits: 2});
+  }
+  /* a game's place in its pod: "2nd of 3" */
+  function finish(p) {
+    return TC.t("{place} of {size}", {place: TC.ordinal(p.place), size: p.of});
   }
   var MODES = {swiss: TC.t("Swiss"), rotation: TC.t("rotation")};
   function renderConvention(c) {
@@ -83,8 +94,8 @@
     byes.hidden = !c.byes.length;
     byes.textContent = c.byes.length ? TC.t("Sitting out this round (scored as a win): {names}", {names: c.byes.join(", ")}) : "";
     fill("conv-standings", c.standings.map(function (s) {
-      return row([s.rank, s.name, s.points.toFixed(2), s.buchholz.toFixed(2), s.h2h, s.games,
-                  s.places.join(" ")], [true, false, true, true, true, true, false]);
+      return row([s.rank, s.name, decimal(s.points), decimal(s.buchholz), decimal(s.h2h), s.games,
+                  s.places.map(finish).join(", ")], [true, false, true, true, true, true, false]);
     }));
     var hist = document.getElementById("conv-history");
     hist.replaceChildren.apply(hist, c.history.slice().reverse().map(function (r) {
