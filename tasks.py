@@ -101,10 +101,11 @@ def ensure_mosquitto() -> None:
 
 #: ``test --fast``: the tests marked neither slow nor browser
 FAST = ["-m", "not slow and not browser"]
-#: the tests on every core (pytest-xdist): a browser module stays on one
-#: worker (its chromium starts once; tests/conftest.py groups them), every
-#: other test goes to whichever worker is free, so no slow module holds the
-#: end of the run
+#: the tests on every core (pytest-xdist): a test at a time goes to whichever
+#: worker is free, the longest first (tests/conftest.py orders them), so no
+#: long test starts last and holds the end of the run; each worker starts one
+#: chromium for all its browser tests (a module may still keep its tests on one
+#: worker with an ``xdist_group`` mark)
 PARALLEL = ["-n", "auto", "--dist", "loadgroup"]
 
 

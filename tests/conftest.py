@@ -52,14 +52,27 @@ def pytest_configure(config):
         os.environ["PYTEST_DEBUG_TEMPROOT"] = RAM_DISK
 
 
+#: tests known to run for tens of seconds without a ``slow`` mark (the race
+#: pace properties, the axe checks): started first, with the slow ones
+LONG = ("tests/test_race_pace.py::", "tests/test_a11y_axe_")
+
+
 def pytest_collection_modifyitems(config, items):
-    """Under ``--dist loadgroup`` (tasks.py test) a browser module stays on one
-    worker (its chromium, a module fixture, starts once); every other test
-    goes to whichever worker is free, so one slow module no longer decides
-    when the run ends."""
-    for item in items:
-        if item.get_closest_marker("browser") is not None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    """Spread over the cores (tasks.py test: ``--dist loadgroup``, a test at a
+    time to whichever worker is free), the longest tests start first and the
+    many short ones fill in behind them, so no long test starts last and
+    decides when the run ends: the slow and :data:`LONG` ones, then the
+    browser ones (a few seconds each), then the rest, each in file order
+    (every worker sorts its collection alike). One process (``-n 0``) keeps
+    the file order."""
+    if hasattr(config, "workerinput"):        # an xdist worker
+        items.sort(key=_start_first)
+
+
+def _start_first(item) -> int:
+    if item.get_closest_marker("slow") is not None or item.nodeid.startswith(LONG):
+        return 0
+    return 1 if item.get_closest_marker("browser") is not None else 2
 
 
 @pytest.fixture
@@ -164,9 +177,13 @@ def coinrace():
     unregister_game("coinrace")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
-    """Debian's chromium driven by Playwright, one per test module."""
+    """Debian's chromium driven by Playwright, one per test process (each
+    xdist worker): launching it (with Playwright's driver) costs about a
+    second, a test's own context costs a few milliseconds, and contexts
+    share nothing (cookies, storage, emulation), so every test still gets a
+    fresh phone."""
     from tests.kit.browser import CHROMIUM, CHROMIUM_ARGS
 
     if not os.path.exists(CHROMIUM):

@@ -32,7 +32,7 @@ def test_fast_and_long_are_handed_to_pytest_as_its_own_options():
         import tasks
     finally:
         sys.path.remove(str(ROOT))
-    par = ["-n", "auto", "--dist", "loadgroup"]         # on every core, a browser module a worker
+    par = ["-n", "auto", "--dist", "loadgroup"]         # on every core, a test at a time
     assert tasks.pytest_args(["--fast", "-k", "chope"]) == par + [
         "-m", "not slow and not browser", "-k", "chope"]
     assert tasks.pytest_args(["--long", "-q"]) == par + ["--long", "-q"]   # conftest's own

@@ -165,49 +165,47 @@ CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
 
 @pytest.mark.browser
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no chromium at {CHROMIUM}")
-def test_the_toy_game_is_played_on_the_page(coin_race, live_server):
-    from playwright.sync_api import expect, sync_playwright
+def test_the_toy_game_is_played_on_the_page(coin_race, live_server, browser):
+    from playwright.sync_api import expect
 
     from tests.kit.browser import PHONE, open_board, shot
 
     t = live_server
     t.session.new_game(coin_race, [{"name": n} for n in ("Ana", "Bo", "Cy")])
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        try:
-            ctx = browser.new_context(**PHONE, color_scheme="dark")
-            ctx.set_default_timeout(8000)
-            board = open_board(ctx, t)
-            expect(board.locator("#title")).to_have_text("Coin race")
-            expect(board.locator("#players li")).to_have_count(3)
-            expect(board.locator("#players li").first).to_contain_text("Ana")
-            expect(board.locator("#players li small").first).to_have_text("points")
-            expect(board.locator("#panel")).to_contain_text("Flip the coin")   # the generic panel
+    ctx = browser.new_context(**PHONE, color_scheme="dark")
+    try:
+        ctx.set_default_timeout(8000)
+        board = open_board(ctx, t)
+        expect(board.locator("#title")).to_have_text("Coin race")
+        expect(board.locator("#players li")).to_have_count(3)
+        expect(board.locator("#players li").first).to_contain_text("Ana")
+        expect(board.locator("#players li small").first).to_have_text("points")
+        expect(board.locator("#panel")).to_contain_text("Flip the coin")   # the generic panel
 
-            host = ctx.new_page()
-            host.goto(t.url + "/host")
-            host.fill("#pin", t.pin)
-            host.click("button[type=submit]")
-            host.wait_for_selector("#conn.live")
-            expect(host.locator("#legal button.event")).to_have_count(2)
-            heads = host.locator("#legal button.event", has_text="Heads")
-            heads.tap()
-            expect(board.locator("#panel")).to_contain_text("grab it")
-            win = host.locator("#legal button.event", has_text="Bo grabs the coin")
-            expect(win).to_have_count(1)
-            shot(host, "host-toy-game.png")
-            win.first.tap()
-            expect(board.locator("#players li[data-player=Bo] .score")).to_contain_text("1")
-            # the race card words the verdict the game's way (the console
-            # fetches the state afresh; a reloaded scoreboard gets a snapshot)
-            expect(host.locator("#verdict")).to_have_text("Bo grabs the coin")
-            board.reload()
-            board.wait_for_selector("#conn.live")
-            expect(board.locator("#verdict")).to_have_text("Bo grabs the coin")
-            expect(board.locator("#race-reason")).to_have_text("Grab!")
-            assert board.evaluate("document.documentElement.scrollWidth") <= 390
-            assert host.evaluate("document.documentElement.scrollWidth") <= 390
-            shot(board, "scoreboard-toy-game.png")
-            assert board.errors == []
-        finally:
-            browser.close()
+        host = ctx.new_page()
+        host.goto(t.url + "/host")
+        host.fill("#pin", t.pin)
+        host.click("button[type=submit]")
+        host.wait_for_selector("#conn.live")
+        expect(host.locator("#legal button.event")).to_have_count(2)
+        heads = host.locator("#legal button.event", has_text="Heads")
+        heads.tap()
+        expect(board.locator("#panel")).to_contain_text("grab it")
+        win = host.locator("#legal button.event", has_text="Bo grabs the coin")
+        expect(win).to_have_count(1)
+        shot(host, "host-toy-game.png")
+        win.first.tap()
+        expect(board.locator("#players li[data-player=Bo] .score")).to_contain_text("1")
+        # the race card words the verdict the game's way (the console
+        # fetches the state afresh; a reloaded scoreboard gets a snapshot)
+        expect(host.locator("#verdict")).to_have_text("Bo grabs the coin")
+        board.reload()
+        board.wait_for_selector("#conn.live")
+        expect(board.locator("#verdict")).to_have_text("Bo grabs the coin")
+        expect(board.locator("#race-reason")).to_have_text("Grab!")
+        assert board.evaluate("document.documentElement.scrollWidth") <= 390
+        assert host.evaluate("document.documentElement.scrollWidth") <= 390
+        shot(board, "scoreboard-toy-game.png")
+        assert board.errors == []
+    finally:
+        ctx.close()
