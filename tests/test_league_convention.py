@@ -22,8 +22,8 @@ from companion.league.store import LeagueStore
 from companion.league.tableseat import TableSeat, seat_notice
 from companion.league.topics import LeagueError, Topics
 from tests.kit.helpers import wait_for
-from tests.kit.league import (MS, PLAYERS, SMALL_CHOPE, STORE, TABLES, Table, get_json,
-                             hall_server, plan)
+from tests.kit.league import (MS, PLAYERS, SERVED, SMALL_CHOPE, STORE, TABLES, Table,
+                             get_json, hall_server, plan)
 from tests.kit.league import convention_result as result
 from tests.kit.mosquitto import MOSQUITTO, Broker
 
@@ -250,7 +250,7 @@ def test_a_convention_night_over_mosquitto(tmp_path):
     broker = Broker(tmp_path / "broker", tables=TABLES).start()
     tables = [Seated(tmp_path, broker, t) for t in TABLES]
     league = LeagueServer(broker.url, tmp_path / "league.db", broker.creds("league"),
-                          host="127.0.0.1", port=0, convention=plan()).open().start()
+                          host="127.0.0.1", port=0, convention=plan(), **SERVED).open().start()
     try:
         for t in tables:
             t.publish()
@@ -357,7 +357,8 @@ def test_companion_serve_shows_its_pairing_on_its_live_pages(tmp_path):
     broker = Broker(tmp_path / "broker", tables=TABLES).start()
     league = LeagueServer(broker.url, tmp_path / "league.db", broker.creds("league"),
                           host="127.0.0.1", port=0,
-                          convention=plan(tables=["t1"], players=PLAYERS[:3])).open().start()
+                          convention=plan(tables=["t1"], players=PLAYERS[:3]),
+                          **SERVED).open().start()
     served = TableServer(host="127.0.0.1", port=0, db_path=tmp_path / "served.db", pin="246810",
                          source="mock", demo=True,
                          league={"url": broker.url, "table_id": "t1",

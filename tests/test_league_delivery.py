@@ -20,7 +20,7 @@ from companion.league.app import LeagueServer
 from companion.league.publisher import LeaguePublisher
 from companion.league.topics import Topics, dumps
 from tests.kit.helpers import wait_for
-from tests.kit.league import SMALL_CHOPE, Table, play_chope
+from tests.kit.league import SERVED, SMALL_CHOPE, Table, play_chope
 from tests.kit.mosquitto import NEEDS_MOSQUITTO
 
 pytestmark = NEEDS_MOSQUITTO
@@ -29,7 +29,7 @@ TOPICS = Topics()
 
 def league(tmp_path, broker, **kw) -> LeagueServer:
     return LeagueServer(broker.url, tmp_path / "league.db", broker.creds("league"),
-                        host="127.0.0.1", port=0, heartbeat_s=1.0, **kw).open().start()
+                        host="127.0.0.1", port=0, heartbeat_s=1.0, **SERVED, **kw).open().start()
 
 
 def publish(table: Table, stall_s: float = 2.0) -> Table:

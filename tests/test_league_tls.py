@@ -15,7 +15,7 @@ from companion.league.app import LeagueServer
 from companion.league.publisher import LeaguePublisher
 from companion.league.topics import LeagueError
 from tests.kit.helpers import wait_for
-from tests.kit.league import Table
+from tests.kit.league import SERVED, Table
 from tests.kit.mosquitto import MOSQUITTO, Broker
 
 OPENSSL = shutil.which("openssl")
@@ -68,7 +68,7 @@ def test_a_table_and_the_league_talk_over_tls_and_a_wrong_ca_is_refused(tmp_path
     assert "certfile" in broker.files["conf"].read_text()
     league = LeagueServer(broker.url, tmp_path / "league.db", broker.creds("league"),
                           host="127.0.0.1", port=0, ca_file=str(pki["ca"]),
-                          heartbeat_s=1.0).open().start()
+                          heartbeat_s=1.0, **SERVED).open().start()
     t1, t2 = Table(tmp_path, broker, "t1"), Table(tmp_path, broker, "t2")
     try:
         assert wait_for(lambda: league.subscriber.connected, timeout=15), (

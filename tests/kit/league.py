@@ -27,6 +27,14 @@ SMALL_CHOPE = {"tables": {"red": 1, "blue": 0, "green": 0}, "mynahs": 0,
 STORE = "0123456789abcdef"
 #: a convention's players
 PLAYERS = ["Ana", "bo", "cy", "di", "ed", "flo"]
+#: a league server as the tests start it (``LeagueServer(..., **SERVED)``):
+#: room for 16 live pages, not the product's 500 (each is a waitress worker
+#: thread started by ``open`` and joined by ``close``: 532 threads cost a
+#: server about 0.4 s, and no test here opens more than a few pages; the
+#: hall's limits are tested with their own ``max_pages``), and the marks
+#: published within 0.1 s of a change rather than 1 s (what a table's
+#: ``delivered()`` waits for; the heartbeat of every mark keeps its period)
+SERVED = {"max_pages": 16, "mark_every_s": 0.1}
 
 
 class TableClock:
@@ -110,14 +118,14 @@ def get_json(url: str):
 
 def league_server(tmp_path, broker, db=None) -> LeagueServer:
     return LeagueServer(broker.url, db or tmp_path / "league.db", broker.creds("league"),
-                        host="127.0.0.1", port=0).open().start()
+                        host="127.0.0.1", port=0, **SERVED).open().start()
 
 
 def hall_server(tmp_path, **kw):
     """A league server with no broker behind it (its subscriber retries
     quietly): only its pages are under test."""
     return LeagueServer("mqtt://127.0.0.1:9", tmp_path / "league.db", host="127.0.0.1",
-                        port=0, **kw).open().start()
+                        port=0, **{**SERVED, **kw}).open().start()
 
 
 
