@@ -201,16 +201,3 @@ def test_a_runner_up_of_the_table_before_with_an_older_press_is_not_taken_as_thi
     assert not (j.action == "decided" and j.best.player == "bo")
     assert j.best.player == "dee" and j.best.t_ns == at(1.105)
 
-
-def test_a_table_logged_late_waits_for_the_next_log_before_its_press_near_the_log():
-    """Red Table at 0 (flipper Bo): only Ana slams, at 0.517; Purple Table at
-    3.814: Ana 4.045, Bo 4.332; the host logs Red at 4.138 (after Purple's
-    flip) and Purple at 4.238. Before, Red was decided at its log on Ana's
-    4.045 (97 % it was Red's), so Purple lost its first slam to Red and went
-    to Bo. Now Red waits 0.6 s past the press near its log; with Purple's
-    log it takes Ana's 0.517."""
-    edges = presses(("ana", 0.517), ("ana", 4.045), ("bo", 4.332))
-    red = table(4.138, flipper="bo")
-    assert judged(red, edges, 4.14).action == "wait"
-    j = judged(red, edges, 4.34, next_log_s=4.238)
-    assert j.action == "decided" and j.best.player == "ana" and j.best.t_ns == at(0.517)

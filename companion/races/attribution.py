@@ -305,9 +305,6 @@ TAIL_STEP_NS = 75 * MS
 REACH_NS = 2_500 * MS
 #: the judge waits for a press to come at most this long after the card's log
 MAX_WAIT_NS = 8 * S
-#: a verdict turning on a press this close to the card's log waits this
-#: long after both for the next card's log (see _decide)
-SETTLE_NS = 600 * MS
 
 
 def judge(card: Card, edges: Iterable[Edge], now: int, people: People | None = None,
@@ -549,13 +546,6 @@ def _decide(card, readings, open_p, unlogged, latest, now, p, alts) -> Judgement
         top = max(by, key=by.get)
         if by[top] >= p.threshold:
             best = max((r for r in readings if r.player == top), key=lambda r: r.p)
-            settle = None if best.t_ns is None else max(card.log_ns, best.t_ns) + SETTLE_NS
-            if settle is not None and unlogged > 0 and now < settle \
-                    and best.t_ns >= card.log_ns - SETTLE_NS:
-                # a press near the log: the card the host logs next may be
-                # the one it was for (a card logged late, after the next flip)
-                return Judgement("wait", tuple(readings), settle,
-                                 "a card logged just after may have been this press's")
             return Judgement("decided", (_with_presses(Reading(top, best.t_ns, by[top]),
                                                        card, alts),))
     patient = now < card.log_ns + MAX_WAIT_NS
