@@ -40,12 +40,13 @@ On loopback only, for a bounded time, with real sockets:
 from __future__ import annotations
 
 import http.client
-import json
 import select
 import socket
 import tempfile
 import threading
 import time
+
+from tests.kit.web import http_host_login
 
 ATTACKS = (8, 15)
 PER_ADDRESS = 16
@@ -145,20 +146,7 @@ def get(port: int, path: str, source: str = "127.0.0.1", headers=None):
 
 def login(port: int, source: str) -> str:
     """The host logged in from ``source``: its cookie."""
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT_S,
-                                   source_address=(source, 0))
-    try:
-        c.request("GET", "/api/csrf")
-        r = c.getresponse()
-        cookie, csrf = r.getheader("Set-Cookie").split(";")[0], json.loads(r.read())["csrf"]
-        c.request("POST", "/api/host/login", body=json.dumps({"pin": PIN}), headers={
-            "Cookie": cookie, "X-CSRF-Token": csrf, "Content-Type": "application/json"})
-        r = c.getresponse()
-        assert r.status == 200, r.read()
-        r.read()
-        return r.getheader("Set-Cookie").split(";")[0]
-    finally:
-        c.close()
+    return http_host_login(port, PIN, source, timeout=TIMEOUT_S)[0]
 
 
 def pipelined(path: str, n: int) -> bytes:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kit.web import PIN, HostClient, make_app
+from tests.kit.web import PIN, HostClient, http_host_login, make_app
 from tests.kit.helpers import wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -615,18 +615,7 @@ def _nested(depth):
 
 def _host_login(port, pin="246810"):
     """(cookie, csrf) of a host logged in from the Pi over real HTTP."""
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        c.request("GET", "/api/csrf")
-        r = c.getresponse()
-        cookie, csrf = r.getheader("Set-Cookie").split(";")[0], json.loads(r.read())["csrf"]
-        c.request("POST", "/api/host/login", body=json.dumps({"pin": pin}), headers={
-            "Cookie": cookie, "X-CSRF-Token": csrf, "Content-Type": "application/json"})
-        r = c.getresponse()
-        assert r.status == 200
-        return r.getheader("Set-Cookie").split(";")[0], json.loads(r.read())["csrf"]
-    finally:
-        c.close()
+    return http_host_login(port, pin)
 
 
 def _post_raw(port, path, body, login):

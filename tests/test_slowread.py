@@ -19,6 +19,7 @@ import threading
 import pytest
 
 from tests.kit.helpers import wait_for
+from tests.kit.web import http_host_login
 
 PIN = "246810"
 BIG = "/static/js/render.js"          # the biggest page (about 50 KB)
@@ -96,19 +97,7 @@ def get(port: int, path: str, source: str = "127.0.0.1", headers=None, timeout: 
 
 
 def login(port: int, source: str) -> str:
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30, source_address=(source, 0))
-    try:
-        c.request("GET", "/api/csrf")
-        r = c.getresponse()
-        cookie, csrf = r.getheader("Set-Cookie").split(";")[0], json.loads(r.read())["csrf"]
-        c.request("POST", "/api/host/login", body=json.dumps({"pin": PIN}), headers={
-            "Cookie": cookie, "X-CSRF-Token": csrf, "Content-Type": "application/json"})
-        r = c.getresponse()
-        assert r.status == 200, r.read()
-        r.read()
-        return r.getheader("Set-Cookie").split(";")[0]
-    finally:
-        c.close()
+    return http_host_login(port, PIN, source, timeout=30)[0]
 
 
 def closed_by_server(s: socket.socket) -> bool:

@@ -7,6 +7,29 @@ from __future__ import annotations
 PIN = "2468"
 
 
+def http_host_login(port: int, pin: str, source: str = "127.0.0.1",
+                    timeout: float = 10) -> tuple[str, str]:
+    """(cookie, csrf) of a host logged in over real HTTP from ``source`` (the
+    Pi's own address by default; a guest's to be a host on a phone)."""
+    import http.client
+    import json
+
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout,
+                                   source_address=(source, 0))
+    try:
+        c.request("GET", "/api/csrf")
+        r = c.getresponse()
+        cookie, csrf = r.getheader("Set-Cookie").split(";")[0], json.loads(r.read())["csrf"]
+        c.request("POST", "/api/host/login", body=json.dumps({"pin": pin}), headers={
+            "Cookie": cookie, "X-CSRF-Token": csrf, "Content-Type": "application/json"})
+        r = c.getresponse()
+        body = r.read()
+        assert r.status == 200, body
+        return r.getheader("Set-Cookie").split(";")[0], json.loads(body)["csrf"]
+    finally:
+        c.close()
+
+
 def make_app(session, **config):
     """The web app serving ``session`` (as ``companion.app`` assembles it)."""
     from companion.web import create_app
