@@ -60,7 +60,7 @@ from companion.games import get_game
 from companion.races.edges import ButtonEdge, Edge
 from companion.record.store import Store
 from companion.table.session import TableSession
-from tests.kit.helpers import Clock
+from tests.kit.helpers import Clock, run_until
 
 MS = 1_000_000
 S = 1_000 * MS
@@ -127,39 +127,18 @@ class People:
             raw += self.burst(again, True) + [(again + self.ms(60, 250), False)]
         return raw, presses
 
-    def deliveries(self, raw: dict, make) -> list[tuple[int, int, object]]:
-        """Every buzzer's raw edges as ``(arrival, order, edge)`` sorted by
-        arrival: 0.05-1.5 ms after the stamp, one buzzer's in their order."""
+    def deliveries(self, raw: dict, make) -> list[tuple[int, object]]:
+        """Every buzzer's raw edges as ``(arrival, edge)`` sorted by arrival
+        (ties in the order made): 0.05-1.5 ms after the stamp, one buzzer's
+        in their order."""
         out = []
         for who, edges in raw.items():
             last = 0
             for t, pressed in sorted(edges):
                 last = max(last, t + int(self.rng.uniform(0.05, 1.5) * MS))
-                out.append((last, len(out), make(who, pressed, t)))
-        out.sort(key=lambda d: (d[0], d[1]))
+                out.append((last, make(who, pressed, t)))
+        out.sort(key=lambda d: d[0])
         return out
-
-
-def drive(t: TableSession, clock: Clock, until_ns: int, todo: list) -> list:
-    """Move the clock to ``until_ns`` as the pipeline would: tick at every
-    deadline, feed each delivery when it arrives; the deliveries left."""
-    i = 0
-    while True:
-        nxt = min(todo[i][0] if i < len(todo) else until_ns, until_ns)
-        for _ in range(10_000):
-            dl = t.next_deadline()
-            if dl is None or dl > nxt:
-                break
-            clock.t = max(clock.t, dl)
-            t.tick()
-        if i >= len(todo) or todo[i][0] > until_ns:
-            break
-        clock.t = max(clock.t, todo[i][0])
-        t.feed_edge(todo[i][2])
-        i += 1
-    clock.t = max(clock.t, until_ns)
-    t.tick()
-    return todo[i:]
 
 
 def races_logged(t: TableSession) -> list[dict]:
@@ -248,7 +227,7 @@ def chomp_round(t: TableSession, clock: Clock, people: People, tie_ns: int) -> d
     raw, meant = chomp_plan(people, req, go)
     todo = people.deliveries(raw, lambda p, pressed, ts: Edge(p, pressed, ts))
     before = len(races_logged(t))
-    drive(t, clock, max([deadline + S] + [d[0] + 100 * MS for d in todo]), todo)
+    run_until(t, clock, max([deadline + S] + [d[0] + 100 * MS for d in todo]), todo)
     truth = chomp_truth(req, meant, go, deadline, tie_ns)
     logged = races_logged(t)
     ev = logged[-1] if len(logged) > before else NO_VERDICT
@@ -372,10 +351,10 @@ def poisoning_round(t: TableSession, clock: Clock, names, people: People,
         raw[str(i + 1)], meant[p] = let_go(people, card, go)
     todo = people.deliveries(raw, lambda b, pressed, ts: ButtonEdge(b, pressed, ts))
     before = len(races_logged(t))
-    todo = drive(t, clock, start, todo)
+    todo = run_until(t, clock, start, todo)
     t.start_race()
     assert t.snapshot()["race"]["go_ns"] == go
-    drive(t, clock, max([go + 2 * S] + [d[0] + 100 * MS for d in todo]), todo)
+    run_until(t, clock, max([go + 2 * S] + [d[0] + 100 * MS for d in todo]), todo)
     loser, tied, clear = poisoning_truth(meant, go)
     logged = races_logged(t)
     if len(logged) == before:

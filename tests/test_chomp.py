@@ -20,6 +20,7 @@ import pytest
 from companion.games import RulesError, get_game
 from companion.games.chomp import MAX_REVEALS
 from companion.record.gamefile import replay_lines
+from tests.kit.helpers import run_until
 from tests.kit.rulebooks import ChompTable, chomp_card_counts, chomp_options
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -759,19 +760,7 @@ def chomp_table(**settings):
 def run_table(t, clock, until_ns, deliveries=()):
     """Move the clock to ``until_ns`` as the pipeline would: tick at every
     deadline, and feed each ``(arrival_ns, edge)`` when it arrives."""
-    todo = sorted(deliveries, key=lambda d: d[0])
-    while True:
-        nxt = todo[0][0] if todo else until_ns
-        while (dl := t.next_deadline()) is not None and dl <= min(nxt, until_ns):
-            clock.t = max(clock.t, dl)
-            t.tick()
-        if not todo or todo[0][0] > until_ns:
-            break
-        at, edge = todo.pop(0)
-        clock.t = max(clock.t, at)
-        t.feed_edge(edge)
-    clock.t = max(clock.t, until_ns)
-    t.tick()
+    run_until(t, clock, until_ns, deliveries)
 
 
 def chomp_races(t):

@@ -19,7 +19,7 @@ import pytest
 from companion.buzzers.mock import ClockedMockFactory, MockSource
 from companion.buzzers.pipeline import Pipeline
 from companion.table.session import TableSession
-from tests.kit.helpers import wait_for
+from tests.kit.helpers import run_until, wait_for
 
 STALLS = ["malay", "chinese", "indian", "international"]
 HANDS = {"ana": (["egg", "egg", "flour", "chili"], ["family-recipe"]),
@@ -198,23 +198,7 @@ MS_NS = 1_000_000
 def run_to(session, clock, t_ns, edges=()):
     """Move the clock to ``t_ns``, ticking at each deadline on the way and
     feeding each of ``edges`` (ButtonEdges) at its stamp."""
-    from companion.races.edges import ButtonEdge  # noqa: F401 - the edges' type
-    todo = sorted(edges, key=lambda e: e.t_ns)
-    while True:
-        nxt = min(todo[0].t_ns if todo else t_ns, t_ns)
-        for _ in range(10_000):
-            dl = session.next_deadline()
-            if dl is None or dl > nxt:
-                break
-            clock.t = max(clock.t, dl)
-            session.tick()
-        if not todo or todo[0].t_ns > t_ns:
-            break
-        e = todo.pop(0)
-        clock.t = max(clock.t, e.t_ns)
-        session.feed_edge(e)
-    clock.t = max(clock.t, t_ns)
-    session.tick()
+    run_until(session, clock, t_ns, [(e.t_ns, e) for e in edges])
 
 
 @pytest.mark.parametrize("start_after_s", [0, 10, 20, 45])

@@ -50,6 +50,31 @@ class Clock:
         return self.t
 
 
+def run_until(session, clock: Clock, until_ns: int, deliveries=()) -> list:
+    """Move ``clock`` to ``until_ns`` as the pipeline's thread would: tick at
+    every deadline on the way and feed each ``(arrival_ns, edge)`` when it
+    arrives (an edge fed at its stamp: ``(edge.t_ns, edge)``). Returns the
+    deliveries still to come, in arrival order."""
+    todo = sorted(deliveries, key=lambda d: d[0])
+    i = 0
+    while True:
+        nxt = min(todo[i][0] if i < len(todo) else until_ns, until_ns)
+        for _ in range(10_000):         # a deadline that does not move on stops here
+            dl = session.next_deadline()
+            if dl is None or dl > nxt:
+                break
+            clock.t = max(clock.t, dl)
+            session.tick()
+        if i >= len(todo) or todo[i][0] > until_ns:
+            break
+        clock.t = max(clock.t, todo[i][0])
+        session.feed_edge(todo[i][1])
+        i += 1
+    clock.t = max(clock.t, until_ns)
+    session.tick()
+    return todo[i:]
+
+
 def press(s, clock, buzzer, hold_ms=60):
     """A hardware press (and release ``hold_ms`` later) at the clock now."""
     from companion.races.edges import Edge
