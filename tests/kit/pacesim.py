@@ -455,7 +455,7 @@ class SimulatedTable:
     def _race(self, req, card: str, flip_at: int, flipper: str) -> tuple[dict, dict]:
         """The presses a race card really gets: its true outcome and its record."""
         p, rng = self.pace, self.rng
-        rec = {"card": card, "kind": req.kind, "flip_ns": flip_at, "classes": set(), "flipper": flipper,
+        rec = {"card": card, "kind": req.kind, "flip_ns": flip_at, "classes": set(),
                "presses": [], "win_press": None, "first_ns": None}
         if req.kind == "first-press":
             times = {q: flip_at + self._react() for q in req.eligible
