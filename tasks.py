@@ -101,12 +101,29 @@ def ensure_mosquitto() -> None:
 
 #: ``test --fast``: the tests marked neither slow nor browser
 FAST = ["-m", "not slow and not browser"]
-#: the tests on every core (pytest-xdist): a test at a time goes to whichever
-#: worker is free, the longest first (tests/conftest.py orders them), so no
-#: long test starts last and holds the end of the run; each worker starts one
-#: chromium for all its browser tests (a module may still keep its tests on one
-#: worker with an ``xdist_group`` mark)
-PARALLEL = ["-n", "auto", "--dist", "loadgroup"]
+
+
+def workers() -> int:
+    """How many pytest-xdist workers ``test`` starts: one more than the cores
+    this process may use. Many tests mostly wait (a broker restarting, a
+    buzzer box's clock drifting over seconds, a bridge cut for 6 s, a
+    countdown, a kill -9 at a random moment) and leave their core idle; the
+    extra worker fills it. On this two-core machine ``--fast`` took 91 s with
+    two workers and 79 s with three (runs taken in turn); four were no faster
+    than three and spent more CPU."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:          # not Linux
+        cores = os.cpu_count() or 1
+    return cores + 1
+
+
+#: the tests on :func:`workers` processes (pytest-xdist): a test at a time goes
+#: to whichever worker is free, the longest first (tests/conftest.py orders
+#: them), so no long test starts last and holds the end of the run; each worker
+#: starts one chromium for all its browser tests (a module may still keep its
+#: tests on one worker with an ``xdist_group`` mark)
+PARALLEL = ["-n", str(workers()), "--dist", "loadgroup"]
 
 
 def pytest_args(args: list[str]) -> list[str]:
