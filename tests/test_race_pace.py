@@ -71,6 +71,7 @@ def test_a_host_who_logs_late_and_out_of_order_is_asked_rather_than_misled():
     assert tally.wrong_after_answer == 0
 
 
+@pytest.mark.slow   # checks the simulator, not the product: 300-400 simulated cards
 def test_the_simulator_meets_every_situation():
     """A few hundred race cards meet every class of trouble at least once
     (they do not depend on the rule: the people and the host draw them)."""
@@ -89,6 +90,7 @@ def test_reactions_are_the_literatures():
     assert 950 < times[19_800] < 1_300          # p99 ~1.1 s
 
 
+@pytest.mark.slow   # checks the simulator, not the product: 300-400 simulated cards
 def test_the_simulator_catches_a_rule_too_kind_to_the_table():
     """The check can fail: a judge that takes any reading at least half
     likely (race_sure_permille 500) instead of asking gives wrong cards,
