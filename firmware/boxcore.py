@@ -356,7 +356,6 @@ class Box:
             self.last_heartbeat_us = now
             self.heartbeat_due = True
             self.toggle_mark()
-            self.hw.rearm()
         if self.cue_at is not None and t >= self.cue_at[0]:
             _, on, seq = self.cue_at
             self.cue_at = None

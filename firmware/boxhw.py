@@ -17,13 +17,21 @@ from uctypes import addressof
 import boxconfig as C
 import boxpio
 
-RING_BITS = 10                 # a 1 KiB ring: 256 words of 4 bytes
+RING_BITS = 12                 # a 4 KiB ring: 1024 words of 4 bytes (the slam's budget)
 RING_BYTES = 1 << RING_BITS
-# Transfers before the channel stops. Bits 31:28 of TRANS_COUNT are the
-# RP2350's MODE field (0: normal; 0x3FFFFFFF would select a reserved mode),
-# so the count keeps to 28 bits on both chips, and rearm() restarts it long
-# before it runs out (268 million words: weeks of play).
-DMA_COUNT = 0x0FFFFFFF
+# The DMA channel is set up once and never touched again: re-arming it would
+# mean DMA.active(0), which is dma_channel_abort, and an abort clears the
+# transfer counter (RP2040 datasheet 2.5.5.3), so the words written could no
+# longer be counted. Each count is a multiple of 2**16, so "words written mod
+# 2**16" is minus the count's low half, whatever the count has done:
+# * RP2350: bits 31:28 of TRANS_COUNT are a mode, and 0x1 (TRIGGER_SELF)
+#   re-triggers the channel from the count each time it reaches 0: endless.
+# * RP2040: no modes; a 32-bit count, 2**32 - 2**16 words: 11 years at the
+#   idle 12 words a second (heartbeats and clock sync toggling the mark), 49
+#   days of the worst slam (about 1000 words a second) without a break.
+DMA_COUNT = {"rp2040": 0xFFFF0000, "rp2350": 0x1 << 28 | 0x0FFF0000}
+DMA_BASE = 0x50000000          # the same on both chips
+TRANS_COUNT = 0x008            # CHn_TRANS_COUNT at DMA_BASE + 0x40 * n + 0x008
 PIO0_BASE = 0x50200000
 FDEBUG = PIO0_BASE + 0x008     # RXSTALL of SM n is bit n
 SM = 0
@@ -127,9 +135,11 @@ class Hardware:
         self.ctrl = self.dma.pack_ctrl(size=2, inc_read=False, inc_write=True,
                                        ring_size=RING_BITS, ring_sel=True,
                                        treq_sel=DREQ_PIO0_RX0 + SM)
-        self.done = 0                  # words written before the last (re)arm, mod 2**16
-        self.dma.config(read=self.sm, write=self.ring_buf, count=DMA_COUNT, ctrl=self.ctrl,
-                        trigger=True)
+        # the count's low half, read as 16 bits (no big integer, no allocation:
+        # DMA.count would be one above 2**30)
+        self.count_reg = DMA_BASE + 0x40 * self.dma.channel + TRANS_COUNT
+        self.dma.config(read=self.sm, write=self.ring_buf, count=DMA_COUNT[self.chip],
+                        ctrl=self.ctrl, trigger=True)
         self.machine = machine
         machine.mem32[FDEBUG] = 1 << SM      # clear a stale RXSTALL
         self.sm.active(1)
@@ -152,8 +162,9 @@ class Hardware:
     # -- the sampler ----------------------------------------------------------------
 
     def written(self):
-        """Words the DMA has written, mod 2**16."""
-        return (self.done + DMA_COUNT - self.dma.count) & 0xFFFF
+        """Words the DMA has written, mod 2**16 (its count started at a
+        multiple of 2**16 and goes down by one a word)."""
+        return -self.machine.mem16[self.count_reg] & 0xFFFF
 
     def rx_stalled(self):
         """True once after the PIO dropped a word on a full FIFO."""
@@ -161,21 +172,6 @@ class Hardware:
             self.machine.mem32[FDEBUG] = 1 << SM
             return True
         return False
-
-    def rearm(self):
-        """Give the DMA a full count again once half of it is spent. Writing
-        TRANS_COUNT only sets the count of the next trigger, so the channel
-        is paused, its place in the ring kept, and triggered afresh; words
-        that arrive meanwhile wait in the PIO's 8-word FIFO."""
-        dma = self.dma
-        if dma.count >= DMA_COUNT // 2:
-            return False
-        dma.active(0)
-        left = dma.count
-        at = dma.write
-        self.done = (self.done + DMA_COUNT - left) & 0xFFFF
-        dma.config(read=self.sm, write=at, count=DMA_COUNT, ctrl=self.ctrl, trigger=True)
-        return True
 
     # -- outputs ------------------------------------------------------------------
 

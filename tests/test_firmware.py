@@ -321,9 +321,9 @@ def test_an_overflow_is_reported_and_invents_no_edge():
         at(1_100_000)
         press(5, 1_199_990)                  # buzzer 5's press is lost in the flood:
         t = 1_200_000
-        for i in range(150):                 # 300 changes before the next drain
-            press(4, t); release(4, t + 1); t += 2
-        at(1_200_000 + 1_000)
+        for i in range(hw.ring_words // 2 + 22):   # the ring and 44 more changes
+            press(4, t); release(4, t + 1); t += 2     # before the next drain
+        at(t + 1_000)
         run_to(1_400_000)
         done()
     """)
@@ -531,35 +531,121 @@ def test_a_dma_that_laps_the_drain_mid_way_never_shifts_the_clock():
     assert last.levels & 0b111111 == 0                   # all released, as they are
 
 
-def test_the_dma_count_is_a_normal_mode_count_on_the_rp2350():
+def test_the_simulated_dma_channel_is_the_datasheets():
+    # RP2040 datasheet 2.5: writing the count sets only the next trigger's, a
+    # trigger is ignored while the channel runs, clearing EN pauses it (BUSY
+    # stays high, words wait in the 8-word FIFO), an abort "clears the
+    # transfer counter", a count of 0 stops it; RP2350: mode 0x1 re-triggers
+    # itself, 0xF never counts, other modes are reserved
     out = run_mp("""
+        import rp2
+        got = {}
+        def pulse(n):                        # n words from the sampler, now
+            t = board.now_us()
+            for i in range(n):
+                board.schedule(t, 2, board.levels[2] ^ 1)
+                t += 1
+                board.fixed_now = t
+                board.advance()
+        board.fixed_now = 2_000_000
+        dma = hw.dma
+        c0 = board.dma_count
+        dma.count = 5                        # RELOAD only
+        pulse(2)
+        got["reload_only"] = c0 - board.dma_count
+        dma.config(count=7, trigger=True)    # running: the trigger does nothing
+        got["trigger_running"] = c0 - board.dma_count
+        dma.config(ctrl=dma.pack_ctrl(enable=False))
+        w = board.written
+        pulse(9)
+        got["paused"] = [board.written - w, board.dma_active, len(board.fifo), board.stall_flag]
+        board.stall_flag = False
+        dma.config(ctrl=hw.ctrl)
+        got["resumed"] = board.written - w
+        dma.active(0)
+        w = board.written
+        pulse(3)
+        got["aborted"] = [dma.count, dma.active(), board.written - w]
+        dma.active(1)                        # RELOAD (7) into the counter, the 3 waiting go
+        got["retriggered"] = [dma.count, board.written - w]
+        pulse(5)                             # 4 go, the 5th waits
+        got["ran_out"] = [dma.count, dma.active(), len(board.fifo)]
         board.chip = "rp2350"
-        try:
-            new_hw(chip_name="rp2350")
-            ok = True
-        except ValueError as e:
-            ok = str(e)
-        done(ok=ok, count=board.dma_count)
+        modes = []
+        for mode in (0x1, 0xF, 0x2):
+            board.fifo = []
+            dma.active(0)
+            try:
+                dma.config(count=mode << 28 | 3, trigger=True)
+            except ValueError:
+                modes.append("refused")
+                continue
+            pulse(7)
+            modes.append([dma.count & 0x0FFFFFFF, dma.count >> 28, dma.active()])
+        got["modes"] = modes
+        done(**got)
     """)
-    assert out["ok"] is True and out["count"] >> 28 == 0
+    assert out["reload_only"] == 2
+    assert out["trigger_running"] == 2
+    assert out["paused"] == [0, True, 8, True]            # the 9th word is lost: RXSTALL
+    assert out["resumed"] == 8
+    assert out["aborted"] == [0, False, 0]
+    assert out["retriggered"] == [4, 3]
+    assert out["ran_out"] == [0, False, 1]
+    assert out["modes"] == [[2, 1, True], [3, 15, True], "refused"]
 
 
-def test_the_dma_is_rearmed_before_its_count_runs_out():
-    out = run_mp("""
-        boxhw.DMA_COUNT = 16                # a long night in 16 words: rearmed below 8
+def _long_night(chip: str, skip_to: str) -> dict:
+    """Presses before and after a jump of the DMA's count as if millions of
+    words had gone by (simboard.dma_skip; the drain skips them too)."""
+    return run_mp(f"""
+        board.chip = "{chip}"
         board.fixed_now = 998_000
-        hw = new_hw()
+        hw = new_hw(chip_name="{chip}")
         box = boxcore.Box(hw, C, 7)
         t = 1_100_000
-        for k in range(10):
-            press(k % 6 + 1, t); release(k % 6 + 1, t + 40_000); t += 100_000
-        run_to(2_300_000)
-        done(count=board.dma_count)
+        truth = []
+        def presses(t, k):
+            for i in range(k):
+                n = i % 6 + 1
+                press(n, t); release(n, t + 40_000)
+                truth.extend([t, t + 40_000]); t += 100_000
+            return t
+        t = presses(t, 5)
+        run_to(t)
+        full = board.dma_reload & 0x0FFFFFFF if board.chip == "rp2350" else board.dma_reload
+        left = board.dma_count
+        target = full // 2 - 3 if "{skip_to}" == "half" else 5
+        n = left - target
+        board.dma_skip(n)
+        box.read = (box.read + n) & 0xFFFF
+        t = presses(t + 100_000, 15)
+        run_to(t + 300_000)
+        done(truth=[board.counter(x) for x in truth], now=board.counter(board.now_us()),
+             aborts=board.dma_aborts, left=board.dma_count, full=full)
     """)
+
+
+@pytest.mark.parametrize("chip,skip_to", [("rp2040", "half"), ("rp2350", "half"),
+                                          ("rp2350", "end")])
+def test_the_dma_is_set_up_once_and_a_long_night_loses_nothing(chip, skip_to):
+    # the old firmware re-armed the channel once half its count was spent:
+    # DMA.active(0) is an abort, which clears the count, so it counted the
+    # words never written as written (an overflow of ~65,000 words, edges
+    # read from a stale ring, a clock step). Past that point, and (RP2350)
+    # past the end of its count, every press and release arrives as it was
+    out = _long_night(chip, skip_to)
     msgs = frames(out)
-    assert not [m for m in msgs if isinstance(m, P.Fault) and m.code == P.F_OVERFLOW]
-    assert len(records(msgs)) == 20                      # every press and release
-    assert out["count"] > 0
+    assert out["aborts"] == 0
+    assert not [m for m in msgs if isinstance(m, P.Fault)]
+    recs = records(msgs)
+    assert [t for t, _, _ in recs] == out["truth"]               # 40: no more, no less
+    beats = [m.tick for m in msgs if isinstance(m, P.Heartbeat)]
+    assert beats == sorted(beats) and beats[-1] <= out["now"]
+    if skip_to == "end":
+        assert out["left"] > out["full"] - 1000              # it re-triggered itself
+    if chip == "rp2040":
+        assert out["full"] == 2**32 - 2**16                   # 11 years at 12 words a second
 
 
 @pytest.mark.parametrize("sysclk", [125_000_000, 150_000_000, 133_000_000])

@@ -30,6 +30,23 @@ class Pin:
 WATCHDOG_CTRL = {"rp2040": 0x40058000, "rp2350": 0x400D8000}
 
 
+DMA_BASE = 0x50000000           # the same on both chips
+TRANS_COUNT = 0x008             # CHn_TRANS_COUNT at DMA_BASE + 0x40 * n + 0x008
+
+
+class _Mem16:
+    """machine.mem16: the low half of DMA channel 0's TRANS_COUNT (the IO
+    registers ignore the width of a read: RP2040 datasheet 2.1.4)."""
+
+    def __getitem__(self, addr):
+        if addr == DMA_BASE + TRANS_COUNT:
+            return board.dma_count_read() & 0xFFFF
+        raise ValueError("no register at 0x%08x in the simulated board" % addr)
+
+
+mem16 = _Mem16()
+
+
 class _Mem:
     """machine.mem32: the PIO's FDEBUG register and the watchdog's CTRL."""
 

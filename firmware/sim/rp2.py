@@ -75,29 +75,41 @@ class StateMachine:
 
 
 class DMA:
-    """One channel as the hardware has it: `count` reads the transfers
-    left; writing it sets only the count of the next trigger; `write` reads
-    where the next word goes (an index into the ring here); the channel
-    stops when its count runs out. On the RP2350 bits 31:28 of the count
-    are a mode, and only mode 0 (normal) is what this firmware means."""
+    """One channel as rp2_dma.c drives it and the datasheets describe it
+    (see simboard.py): `count` reads TRANS_COUNT (the live count; on the
+    RP2350 with its mode in bits 31:28); writing it, or config(count=...),
+    sets only the next trigger's; config(trigger=True) and active(1) trigger
+    (ignored while the channel runs); active(0) is dma_channel_abort, which
+    clears the count; a ctrl with enable=False pauses it; `write` reads
+    where the next word goes (an index into the ring here)."""
 
     def __init__(self):
+        # the board has one channel: a new one is a new box's (a soft reset
+        # frees the old, rp2_dma.c aborting it), idle until triggered
         self.channel = 0
+        self.ctrl = None
+        with board.lock:
+            board.dma_active = False
+            board.dma_enabled = True
+            board.dma_count = board.dma_mode = 0
 
     def pack_ctrl(self, **kw):
+        kw.setdefault("enable", True)
         return kw
 
     def _check(self, count):
         if count >> 32:
             raise ValueError("TRANS_COUNT is 32 bits")
-        if board.chip == "rp2350" and count >> 28:
-            raise ValueError("TRANS_COUNT mode %d is not normal (RP2350)" % (count >> 28))
+        if board.chip == "rp2350" and (count >> 28) not in (0x0, 0x1, 0xF):
+            raise ValueError("TRANS_COUNT mode %d is reserved (RP2350)" % (count >> 28))
 
     def config(self, read=None, write=None, count=None, ctrl=None, trigger=False):
         # `write` is the firmware's ring (16-bit halves, two a word), or an
         # address this channel's `write` gave (an index into that ring)
         with board.lock:
-            self.ctrl = ctrl
+            if ctrl is not None:
+                self.ctrl = ctrl
+                board.dma_enabled = bool(ctrl.get("enable", True))
             if count is not None:
                 self._check(count)
                 board.dma_reload = count
@@ -107,16 +119,18 @@ class DMA:
                 board.ring = (write, 0, len(write) // 2)
                 board.written = 0
             if trigger:
-                board.dma_count = board.dma_reload
-                board.dma_active = True
+                board.dma_trigger()
+            else:
                 board._dma()
 
     def active(self, v=None):
         with board.lock:
             if v is not None:
-                board.dma_active = bool(v)
-                board._dma()
-            return board.dma_active and board.dma_count > 0
+                if v:
+                    board.dma_trigger()
+                else:
+                    board.dma_abort()
+            return board.dma_active
 
     @property
     def write(self):
@@ -125,8 +139,7 @@ class DMA:
 
     @property
     def count(self):
-        board.advance()
-        return board.dma_count
+        return board.dma_count_read()
 
     @count.setter
     def count(self, v):

@@ -10,11 +10,15 @@
 # As unkind as the hardware: pins leave reset pulled down and a pull-up takes
 # PULL_RISE_US to raise a line; the counter runs at the rate the state
 # machine's clock divider really gives (sysclk * 256 // freq, 16.8 fixed
-# point) for the chip's system clock; the DMA stops when its count runs out,
-# takes a count with mode bits only where the chip has them (RP2350: bits
-# 31:28, 0 normal), and writing its count sets only the next trigger's; and
-# with start_dma() the DMA writes the ring from its own thread, on the real
-# clock, whatever the reader is doing.
+# point) for the chip's system clock; the DMA channel is the datasheets'
+# (RP2040 2.5, RP2350 12.6): writing its count sets only the next trigger's
+# (RELOAD), a trigger copies it into the live counter and is ignored while
+# the channel runs, clearing CTRL.EN pauses it (count kept, words wait in
+# the 8-word FIFO), an abort clears the live counter and stops it, and at a
+# count of 0 it stops, unless the RP2350's mode (bits 31:28 of the count)
+# says 0x1 (TRIGGER_SELF: it re-triggers itself from RELOAD) or 0xF (ENDLESS:
+# the count never decrements); and with start_dma() the DMA writes the ring
+# from its own thread, on the real clock, whatever the reader is doing.
 #
 # Time is the unix port's monotonic clock (time.ticks_us, the same
 # CLOCK_MONOTONIC the Pi side reads, mod 2**30), unwrapped. The simulated
@@ -30,6 +34,9 @@ MASK22 = (1 << 22) - 1
 NPINS = 30
 PULL_RISE_US = 50         # a pull-up charging a buzzer cable: not at once
 FIFO_WORDS = 8            # the PIO's RX FIFO (joined)
+DMA_COUNT_28 = (1 << 28) - 1    # the RP2350's count field (bits 31:28 are its mode)
+DMA_TRIGGER_SELF = 0x1
+DMA_ENDLESS = 0xF
 
 
 class Board:
@@ -56,8 +63,11 @@ class Board:
         self.rate = (1, 1)              # counter ticks per us (the divider's truth)
         self.fifo = []                  # words the DMA has not taken (8 at most)
         self.rises = set()              # (t_us, gpio) of pull-ups still rising
-        self.dma_active = False
-        self.dma_reload = 0
+        self.dma_active = False         # CTRL.BUSY: a transfer sequence is under way
+        self.dma_enabled = True         # CTRL.EN: cleared, the channel pauses
+        self.dma_reload = 0             # TRANS_COUNT as written (RELOAD, with the mode)
+        self.dma_mode = 0               # the running sequence's mode (RP2350)
+        self.dma_aborts = 0
         self.lock = _thread.allocate_lock()
         self._clock_lock = _thread.allocate_lock()
         self.dma_thread = False
@@ -241,14 +251,63 @@ class Board:
 
     def _dma(self):
         """The DMA takes what waits in the FIFO while it runs and counts."""
-        while self.fifo and self.ring is not None and self.dma_active and self.dma_count > 0:
+        while self.fifo and self.ring is not None and self.dma_active and self.dma_enabled:
             word = self.fifo.pop(0)
             arr, base, n = self.ring
             k = base + (self.written % n) * 2
             arr[k] = word & 0xFFFF
             arr[k + 1] = word >> 16
             self.written += 1
+            if self.dma_mode == DMA_ENDLESS:
+                continue
             self.dma_count -= 1
+            if not self.dma_count:
+                if self.dma_mode == DMA_TRIGGER_SELF:
+                    self.dma_count = self.dma_reload & DMA_COUNT_28
+                else:
+                    self.dma_active = False
+
+    def dma_trigger(self):
+        """A trigger: RELOAD into the live counter and go; a channel that
+        runs (or is paused) or is not enabled ignores it."""
+        if self.dma_active or not self.dma_enabled:
+            return
+        if self.chip == "rp2350":
+            self.dma_mode = self.dma_reload >> 28
+            self.dma_count = self.dma_reload & DMA_COUNT_28
+        else:
+            self.dma_mode = 0
+            self.dma_count = self.dma_reload
+        self.dma_active = self.dma_count > 0 or self.dma_mode == DMA_ENDLESS
+        self._dma()
+
+    def dma_abort(self):
+        """CHAN_ABORT: "clears the transfer counter and forces the channel
+        into an inactive state" (RP2040 datasheet 2.5.5.3)."""
+        self.dma_aborts += 1
+        self.dma_count = 0
+        self.dma_active = False
+
+    def dma_count_read(self):
+        """TRANS_COUNT as read: the live count (and the mode, RP2350)."""
+        self.advance()
+        if self.chip == "rp2350":
+            return self.dma_mode << 28 | self.dma_count
+        return self.dma_count
+
+    def dma_skip(self, words):
+        """As if ``words`` more words had gone through a channel that kept
+        up (a long night in an instant): the counter and the ring position
+        move on, the ring holds what it held. The reader must skip them too."""
+        with self.lock:
+            self._advance()
+            if self.dma_mode != DMA_ENDLESS:
+                if self.dma_mode != DMA_TRIGGER_SELF and words >= self.dma_count:
+                    raise ValueError("the channel would have stopped")
+                period = self.dma_reload & DMA_COUNT_28
+                left = self.dma_count - words
+                self.dma_count = left if left > 0 else period - (-left) % period
+            self.written += words
 
 
 board = Board()
