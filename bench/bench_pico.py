@@ -22,6 +22,15 @@
   checked as tests/test_pico_soak.py does). Goal: 0; reported with
   ``pico_soak_invented_edges`` and ``pico_soak_unreported_losses`` (goal 0
   each).
+* ``pico_slam_lost_edges`` and ``pico_slam_overflows``: the worst slam the
+  box is budgeted for (firmware/sim/slam.py, the real firmware under the
+  unix port): ten simulated minutes of all six buzzers pressed within 1 ms,
+  each bouncing 20 times, twice a second, with garbage collection pauses of
+  5-400 ms (one slam in four meets one) and the drain paying 40 us a word.
+  Lost edges: leading edges the host never got with their stamp; overflows:
+  overflow faults. Goal: 0 each; reported with ``pico_slam_words`` and
+  ``pico_slam_max_local_tick`` (the largest tick the firmware kept: below
+  2**30, a Pico's small integer, so its arithmetic never allocates).
 * ``pico_fair_separation_us``: the smallest separation of two presses the
   box orders right in every one of 1000 trials (hardware/fairness.py: the
   firmware's driver and capture PIO programs in the emulator, random
@@ -176,12 +185,27 @@ def run() -> list[tuple[str, float, str]]:
     from hardware import fairness
     out.append(("pico_fair_separation_us",
                 fairness.fair_separation_us(fairness.certify(trials=1000)), "us"))
+    slam = slam_figures()
+    if slam is not None:
+        out += [("pico_slam_lost_edges", slam["lost_edges"], "edges"),
+                ("pico_slam_overflows", slam["overflows"], "faults"),
+                ("pico_slam_words", slam["words"], "words"),
+                ("pico_slam_max_local_tick", slam["max_local"], "ticks")]
     soak = soak_figures()
     if soak is not None:
         out += [("pico_soak_clock_jumps", soak["clock_jumps"], "jumps"),
                 ("pico_soak_invented_edges", soak["invented_edges"], "edges"),
                 ("pico_soak_unreported_losses", soak["unreported_losses"], "changes")]
     return out
+
+
+def slam_figures(seconds: int = 600) -> dict | None:
+    """The worst slam's counts (None without the MicroPython unix port)."""
+    from tests.kit import pico as soak
+
+    if not soak.MICROPYTHON.exists():
+        return None
+    return soak.run_slam(seconds, 32, Path(tempfile.mkdtemp(prefix="bench-slam-")))
 
 
 def soak_figures(seconds: int = 600) -> dict | None:

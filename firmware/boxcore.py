@@ -4,10 +4,11 @@
 # Pico, sim/ stand-ins in tests), so this file runs unchanged under the
 # MicroPython unix port. What it does, each time the main loop calls poll():
 #
-# * drains the DMA ring of PIO words (two 16-bit halves each, so reading
-#   them never allocates), extends the 22-bit counter to 64 bits, and turns
-#   each changed input into an edge with the sample's tick: inputs that
-#   changed in one sample share one record, so they share one timestamp;
+# * drains the DMA ring of PIO words (two 16-bit halves each, copied out
+#   one by one, so reading them never allocates), extends the 22-bit
+#   counter, and turns each changed input into an edge with the sample's
+#   tick: inputs that changed in one sample share one record, so they share
+#   one timestamp;
 # * debounces buzzers leading-edge, as the Pi's referee does: the first edge
 #   of a burst keeps its own stamp, later ones within the window are
 #   ignored, and if the level at the end of the window differs, the last
@@ -26,6 +27,16 @@
 # was copied is never used (an overflow, never a word of another lap read as
 # a +2**22 wrap of the clock). Frames go out as far as the host takes them:
 # a frame the USB took in part is finished before the next one starts.
+#
+# Ticks and memory. MicroPython's small integers are 31-bit on a Pico: a
+# 64-bit tick is a big integer (an allocation at every sum) after 2**30 us,
+# 18 minutes. So the capture keeps *local* ticks, below 2**28 + 2**22: when
+# the newest word's passes REBASE_AT, every tick the box keeps is moved down
+# by SHIFT and `epoch` counts the moves (rebase()). A tick goes out as
+# tick64(t) = epoch * SHIFT + t, only where a frame is built (which
+# allocates anyway); plain differences of local ticks (the debounce, the
+# stuck time) stay right for spans up to SHIFT (134 s). Edge records wait in
+# preallocated arrays. From the ring to a record nothing allocates.
 
 import array
 
@@ -35,6 +46,8 @@ import boxproto as P
 MASK22 = (1 << 22) - 1
 WRAP_US = 1 << 22
 MAX_PENDING = 64          # edge records waiting for the host at most
+REBASE_AT = 1 << 28       # local ticks stay below this (and one word's 2**22)
+SHIFT = 1 << 27           # how far a rebase moves them (134 s at 1 MHz)
 CHUNK = 32                # words copied out of the ring before they are used
 SLACK = 8                 # words left between the drain and the DMA after a lap
 MAX_OUT = 32              # frames waiting for the host at most
@@ -46,6 +59,12 @@ CERT_GAP_US = 3_000       # between two trials of the fairness driver
 #: the ack's status (None: acked later)
 COMMANDS = {P.SET_LEDS: "cmd_leds", P.SET_CUE: "cmd_cue", P.CONFIG: "cmd_config",
             P.CERTIFY: "cmd_certify", P.PULSE: "cmd_pulse"}
+
+
+def record_arrays():
+    """Room for MAX_PENDING edge records: local ticks, changed, levels."""
+    return (array.array("i", bytes(4 * MAX_PENDING)), array.array("H", bytes(2 * MAX_PENDING)),
+            array.array("H", bytes(2 * MAX_PENDING)))
 
 
 class Box:
@@ -62,7 +81,8 @@ class Box:
         self.window = config.DEBOUNCE_US
         self.stuck_ticks = config.STUCK_MS * 1000
         # the counter
-        self.tick = 0             # 64-bit tick of the newest word
+        # the local tick of the newest word, and rebases so far (tick64)
+        self.tick = self.epoch = 0
         # words taken from the ring (mod 2**16): all but the newest, whose
         # sample gives the levels (the first word at power-up; the latest
         # after a restart of the loop)
@@ -94,7 +114,8 @@ class Box:
         self.cert = None          # [cycles, trials left, seq] of a fairness run
         self.cert_next_us = 0
         # what goes out
-        self.records = []
+        self.rec_tick, self.rec_changed, self.rec_levels = record_arrays()   # edges to frame
+        self.n_recs = 0
         self.out = []             # frames waiting for the host
         self.tx = None            # the frame going out now, and how much of it went
         self.tx_off = 0
@@ -112,7 +133,8 @@ class Box:
 
     def hello(self):
         c = self.c
-        return self.framer.hello(c.FIRMWARE, self.hw.tick_hz, self.boot_id, self.tick,
+        return self.framer.hello(c.FIRMWARE, self.hw.tick_hz, self.boot_id,
+                                 self.tick64(self.tick),
                                  self.flags, self.window, self.stuck_ticks // 1000,
                                  c.INPUTS, c.LEDS, c.PIEZO)
 
@@ -166,7 +188,7 @@ class Box:
             # a stall of a whole counter wrap: place the next word by the
             # coarse timer (same crystal) and say the stamps may be off
             self.fault(P.F_TIMEBASE, P.NO_INPUT, self.tick, gap // 1000)
-            self.tick += gap - (gap & MASK22)
+            self.tick = self.rebase(self.tick + gap - (gap & MASK22))
         self.last_drain_us = now
         size = hw.ring_words
         ring = self.ring_mv
@@ -184,12 +206,14 @@ class Box:
                 break
             n = avail if avail < CHUNK else CHUNK
             # copy the words out first: the DMA goes on writing meanwhile
-            i = self.read % size
-            first = n if i + n <= size else size - i
-            a = base + 2 * i
-            buf[0:2 * first] = ring[a:a + 2 * first]
-            if first < n:
-                buf[2 * first:2 * n] = ring[base:base + 2 * (n - first)]
+            # (half by half: a slice of the ring would be a new memoryview)
+            a = base + 2 * (self.read % size)
+            end = base + 2 * size
+            for j in range(2 * n):
+                if a == end:
+                    a = base
+                buf[j] = ring[a]
+                a += 1
             over = ((hw.written() - self.read) & 0xFFFF) - size
             if over > 0:
                 # lapped while copying: the oldest words may be of the next lap
@@ -218,6 +242,8 @@ class Box:
         sample = hi >> 6
         n22 = (-(((hi & 0x3F) << 16) | lo)) & MASK22
         tick = self.tick + ((n22 - self.tick) & MASK22)
+        if tick >= REBASE_AT:
+            tick = self.rebase(tick)
         self.tick = tick
         active = sample ^ self.invert
         if not self.started:
@@ -240,7 +266,7 @@ class Box:
         if changed & (1 << c.BIT_CUE) and self.cue_ack is not None:
             seq = self.cue_ack
             self.cue_ack = None
-            self.send(self.framer.ack, seq, P.SET_CUE, P.ACK_OK, tick)
+            self.send(self.framer.ack, seq, P.SET_CUE, P.ACK_OK, self.tick64(tick))
         debounced = c.DEBOUNCED_BITS if not self.flags & P.CONFIG_RAW else 0
         plain = changed & ~debounced & ~(1 << c.BIT_MARK)
         if plain:
@@ -253,6 +279,31 @@ class Box:
                 rest &= ~m
                 self.debounce(b, tick, 1 if active & m else 0)
             b += 1
+
+    def rebase(self, tick):
+        """Move every local tick the box keeps down by SHIFT (a tick long
+        past stays in the past: 0), until ``tick`` is below REBASE_AT."""
+        while tick >= REBASE_AT:
+            tick -= SHIFT
+            self.epoch += 1
+            self.shift(self.d_start)
+            self.shift(self.p_tick)
+            self.shift(self.down_since)
+            rt = self.rec_tick
+            for k in range(self.n_recs):
+                rt[k] -= SHIFT          # exact, even below 0: tick64 adds it back
+        return tick
+
+    def shift(self, ticks):
+        """One list of per-input local ticks (-1: none) moved down by SHIFT."""
+        for b in range(self.n):
+            v = ticks[b]
+            if v >= 0:
+                ticks[b] = v - SHIFT if v >= SHIFT else 0
+
+    def tick64(self, tick):
+        """A local tick as the 64-bit tick the host knows."""
+        return self.epoch * SHIFT + tick
 
     def resynced(self, tick, active):
         """The first word after an overflow: an input whose change was lost
@@ -324,19 +375,22 @@ class Box:
                     if self.stuck & m:
                         self.stuck &= ~m
                         self.fault(P.F_CLEARED, b, tick, 0)
-        recs = self.records
-        if recs and recs[-1][0] == tick:
-            t, ch, _ = recs[-1]
-            recs[-1] = (t, ch | mask, self.levels)
-        elif len(recs) < MAX_PENDING:
-            recs.append((tick, mask, self.levels))
+        k = self.n_recs
+        if k and self.rec_tick[k - 1] == tick:
+            self.rec_changed[k - 1] |= mask
+            self.rec_levels[k - 1] = self.levels
+        elif k < MAX_PENDING:
+            self.rec_tick[k] = tick
+            self.rec_changed[k] = mask
+            self.rec_levels[k] = self.levels
+            self.n_recs = k + 1
         else:
             self.tx_dropped += 1
 
     # -- time-driven work --------------------------------------------------------------
 
     def now_tick(self, now):
-        """The counter now, from the newest word and the coarse timer."""
+        """The counter now (local), from the newest word and the coarse timer."""
         d = self.hw.diff(now, self.tick_us)
         return self.tick + (d if d > 0 else 0)
 
@@ -356,7 +410,7 @@ class Box:
             self.last_heartbeat_us = now
             self.heartbeat_due = True
             self.toggle_mark()
-        if self.cue_at is not None and t >= self.cue_at[0]:
+        if self.cue_at is not None and self.tick64(t) >= self.cue_at[0]:
             _, on, seq = self.cue_at
             self.cue_at = None
             self.set_cue(on, seq)
@@ -377,7 +431,7 @@ class Box:
                 cert[1] -= 1
             else:
                 self.cert = None
-                self.send(self.framer.ack, cert[2], P.CERTIFY, P.ACK_OK, t)
+                self.send(self.framer.ack, cert[2], P.CERTIFY, P.ACK_OK, self.tick64(t))
             self.cert_next_us = self.hw.add(now, CERT_GAP_US + cert[0] // 100)
         if (self.tx_dropped != self.tx_dropped_reported and len(self.out) < MAX_OUT
                 and self.hw.writable()):
@@ -391,6 +445,7 @@ class Box:
 
     def marked(self, tick):
         """The mark's edge came back through the PIO: ``tick`` is "now"."""
+        tick = self.tick64(tick)
         for token in self.sync_tokens:
             self.send(self.framer.sync_reply, token, tick)
         self.sync_tokens = []
@@ -434,7 +489,7 @@ class Box:
         at = int.from_bytes(p[1:9], "little")
         if on > 1:
             return P.ACK_BAD_ARGS
-        if at and at > self.now_tick(self.hw.ticks_us()):
+        if at and at > self.tick64(self.now_tick(self.hw.ticks_us())):
             self.cue_at = (at, on, seq)  # acked when it fires, with its stamp
         else:
             self.set_cue(on, seq)
@@ -483,13 +538,14 @@ class Box:
     # -- out ---------------------------------------------------------------------------
 
     def fault(self, code, input_bit, tick, count):
-        self.send(self.framer.fault, code, input_bit, tick, count)
+        """A fault stamped at the local ``tick``."""
+        self.send(self.framer.fault, code, input_bit, self.tick64(tick), count)
 
     def send(self, build, *args):
         """Queue the frame ``build(*args)`` makes, after any edges already
         found (a heartbeat or fault never overtakes them, and frames go out
         in the order of their sequence numbers)."""
-        if self.records:
+        if self.n_recs:
             self.pack_records()
         self.queue(build(*args))
 
@@ -500,10 +556,12 @@ class Box:
             self.tx_dropped += 1
 
     def pack_records(self):
-        recs = self.records
-        while recs:
-            chunk = recs[:P.MAX_RECORDS]
-            del recs[:P.MAX_RECORDS]
+        n = self.n_recs
+        self.n_recs = 0
+        for a in range(0, n, P.MAX_RECORDS):
+            b = min(a + P.MAX_RECORDS, n)
+            chunk = [(self.tick64(self.rec_tick[k]), self.rec_changed[k], self.rec_levels[k])
+                     for k in range(a, b)]
             self.edges_sent += len(chunk)
             self.queue(self.framer.edges(chunk))
 

@@ -648,6 +648,57 @@ def test_the_dma_is_set_up_once_and_a_long_night_loses_nothing(chip, skip_to):
         assert out["full"] == 2**32 - 2**16                   # 11 years at 12 words a second
 
 
+def test_the_capture_allocates_nothing_from_the_ring_to_a_record():
+    # a garbage collection pause is what a slam must never meet: the drain
+    # of six buzzers bouncing 20 times each (the words copied out of the
+    # ring, the counter extended, the bounces debounced, the six presses
+    # recorded) and a rebase of the local ticks in the middle of it run with
+    # the heap locked (the mark's and the faults' frames are built elsewhere)
+    out = run_mp("""
+        import micropython, gc
+        rebase_at = getattr(boxcore, "REBASE_AT", 1 << 28)
+        at(1_050_000)
+        k = (rebase_at - box.tick) // (1 << 22)
+        box.tick += k << 22                  # as if the box had run ~67 s per k
+        rem = rebase_at - box.tick           # the local tick reaches REBASE_AT in rem us
+        run_to(1_050_000 + rem - 30_000)
+        board.fixed_now += 10_000
+        box.drain(hw.ticks_us())             # the mark's last word, its frames
+        start = board.fixed_now + 5_000
+        truth, changes = [], []
+        for b in range(6):
+            t = start + 150 * b
+            truth.append(t)
+            lv = 0
+            for i in range(41):
+                changes.append((t, GPIO[b + 1], lv))
+                lv ^= 1
+                t += 300 + 7 * b
+        board.schedule_many(sorted(changes))
+        board.fixed_now = start + 20_000
+        board.advance()
+        gc.collect()
+        now = hw.ticks_us()
+        failed = None
+        micropython.heap_lock()
+        try:
+            box.drain(now)
+        except MemoryError as e:
+            failed = e                       # (its repr would allocate)
+        finally:
+            micropython.heap_unlock()
+        failed = failed and repr(failed)
+        epoch = getattr(box, "epoch", None)
+        run_to(board.fixed_now + 100_000)
+        done(failed=failed, epoch=epoch, offset=k << 22,
+             truth=[board.counter(t) for t in truth])
+    """)
+    assert out["failed"] is None
+    assert out["epoch"] == 1                                  # it rebased in there
+    presses = [t for t, ch, lv in records(frames(out)) if ch & lv & 0b111111]
+    assert presses == [(t + out["offset"]) & 0xFFFF_FFFF for t in out["truth"]]
+
+
 @pytest.mark.parametrize("sysclk", [125_000_000, 150_000_000, 133_000_000])
 def test_the_box_announces_the_rate_its_counter_really_runs_at(sysclk):
     # the state machine's divider is 16.8 fixed point (rp2_pio.c); the

@@ -27,28 +27,15 @@ sys.path.insert(1, sys.argv[0].rsplit("/", 2)[0])
 
 from simboard import board  # noqa: E402
 
-import usbcdc  # noqa: E402
-
 SECONDS = int(sys.argv[1])
 random.seed(int(sys.argv[2]))
 OUT = sys.argv[3]
 
-board.fixed_now = 998_000
 import boxconfig as C  # noqa: E402
-import boxcore  # noqa: E402
-import boxhw  # noqa: E402
 
-cdc = usbcdc.Cdc()
+from fixedbox import fixed_time_box  # noqa: E402
 
-
-def sleep_ms(ms):
-    board.fixed_now += 1000 * ms
-
-
-hw = boxhw.Hardware(usb=boxhw.Usb(*usbcdc.ports(cdc)), sleep_ms=sleep_ms)
-hw.ticks_us = lambda: board.now_us() & 0x3FFFFFFF
-box = boxcore.Box(hw, C, 1234)
-box.start()
+cdc, hw, box = fixed_time_box(1234)
 GPIO = [g for role, n, g in C.INPUTS if role == 1]
 level = [1] * 6                 # pins: 1 released (pull-up), 0 pressed
 truth = open(OUT + "/truth", "w")

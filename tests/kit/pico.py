@@ -1,7 +1,8 @@
 """The Pico firmware's soak under the MicroPython unix port: simulated play
 for ``seconds`` (firmware/sim/soak.py), and what its log shows (clock jumps,
-invented edges, unreported losses). tests/test_pico_soak.py and
-bench/bench_pico.py run it."""
+invented edges, unreported losses); and the worst slam (firmware/sim/slam.py:
+six buzzers within 1 ms, 20 bounces each, twice a second) and what it lost.
+tests/test_pico_soak.py and bench/bench_pico.py run them."""
 
 from __future__ import annotations
 
@@ -19,18 +20,44 @@ BUZZER_GPIO = list(range(2, 8))          # GP2..GP7: bits 0..5
 ACTIVE_LOW = 0b111111
 
 
-def run_soak(seconds: int, seed: int, out: Path) -> dict:
+def run_soak(seconds: int, seed: int, out: Path, script: str = "soak.py", *extra: str) -> dict:
     out.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run([str(MICROPYTHON), "-X", "heapsize=32M", str(FIRMWARE / "sim" / "soak.py"),
-                        str(seconds), str(seed), str(out)], capture_output=True, text=True,
+    r = subprocess.run([str(MICROPYTHON), "-X", "heapsize=32M", str(FIRMWARE / "sim" / script),
+                        str(seconds), str(seed), str(out), *extra], capture_output=True, text=True,
                        timeout=60 + seconds * 2)
     assert r.returncode == 0, r.stderr[-3000:]
     log = json.loads((out / "log.json").read_text())
     log["wire"] = (out / "wire").read_bytes()
-    for name in ("truth", "reads"):
-        lines = (out / name).read_text().splitlines()
-        log[name] = [tuple(map(int, line.split())) for line in lines]
+    for name in ("truth", "reads", "expect"):
+        if (out / name).exists():
+            lines = (out / name).read_text().splitlines()
+            log[name] = [tuple(map(int, line.split())) for line in lines]
     return log
+
+
+def run_slam(seconds: int, seed: int, out: Path, rebase_bits: int | None = None) -> dict:
+    """firmware/sim/slam.py's run, checked: check()'s counts and the slam's
+    own (``lost_edges``: leading edges of a burst the host never got as an
+    edge with their stamp; ``overflows``: overflow faults)."""
+    extra = () if rebase_bits is None else (str(rebase_bits),)
+    log = run_soak(seconds, seed, out, "slam.py", *extra)
+    res = check(log)
+    num, den = log["rate"]
+    got = set()
+    overflows = 0
+    for m in P.Decoder().feed(log["wire"]):
+        if isinstance(m, P.Edges):
+            for t, ch, lv in m.records:
+                got.update((t, bit, lv >> bit & 1) for bit in range(6) if ch >> bit & 1)
+        elif isinstance(m, P.Fault) and m.code == P.F_OVERFLOW:
+            overflows += 1
+    lost = sum(1 for t, gpio, lv in log["expect"]
+               if ((t - log["t0"]) * num // den & 0xFFFF_FFFF, BUZZER_GPIO.index(gpio),
+                   0 if lv else 1) not in got)
+    res.update(lost_edges=lost, overflows=overflows, expected_edges=len(log["expect"]),
+               slams=log["slams"], words=log["words"], max_local=log["max_local"],
+               rebases=log["rebases"])
+    return res
 
 
 def check(log: dict) -> dict:
