@@ -699,6 +699,31 @@ def test_the_capture_allocates_nothing_from_the_ring_to_a_record():
     assert presses == [(t + out["offset"]) & 0xFFFF_FFFF for t in out["truth"]]
 
 
+def test_a_loop_stalled_past_a_wrap_and_a_rebase_keeps_the_press_stamp():
+    # the loop stops 5 s (more than the counter's 4.19 s wrap): the coarse
+    # timer places the next word, the box says `timebase`, and the jump
+    # carries the local tick past REBASE_AT: the press is stamped as it was
+    out = run_mp("""
+        rebase_at = getattr(boxcore, "REBASE_AT", 1 << 28)
+        at(1_050_000)
+        k = (rebase_at - box.tick) // (1 << 22)
+        box.tick += k << 22
+        t1 = board.fixed_now
+        press(2, t1 + 4_900_000)
+        at(t1 + 5_000_000)
+        run_to(t1 + 5_300_000)
+        done(offset=k << 22, press=board.counter(t1 + 4_900_000),
+             epoch=getattr(box, "epoch", None))
+    """)
+    msgs = frames(out)
+    assert [m.count for m in msgs if isinstance(m, P.Fault) and m.code == P.F_TIMEBASE]
+    (t, _, _), = [r for r in records(msgs) if r[1] & 0b10]
+    assert t == (out["press"] + out["offset"]) & 0xFFFF_FFFF
+    assert out["epoch"] == 1
+    beats = [m.tick for m in msgs if isinstance(m, P.Heartbeat)]
+    assert beats == sorted(beats) and beats[-1] & 0xFFFF_FFFF > t
+
+
 @pytest.mark.parametrize("sysclk", [125_000_000, 150_000_000, 133_000_000])
 def test_the_box_announces_the_rate_its_counter_really_runs_at(sysclk):
     # the state machine's divider is 16.8 fixed point (rp2_pio.c); the
