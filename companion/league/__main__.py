@@ -33,13 +33,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("config", help="write the broker's config, passwords and ACL")
     c.add_argument("--out", required=True, help="directory for the broker's files")
-    c.add_argument("--tables", required=True, help="table ids, comma-separated (t1,t2,...)")
+    c.add_argument("--tables", required=True, metavar="T1,T2,... | N",
+                   help="table ids, comma-separated (t1,t2,...); a number N alone: N tables, "
+                        "t1 to tN (one table called '2': '2,')")
     c.add_argument("--league-user", default="league", help="the league screen's user")
     c.add_argument("--port", type=int, default=1883)
     c.add_argument("--bind", default="0.0.0.0", help="address the broker listens on")
     c.add_argument("--prefix", default="tabletop", help="topic prefix")
     c.add_argument("--run-as", default=None,
-                   help="the user mosquitto runs as (default: mosquitto's own, 'mosquitto')")
+                   help="the user mosquitto runs as when started as root; the files are given "
+                        "to it (default: this user; as root, 'mosquitto' if that account "
+                        "exists, else root)")
     c.add_argument("--log-file", default=None, help="broker log file (default: syslog/stderr)")
     c.add_argument("--cafe", action="append", default=[], metavar="USER=T1,T2",
                    help="central broker: a café broker's bridge user and the tables behind it")
@@ -79,14 +83,34 @@ def _convention_options(s: argparse.ArgumentParser) -> None:
     c.add_argument("--player-names", metavar="A,B,...", default=None,
                    help="... or named here, comma-separated")
     c.add_argument("--game", default=None, help="the night's game (chope, chomp, ...)")
-    c.add_argument("--tables", default=None, metavar="T1,T2,...",
-                   help="the tables to seat, top table first")
+    c.add_argument("--tables", default=None, metavar="T1,T2,... | N",
+                   help="the tables to seat, top table first; a number N alone: t1 to tN, "
+                        "as 'config --tables N' names them")
     c.add_argument("--rounds", type=int, default=3, help="rounds in the night (3)")
     c.add_argument("--seed", default="1", help="the seed the pairings are drawn from (1)")
     c.add_argument("--pod-size", type=int, default=None,
                    help="players per table (default: 4, or the game's most if fewer)")
     c.add_argument("--pairing", default="auto", choices=("auto", "rotation", "swiss"),
                    help="auto: a rotation if the rounds let everyone meet, else Swiss")
+
+
+def table_ids(given: str) -> list[str]:
+    """``--tables``: ids, comma-separated; a whole number N alone is N
+    tables, t1 to tN (the ids ``config --tables N`` makes), as one would
+    read ``--tables 2``. A table really called "2" is ``--tables 2,``.
+
+    >>> table_ids("2"), table_ids("t1, t3"), table_ids("2,")
+    (['t1', 't2'], ['t1', 't3'], ['2'])
+    """
+    from .topics import LeagueError
+
+    text = given.strip()
+    if text.isdigit():
+        count = int(text)
+        if not 1 <= count <= 1000:
+            raise LeagueError(f"--tables {text}: give 1 to 1000 tables, or their ids")
+        return [f"t{i}" for i in range(1, count + 1)]
+    return [t.strip() for t in text.split(",") if t.strip()]
 
 
 def _plan(args):
@@ -105,7 +129,7 @@ def _plan(args):
         raise LeagueError("a convention needs --game and --tables")
     names = read_players(args.players) if args.players is not None else \
         [n for n in args.player_names.split(",") if n.strip()]
-    tables = [t.strip() for t in args.tables.split(",") if t.strip()]
+    tables = table_ids(args.tables)
     return Plan.make(names, args.game, tables, args.rounds, args.seed, args.pod_size,
                      args.pairing)
 
@@ -113,14 +137,17 @@ def _plan(args):
 def _config(args, out) -> int:
     from .config import generate
 
-    tables = [t.strip() for t in args.tables.split(",") if t.strip()]
+    tables = table_ids(args.tables)
     made = generate(args.out, tables, args.league_user, args.port, args.bind, args.prefix,
                     args.run_as, args.log_file, cafes=_cafes(args.cafe), tls=_tls(args),
                     bridge=_bridge(args))
     print(f"wrote {made['conf']}, {made['passwd']}, {made['acl']}", file=out)
     for user, path in made["secrets"].items():
         print(f"  {user:>12}: password in {path}", file=out)
-    print(f"start the broker: mosquitto -c {made['conf']}", file=out)
+    print(f"start the broker: mosquitto -c {made['conf']} (started as root it runs as "
+          f"{made['run_as']!r}, who owns these files)", file=out)
+    for warning in made["warnings"]:
+        print(f"warning: {warning}", file=out)
     return 0
 
 

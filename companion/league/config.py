@@ -244,8 +244,13 @@ def generate(out, tables, league_user: str | None = LEAGUE_USER, port: int = 188
              log_file: str | None = None, *, cafes: dict[str, list[str]] | None = None,
              tls: dict | None = None, bridge: dict | None = None) -> dict:
     """Write the broker's files into ``out``; returns ``{"conf", "passwd",
-    "acl", "secrets": {user: path}, "passwords": {user: password}}``.
+    "acl", "secrets": {user: path}, "passwords": {user: password}, "run_as",
+    "warnings"}``.
 
+    ``run_as``: the user mosquitto drops to when started as root (its
+    ``user`` line; the files are given to it); None: :func:`default_run_as`.
+    ``warnings``: that user cannot reach ``out`` (a directory above it is
+    closed to it).
     ``cafes``: on the central broker, a user per café broker's bridge and
     the tables behind it. ``tls``: ``{"cert", "key"}``, the listener speaks
     TLS (``mqtts://``). ``bridge``: this is a café broker, bridged to the
@@ -255,6 +260,7 @@ def generate(out, tables, league_user: str | None = LEAGUE_USER, port: int = 188
     if bridge is not None:
         league_user = None
     tables = _check(tables, league_user, port, cafes)
+    run_as = run_as or default_run_as()
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -276,8 +282,55 @@ def generate(out, tables, league_user: str | None = LEAGUE_USER, port: int = 188
     except OSError as exc:
         raise LeagueError(f"cannot write the broker files in {out}: "
                           f"{exc.strerror or exc}") from None
+    closed = _unreachable(out, run_as)
+    warnings = [f"mosquitto runs as {run_as!r}, which cannot enter {closed}: started as root "
+                f"it will not open its files there (put them where {run_as!r} can reach, "
+                f"e.g. /etc/mosquitto/league, or give --run-as)"] if closed else []
     return {"conf": out / "mosquitto.conf", "passwd": out / "passwd", "acl": out / "acl",
-            "secrets": paths, "passwords": passwords}
+            "secrets": paths, "passwords": passwords, "run_as": run_as, "warnings": warnings}
+
+
+def default_run_as() -> str:
+    """The user mosquitto runs as when ``--run-as`` is not given: the one
+    these files are written for. Mosquitto started as root drops to its
+    ``user`` (``mosquitto`` when the file names none), which could not read
+    the 0600 files a root or a login user wrote ("Unable to open pwfile").
+    Written by root: Debian's ``mosquitto`` account if the machine has one
+    (the files are given to it), else ``root`` (mosquitto then keeps root);
+    written by a login user: that user, who owns them already."""
+    import pwd
+
+    uid = os.geteuid()
+    if uid != 0:
+        try:
+            return pwd.getpwuid(uid).pw_name
+        except KeyError:
+            raise LeagueError(f"this user (uid {uid}) has no name: give --run-as") from None
+    try:
+        pwd.getpwnam("mosquitto")
+    except KeyError:
+        return "root"
+    return "mosquitto"
+
+
+def _unreachable(out: Path, user: str) -> str | None:
+    """The first directory above ``out`` that ``user`` may not pass through
+    (mosquitto, dropped to ``user``, could not open its files), or None."""
+    import grp
+    import pwd
+
+    try:
+        who = pwd.getpwnam(user)
+    except KeyError:
+        return None
+    groups = {who.pw_gid} | {g.gr_gid for g in grp.getgrall() if user in g.gr_mem}
+    for d in [out.resolve(), *out.resolve().parents]:
+        st = d.stat()
+        if who.pw_uid == 0 or st.st_uid == who.pw_uid:
+            continue
+        if not st.st_mode & (0o010 if st.st_gid in groups else 0o001):
+            return str(d)
+    return None
 
 
 def _chown(paths, user: str) -> None:
@@ -290,4 +343,5 @@ def _chown(paths, user: str) -> None:
 
 
 __all__ = ["ITERATIONS", "LEAGUE_USER", "acl_text", "bridge_lines", "check_password",
+           "default_run_as",
            "generate", "mosquitto_conf", "passwd_line"]

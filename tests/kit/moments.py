@@ -1,0 +1,45 @@
+"""Games brought to the moments a page must read right at (issue 33):
+a race open, a countdown, the host's question, a verdict, the end. Each is a
+real :class:`~companion.table.session.TableSession` driven through its
+public calls (``log``, ``log_private``, ``start_race``, ``feed_edge`` on the
+session's clock)."""
+
+from __future__ import annotations
+
+from companion.table.session import TableSession
+
+STALLS = ["malay", "chinese", "indian", "international"]
+HANDS = {"ana": (["egg", "egg", "flour", "chili"], ["family-recipe"]),
+         "bo": (["meat-seafood", "water", "spices", "spices"], ["copycat-stall"]),
+         "cy": (["rice-noodles", "rice-noodles", "water", "wildcard"], ["price-inflation"])}
+
+
+def seats(names):
+    return [{"name": n, "buzzer": str(i + 1)} for i, n in enumerate(names)]
+
+
+def hawker_at_food_poisoning(store, names, clock=None, **settings) -> TableSession:
+    """A Hawker Wars game (players log their own draws) set up and dealt,
+    with Food Poisoning turned up at the start of the first turn: the game
+    now asks for the announced first-release race. ``clock``: the session's
+    (default the monotonic clock)."""
+    session = (TableSession(store, settings=settings or None) if clock is None
+               else TableSession(store, clock=clock, settings=settings or None))
+    session.new_game("hawker", seats(names), {"draws": "private"})
+    for name, stall in zip(names, STALLS):
+        session.log({"type": "choose_stall", "player": name, "stall": stall})
+    for dish in ("you-tiao", "fish-head-curry", "nasi-lemak", "rojak"):
+        session.log({"type": "dish", "card": dish})
+    for card in ("water", "water", "spices"):
+        session.log({"type": "market", "card": card})
+    for name in names:                        # each from their own page
+        ingredients, actions = HANDS[name]
+        session.log_private(name, {"type": "draw", "player": name, "pile": "ingredient",
+                                   "cards": ingredients})
+        session.log_private(name, {"type": "draw", "player": name, "pile": "action",
+                                   "cards": actions})
+    session.log({"type": "event_check", "event": "food-poisoning"})
+    req = session.host_snapshot()["race_request"]
+    assert req["kind"] == "first-release" and req["reason"] == "food-poisoning"
+    assert sorted(req["eligible"]) == sorted(names)          # every player, 2 players too
+    return session
