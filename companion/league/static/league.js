@@ -4,6 +4,7 @@
 (function () {
   "use strict";
   var pending = false, last = 0, MIN_MS = 250;
+  var live = document.getElementById("live");
   /* the page's words in its language: the tables' catalog, as on the tables'
      pages (/i18n.js: TC.t for the page's words, TC.tx for the tables' lines) */
   var TC = window.TC;
@@ -31,7 +32,9 @@
     h.appendChild(el("span", TC.t("Table {id}", {id: t.table})));
     h.appendChild(el("span", t.title || TC.t("no game"), "game"));
     card.appendChild(h);
-    if (t.online === false) card.appendChild(el("div", TC.t("offline: catching up when back"), "offline"));
+    /* with the broker down the league hears from no table: none is blamed */
+    if (brokerUp === false) card.appendChild(el("div", TC.t("not heard from since the broker went down"), "small"));
+    else if (t.online === false) card.appendChild(el("div", TC.t("offline: catching up when back"), "offline"));
     var ul = el("ul");
     (t.players || []).forEach(function (p) {
       var li = el("li", null, p.name === t.current_player ? "turn" : "");
@@ -108,7 +111,27 @@
     }));
   }
 
+  /* the broker as the league last saw it (/api/league's broker): true,
+     false (down: shown, and "live" is not said), null (no broker behind
+     this page) */
+  var brokerUp = null, streamOpen = false;
+  function renderBroker(b) {
+    brokerUp = b ? !!b.connected : null;
+    var box = document.getElementById("broker");
+    box.hidden = brokerUp !== false;
+    box.textContent = brokerUp === false
+      ? TC.t("The league has lost its broker ({url}): the tables keep playing and their games arrive when it is back.", {url: b.broker})
+      : "";
+    showLive();
+  }
+  function showLive() {
+    var up = streamOpen && brokerUp !== false;
+    live.textContent = !streamOpen ? TC.t("reconnecting") : up ? TC.t("live") : TC.t("broker down");
+    live.className = up ? "live" : "live off";
+  }
+
   function render(d) {
+    renderBroker(d.broker);
     renderConvention(d.convention);
     var tables = document.getElementById("tables");
     if (d.tables.length) tables.replaceChildren.apply(tables, d.tables.map(tableCard));
@@ -151,15 +174,15 @@
     setTimeout(load, Math.max(0, MIN_MS - (Date.now() - last)));
   }
 
-  var live = document.getElementById("live"), retryMs = 2000;
+  var retryMs = 2000;
   function connect() {
     var es = new EventSource("api/live");
-    es.onopen = function () { live.textContent = TC.t("live"); live.className = "live"; soon(); };
+    es.onopen = function () { streamOpen = true; showLive(); soon(); };
     es.addEventListener("hello", function (ev) {   // a fuller hall: fewer refetches each
       try { MIN_MS = Math.max(250, JSON.parse(ev.data).refresh_ms || 250); } catch (e) { /* keep */ }
     });
     es.onerror = function () {
-      live.textContent = TC.t("reconnecting"); live.className = "live off";
+      streamOpen = false; showLive();
       // a full hall answers 503, after which the browser gives up: try again
       // later, at a random moment so the refused pages do not come back at once
       if (es.readyState === EventSource.CLOSED) {
