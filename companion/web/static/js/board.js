@@ -22,7 +22,7 @@
     TC.renderPlayers(snap, $('players'));
     TC.renderRace(snap, snap.race, raceEls);
     if (snap.finished) raceEls.section.hidden = true;      /* the result takes its place */
-    if ($('buzzers-card')) $('buzzers-card').hidden = !!snap.finished;
+    if ($('buzzers-card')) $('buzzers-card').hidden = !!snap.finished || !TC.races(snap);
     TC.renderBurst(snap, $('burst-card'), $('burst'));
     TC.renderFaults(snap, $('faults'));
     TC.renderPanel(snap, $('panel'));

@@ -541,7 +541,7 @@
     redo.textContent = hs.redo ? TC.t('Redo: {what}', { what: TC.tx(hs.redo) }) : TC.t('Redo');
     TC.renderPlayers(hs, $('players'));
     renderBuzzers();
-    $('buzzers-card').hidden = !!hs.finished || !(hs.players && hs.players.length);
+    $('buzzers-card').hidden = !!hs.finished || !(hs.players && hs.players.length) || !TC.races(hs);
     TC.renderPanel(hs, $('panel'), hs.host_view || hs.view);
     $('log').replaceChildren(...(hs.log || []).slice(-15).reverse().map((l) => el('li', { text: TC.tx(l.line) })));
     TC.renderKV(hs.host_view || hs.view, $('kv'));

@@ -493,6 +493,13 @@
     return (info && own(info.race_reasons, reason)) || null;
   }
   TC.reasonInfo = reasonInfo;
+  /* Does the snapshot's game ever race? False only for a game described
+   * with no race reason (Chopote, Tropichaos): its pages offer no virtual
+   * buzzers. True while the description is on its way. */
+  TC.races = function (s) {
+    const info = TC.gameInfo(s);
+    return !info || Object.keys(info.race_reasons || {}).length > 0;
+  };
   TC.reasonTitle = function (s, reason) {
     const r = reasonInfo(s, reason);
     if (r && r.title) return TC.tx(r.title);
