@@ -18,34 +18,11 @@ import pytest
 
 from tests.kit.browser import BROWSER, PHONE, expect_text, open_board, open_host, shot
 from tests.kit.helpers import wait_for
+from tests.kit.moments import chope, chope_board, doubtful, tap
 
 pytestmark = BROWSER
 
 #: A small Chope! deck: Tables and Mynahs to race for, Food so it does not end.
-DECK = {"tables": {"red": 2, "blue": 2, "green": 1}, "mynahs": 2, "favourite_cards": ["laksa"],
-        "foods": {"laksa": {"name": "Laksa", "kind": "main", "copies": 2},
-                  "teh": {"name": "Teh tarik", "kind": "side", "copies": 2}}}
-COLOURS = {"Ana": "blue", "Bo": "red", "Cy": "green"}
-
-
-def chope(t, **options):
-    t.session.new_game("chope", [{"name": n, "colour": c} for n, c in COLOURS.items()],
-                       dict(DECK, colours=COLOURS, **options))
-
-
-def chope_board(t, phone):
-    """A new Chope! game and a scoreboard on a phone: (table, session, page)."""
-    chope(t)
-    return t, t.session, open_board(phone(), t)
-
-
-def tap(t, name, hold_s=0.08):
-    """A real press on the mock buzzer ``name`` (stamped by the pipeline)."""
-    t.source.press(name)
-    time.sleep(hold_s)
-    t.source.release(name)
-
-
 def races(s):
     return [e for _, e in s.store.events(s.game_id) if e.get("type") == "race"]
 
@@ -149,23 +126,6 @@ def test_two_tables_logged_after_both_slams_go_to_their_own_slammers(live_server
     expect_text(b, "#players", "Bo")
     shot(b, "race-pace-two-tables.png", full_page=False)
     assert b.errors == [] and h.errors == []
-
-
-def doubtful(t):
-    """Bo slams the Red Table (logged); Cy presses 0.45 s after Bo: the Red
-    Table's runner-up, or the first slam of the Blue one? Bo presses again
-    (his second press is the Blue Table's). The Blue Table is logged."""
-    s = t.session
-    t0 = time.monotonic()
-    at = lambda sec: time.sleep(max(0.0, t0 + sec - time.monotonic()))   # noqa: E731
-    tap(t, "Bo", 0.03)
-    s.log({"type": "flip", "card": "table:red"})
-    at(0.45)
-    tap(t, "Cy", 0.03)
-    at(0.80)
-    tap(t, "Bo", 0.03)
-    at(0.95)
-    s.log({"type": "flip", "card": "table:blue"})
 
 
 @pytest.mark.browser

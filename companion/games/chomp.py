@@ -762,11 +762,12 @@ class Chomp(Game):
         }.get(s["next"])
         if status:
             return status
-        status = ("Underwater War: " if s["mode"] == "underwater_war" else "") + \
-            "turn over your top cards"
-        if s["pot"]:
-            status += f" ({len(s['pot'])} cards in the centre go to the winner)"
-        return status
+        war, pot = s["mode"] == "underwater_war", len(s["pot"])
+        if pot:     # whole sentences: each is one message for the pages' languages
+            return (f"Underwater War: turn over your top cards ({pot} cards in the centre go "
+                    f"to the winner)" if war else
+                    f"turn over your top cards ({pot} cards in the centre go to the winner)")
+        return "Underwater War: turn over your top cards" if war else "turn over your top cards"
 
     def describe(self, ev: dict) -> str:
         if ev.get("type") == "reveal" and isinstance(ev.get("cards"), dict):

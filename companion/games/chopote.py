@@ -569,7 +569,8 @@ class Chopote(Game):
         if t == "pass":
             return f"{p} is blocked and passes"
         if t == "move":
-            line = f"{p}: {spoken(ev.get('from'))} → {spoken(ev.get('to', '?'))}"
+            src, dst = spoken(ev.get("from")), spoken(ev.get("to", "?"))
+            line = f"{p}: {src} → {dst}"      # one message, its fields translated too
             caught = ev.get("captures") or {}
             if isinstance(caught, dict) and caught:
                 line += ", takes " + " and ".join(

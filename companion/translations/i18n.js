@@ -107,15 +107,26 @@
   /* a line the server joined from several ("Bo draws 4 … and Cy draws 4 …",
    * "Round 2 of 3 · Chope!"): each part translated; with " and ", only
    * when every part is a message (else it joins names: "Ana and Bo") */
-  const JOINS = [' and ', '; ', ' · '];
+  const JOINS = [' and ', '; ', ' · ', ' → '];
   function parts(text) {
     for (const sep of JOINS) {
       if (!text.includes(sep)) continue;
-      const out = text.split(sep).map((p) => exact(p) ?? matched(p));
+      const out = text.split(sep).map((p) => exact(p) ?? titled(p) ?? matched(p) ?? labelled(p));
       const ok = sep === ' and ' ? out.every((p) => p != null) : out.some((p) => p != null);
       if (ok) return out.map((p, i) => p ?? text.split(sep)[i]).join(sep === ' and ' ? TC.t(' and ') : sep);
     }
     return null;
+  }
+  /* "not eligible: Ana, Bo": a message, then the names it is about; "Cy:
+   * start zone": a name, then a message */
+  function labelled(text) {
+    const m = /^([^:]+): (.+)$/.exec(text);
+    if (!m) return null;
+    const colon = TC.lang === 'fr' ? ' : ' : ': ';
+    const label = exact(m[1]);
+    if (label != null) return `${label}${colon}${m[2]}`;
+    const rest = /\s/.test(m[1].trim()) ? null : lookup(m[2]);
+    return rest == null ? null : `${m[1]}${colon}${rest}`;
   }
   /* "Chope! Cy chopes it!": a race's title (a name) before its verdict */
   function titled(text) {
@@ -125,7 +136,8 @@
     return rest == null ? null : `${m[1]} ${rest}`;
   }
   function lookup(text) {
-    return exact(text) ?? parts(text) ?? matched(text) ?? titled(text);
+    /* a race's title first ("Ink Out! nobody chomps" is not "{winner} chomps") */
+    return exact(text) ?? parts(text) ?? titled(text) ?? matched(text);
   }
   const seen = new Map();
   TC.tx = function (text) {
@@ -188,6 +200,12 @@
   };
   TC.typeWord = (type) => (Object.prototype.hasOwnProperty.call(TYPE_WORDS, type) ? TYPE_WORDS[type]
     : String(type).charAt(0).toUpperCase() + String(type).slice(1).replace(/[-_]/g, ' '));
+
+  /* a number with ``digits`` decimals in the page's language: 0.45 (0,45 in French) */
+  TC.num = function (x, digits) {
+    return Number(x).toLocaleString(TC.lang, { minimumFractionDigits: digits || 0,
+      maximumFractionDigits: digits || 0, useGrouping: false });
+  };
 
   /* 1st, 2nd (1er, 2e in French) */
   TC.ordinal = function (n) {

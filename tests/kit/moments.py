@@ -6,6 +6,8 @@ session's clock)."""
 
 from __future__ import annotations
 
+import time
+
 from companion.table.session import TableSession
 
 STALLS = ["malay", "chinese", "indian", "international"]
@@ -43,3 +45,48 @@ def hawker_at_food_poisoning(store, names, clock=None, **settings) -> TableSessi
     assert req["kind"] == "first-release" and req["reason"] == "food-poisoning"
     assert sorted(req["eligible"]) == sorted(names)          # every player, 2 players too
     return session
+
+
+# -- Chope! with a small deck, real presses on the mock buzzers ----------------------
+
+DECK = {"tables": {"red": 2, "blue": 2, "green": 1}, "mynahs": 2, "favourite_cards": ["laksa"],
+        "foods": {"laksa": {"name": "Laksa", "kind": "main", "copies": 2},
+                  "teh": {"name": "Teh tarik", "kind": "side", "copies": 2}}}
+COLOURS = {"Ana": "blue", "Bo": "red", "Cy": "green"}
+
+
+def chope(t, **options):
+    t.session.new_game("chope", [{"name": n, "colour": c} for n, c in COLOURS.items()],
+                       dict(DECK, colours=COLOURS, **options))
+
+
+def chope_board(t, phone):
+    """A new Chope! game and a scoreboard on a phone: (table, session, page)."""
+    from tests.kit.browser import open_board
+
+    chope(t)
+    return t, t.session, open_board(phone(), t)
+
+
+def tap(t, name, hold_s=0.08):
+    """A real press on the mock buzzer ``name`` (stamped by the pipeline)."""
+    t.source.press(name)
+    time.sleep(hold_s)
+    t.source.release(name)
+
+
+def doubtful(t):
+    """Bo slams the Red Table (logged); Cy presses 0.45 s after Bo: the Red
+    Table's runner-up, or the first slam of the Blue one? Bo presses again
+    (his second press is the Blue Table's). The Blue Table is logged."""
+    s = t.session
+    t0 = time.monotonic()
+    at = lambda sec: time.sleep(max(0.0, t0 + sec - time.monotonic()))   # noqa: E731
+    tap(t, "Bo", 0.03)
+    s.log({"type": "flip", "card": "table:red"})
+    at(0.45)
+    tap(t, "Cy", 0.03)
+    at(0.80)
+    tap(t, "Bo", 0.03)
+    at(0.95)
+    s.log({"type": "flip", "card": "table:blue"})

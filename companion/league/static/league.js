@@ -24,7 +24,7 @@
     var body = document.querySelector("#" + id + " tbody");
     body.replaceChildren.apply(body, rows);
   }
-  function us(v) { return v >= 1000 ? (v / 1000).toFixed(1) + " ms" : v + " µs"; }
+  function us(v) { return v >= 1000 ? TC.num(v / 1000, 1) + " ms" : v + " µs"; }
 
   function tableCard(t) {
     var card = el("div", null, "card");
@@ -79,7 +79,7 @@
   }
   /* 0.67 (0,67 in French) */
   function decimal(x) {
-    return Number(x).toLocaleString(TC.lang, {minimumFractionDigits: 2, maximumFractionDigits: 2});
+    return TC.num(x, 2);
   }
   /* a game's place in its pod: "2nd of 3" */
   function finish(p) {

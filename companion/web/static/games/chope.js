@@ -55,7 +55,7 @@
     },
 
     extras(vp, s) {
-      const out = [TC.plural(vp.table_count, 'table'), TC.t('{n} food ({mains} main, {sides} side)', { n: vp.food_count, mains: vp.mains, sides: vp.sides })];
+      const out = [TC.plural(vp.table_count, 'table'), TC.t('{n} Food ({mains} Main, {sides} Side)', { n: vp.food_count, mains: vp.mains, sides: vp.sides })];
       const why = unseatedWhy(vp, s);
       if (why) out.push(why);
       if (vp.mynah_debt) out.push(TC.t('owes {n}', { n: vp.mynah_debt }));

@@ -382,7 +382,7 @@
     /* times count from the card's log (what the host remembers doing) */
     const base = typeof race.logged_ns === 'number' ? race.logged_ns : zero.t_ns;
     const d = c.t_ns - base;
-    const secs = `${d < 0 ? '−' : '+'}${(Math.abs(d) / 1e9).toFixed(2)} s`;
+    const secs = `${d < 0 ? '−' : '+'}${TC.num(Math.abs(d) / 1e9, 2)} s`;
     if (c.nobody) return TC.t('Nobody: discard it');
     if (c.last) {
       return c.never ? TC.t('{name} never slapped', { name: c.player })

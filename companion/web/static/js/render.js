@@ -289,7 +289,7 @@
   TC.pct = (p) => {
     if (typeof p !== 'number') return '–';
     const v = p * 100;
-    return (v > 0 && v < 10 ? v.toFixed(1) : v.toFixed(0)) + '%';
+    return TC.num(v, v > 0 && v < 10 ? 1 : 0) + (TC.lang === 'fr' ? '\u202f%' : '%');
   };
   TC.stat = (value, label, extra) => el('div', { class: 'stat' },
     el('div', { class: 'v', text: value == null ? '–' : String(value) }),
@@ -483,7 +483,7 @@
   /* --- the race -------------------------------------------------------- */
   function ms(us) {
     const v = us / 1000;
-    return (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(3)) + ' ms';
+    return TC.num(v, v >= 100 ? 0 : v >= 10 ? 1 : 3) + ' ms';
   }
   TC.ms = ms;
 
@@ -625,7 +625,7 @@
     const o = v && v.order && v.order[0];
     if (o && typeof o.t_ns === 'number') TC.lastFirst = { t_ns: o.t_ns, player: o.player };
   };
-  TC.secs = (ns) => `+${(Math.max(0, ns) / 1e9).toFixed(2)} s`;
+  TC.secs = (ns) => `+${TC.num(Math.max(0, ns) / 1e9, 2)} s`;
   /* where a doubtful race's offsets count from: the previous race's first
    * press (if the page saw it, and it came before every choice), else the
    * earliest choice */
@@ -694,7 +694,7 @@
       const left = now == null ? total : Math.max(0, endNs / 1e6 - now);
       const pc = total > 0 ? Math.min(100, (left / total) * 100) : 0;
       fill.style.width = pc + '%';
-      text.textContent = `${label ? label + ' · ' : ''}${TC.t('{s} s left', { s: (left / 1000).toFixed(1) })}`;
+      text.textContent = `${label ? label + ' · ' : ''}${TC.t('{s} s left', { s: TC.num(left / 1000, 1) })}`;
       bar.setAttribute('aria-valuenow', String(Math.round(pc)));
       bar.setAttribute('aria-valuetext', text.textContent);
       bar.classList.toggle('closed', left <= 0);
