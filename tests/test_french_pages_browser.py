@@ -179,7 +179,14 @@ def tropichaos_moments(t, phone, tmp_path):
     phone.read("Tropichaos end")
 
 
-@pytest.mark.parametrize("moments", [chope_moments, chomp_moments, hawker_moments,
+#: Hawker Wars still shows 17 English words (its draw lines' counted fields,
+#: "2 cards", "1 Action card"; "No Event on the Action pile"; the Black
+#: Market reshuffle line): strict, so the test says when they are fixed
+HAWKER_LEFT = pytest.mark.xfail(strict=True, reason="issue 33 item 4: Hawker Wars' lines")
+
+
+@pytest.mark.parametrize("moments", [chope_moments, chomp_moments,
+                                     pytest.param(hawker_moments, marks=HAWKER_LEFT),
                                      chopote_moments, tropichaos_moments],
                          ids=["chope", "chomp", "hawker", "chopote", "tropichaos"])
 def test_every_french_page_at_every_moment_has_no_english(browser, live_server_with, moments,

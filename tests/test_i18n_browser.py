@@ -299,7 +299,7 @@ def test_the_page_translates_the_servers_english_lines(live_server, ctx):
         "Bo fait un 3 et Cy fait un 4",
         "Chope! Personne",
         "retourner Red Table",
-        "S’arrêter et réclamer la food face visible",
+        "S’arrêter et réclamer les cartes Food face visible",
         "Laksa",
         "3 cartes", "0 carte", "1 Table inutilisée", "2 Tables inutilisées",
         "retournez au moins une carte avant de vous arrêter [game turn — tour de jeu]",

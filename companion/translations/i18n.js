@@ -131,7 +131,8 @@
   /* "Chope! Cy chopes it!": a race's title (a name) before its verdict */
   function titled(text) {
     const m = /^(\S[^!?:]*[!?]) (.+)$/.exec(text);
-    if (!m) return null;
+    /* a title is a word or three ("Ink Out!", "Food Poisoning!"), not a sentence */
+    if (!m || m[1].split(' ').length > 3) return null;
     const rest = exact(m[2]) ?? matched(m[2]);
     return rest == null ? null : `${m[1]} ${rest}`;
   }
