@@ -39,7 +39,7 @@ CHUNK = 32                # words copied out of the ring before they are used
 SLACK = 8                 # words left between the drain and the DMA after a lap
 MAX_OUT = 32              # frames waiting for the host at most
 LISTENING_US = 2_000_000  # the host spoke this recently: it is listening
-CERT_GAP_US = 3_000       # between two trials of the fairness driver
+CERT_GAP_US = 3_000       # between two trials of the fairness driver (plus the separation)
 
 
 #: the host's commands, each a Box method taking (payload, seq) and giving
@@ -379,7 +379,9 @@ class Box:
             else:
                 self.cert = None
                 self.send(self.framer.ack, cert[2], P.CERTIFY, P.ACK_OK, t)
-            self.cert_next_us = self.hw.add(now, CERT_GAP_US + cert[0] // 100)
+            # on a fixed schedule from the first trial (not from now): the
+            # Pi frames each trial's stamps by it (companion/pico/certificate.py)
+            self.cert_next_us = self.hw.add(self.cert_next_us, cert[3])
         if (self.tx_dropped != self.tx_dropped_reported and len(self.out) < MAX_OUT
                 and self.hw.writable()):
             n = self.tx_dropped - self.tx_dropped_reported
@@ -457,7 +459,7 @@ class Box:
         count = p[4] | p[5] << 8
         if not (35 <= cycles <= 10_000_000 and 1 <= count <= 10_000):
             return P.ACK_BAD_ARGS
-        self.cert = [cycles, count, seq]
+        self.cert = [cycles, count, seq, CERT_GAP_US + int.from_bytes(p[0:4], "little") // 1000]
         self.cert_next_us = self.hw.ticks_us()
         return None                      # acked when the last trial is done
 

@@ -91,7 +91,8 @@ def driver_trace(cycles: int) -> tuple[int, int, int]:
 
 def capture(trials: list[tuple[int, int, int]], total: int) -> list[tuple[int, int]]:
     """The capture program over a trace of trials (A low, B low, release, in
-    system cycles): the words it pushed, as (sample, tick)."""
+    system cycles; and optionally A's and B's input bits, else 0 and 1): the
+    words it pushed, as (sample, tick)."""
     import adafruit_pioasm
     from pioemu import clock_cycles_reached, emulate
     prog = adafruit_pioasm.Program(boxpio.SOURCE)
@@ -104,11 +105,11 @@ def capture(trials: list[tuple[int, int, int]], total: int) -> list[tuple[int, i
             k += 1
         v = IDLE
         if k < len(trials):
-            a, b, _ = trials[k]
+            a, b, _, first, second = (trials[k] + (0, 1))[:5]
             if t >= a:
-                v &= ~1
+                v &= ~(1 << first)
             if t >= b:
-                v &= ~2
+                v &= ~(1 << second)
         return v
 
     pins.__annotations__ = {"clock": int}          # how pioemu tells the kind of source
@@ -122,31 +123,45 @@ def capture(trials: list[tuple[int, int, int]], total: int) -> list[tuple[int, i
     return words
 
 
-def certify_separation(separation_ns: int, trials: int, rng: random.Random) -> Row:
+def emulated_run(separation_ns: int, pairs, trials_per_pair: int, rng: random.Random):
+    """One run of the driver in the emulator over ``pairs`` of input bits
+    (first, second), each ``trials_per_pair`` times at a random phase: the
+    schedule it drove and the press stamps the capture program sent, as
+    (tick, bit) in its order."""
     cycles = separation_ns // CYCLE_NS
     a0, b0, end0 = driver_trace(cycles)
     assert b0 - a0 == cycles, (separation_ns, b0 - a0)
-    trace = []
+    trace, schedule = [], []
     t = 300                                        # the capture's first sample is pushed
-    for _ in range(trials):
+    for first, second in [p for p in pairs for _ in range(trials_per_pair)]:
         t += rng.randrange(boxpio.CYCLES_PER_TICK * DIV)     # a random phase
-        trace.append((t + a0, t + b0, t + end0))
+        trace.append((t + a0, t + b0, t + end0, first, second))
+        schedule.append(certificate.Trial(first, second, cycles * CYCLE_NS,
+                                          (t + a0 - trace[0][0]) * CYCLE_NS))
         t += end0 + GAP_CYCLES
-    words = capture(trace, t)
-    # each trial: the first word with A low, the first with B low, after it
-    stamped = []
-    a_tick = None
-    prev = IDLE
-    for sample, tick in words:
+    stamps, prev = [], IDLE
+    for sample, tick in capture(trace, t):
         fell = prev & ~sample
-        if fell & 1:
-            a_tick = tick
-        if fell & 2 and a_tick is not None:
-            stamped.append(tick - a_tick)
-            a_tick = None
+        stamps += [(tick, bit) for bit in range(6) if fell >> bit & 1]
         prev = sample
-    assert len(stamped) == trials, (separation_ns, len(stamped), trials)
-    return row(separation_ns, stamped, boxpio.tick_hz(SYSCLK))
+    return schedule, stamps
+
+
+#: the emulated trials' window: a trial lasts about 8 us, 2 us apart
+EMULATED_WINDOW_NS = 1_500
+
+
+def certify_separation(separation_ns: int, trials: int, rng: random.Random) -> Row:
+    """Buzzers 1 then 2 only, ``trials`` times (a row of the table)."""
+    schedule, stamps = emulated_run(separation_ns, [(0, 1)], trials, rng)
+    hz = boxpio.tick_hz(SYSCLK)
+    v = certificate.judge(schedule, stamps, hz, (0, 1), EMULATED_WINDOW_NS)
+    return Row(**certificate.rows(schedule, v, hz)[0])
+
+
+def all_pairs(bits=range(6)) -> list[tuple[int, int]]:
+    """Every ordered pair of the buzzers' input bits."""
+    return [(a, b) for a in bits for b in bits if a != b]
 
 
 def row(separation_ns: int, stamped: list[int], tick_hz: int) -> Row:
@@ -156,16 +171,29 @@ def row(separation_ns: int, stamped: list[int], tick_hz: int) -> Row:
                statistics.pstdev(us), sum(1 for s in stamped if s > 0) / len(us))
 
 
-def certify_box(src, separations_ns=SHORT_NS, trials: int = 1000) -> list[Row]:
-    """The certificate from a real box (a pico source in raw mode)."""
-    rows = []
+def certify_box_verdict(src, separations_ns=SHORT_NS, trials: int = 1000):
+    """The certificate from a real box (a pico source in raw mode): the
+    rows and the judge's verdict over every buzzer on the box. The box's
+    driver pulls buzzers 1 and 2 only, 1 first, so the verdict names the
+    pairs it never drove and a real box is not certified yet."""
+    rows, verdicts = [], []
+    hz = src.hello.tick_hz
+    bits = sorted(src.bit_buzzer)
     for s in separations_ns:
-        stamped = src.certify(s, trials)
-        if not stamped:
+        stamps = src.certify_stamps(s, trials)
+        if stamps is None:
             raise RuntimeError(f"the box did not run the fairness driver at {s} ns "
                                f"(older firmware?)")
-        rows.append(row(s, stamped, src.hello.tick_hz))
-    return rows
+        schedule = certificate.box_schedule([(0, 1)], s, trials)
+        v = certificate.judge(schedule, stamps, hz, bits, certificate.BOX_WINDOW_NS)
+        rows.append(Row(**certificate.rows(schedule, v, hz)[0]))
+        verdicts.append(v)
+    return rows, certificate.merge(verdicts)
+
+
+def certify_box(src, separations_ns=SHORT_NS, trials: int = 1000) -> list[Row]:
+    """The rows of :func:`certify_box_verdict`."""
+    return certify_box_verdict(src, separations_ns, trials)[0]
 
 
 def certificate_path() -> Path:
@@ -174,13 +202,19 @@ def certificate_path() -> Path:
     return certificate.path()
 
 
-def save(rows: list[Row], where: str, path: Path | None = None) -> Path:
-    """Keep the certificate with its date (UTC) and where it came from."""
+def save(rows: list[Row], where: str, path: Path | None = None,
+         verdict: certificate.Verdict | None = None) -> Path:
+    """Keep the certificate with its date (UTC) and where it came from;
+    with the judge's ``verdict`` (version 2: certified or not, the reasons,
+    the ties per buzzer), a refused one has no fair separation."""
     path = path or certificate_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "where": where, "fair_separation_us": fair_separation_us(rows),
+           "where": where, "fair_separation_us": fair_separation_us(rows, verdict),
            "rows": [r.__dict__ for r in rows]}
+    if verdict is not None:
+        doc.update(version=2, certified=verdict.certified, reasons=list(verdict.reasons),
+                   ties={str(b + 1): n for b, n in sorted(verdict.ties.items())})
     path.write_text(json.dumps(doc, indent=1))
     return path
 
@@ -192,27 +226,47 @@ def last(path: Path | None = None) -> str | None:
         return None
     doc = json.loads(path.read_text())
     rows = [Row(**r) for r in doc["rows"]]
-    return f"certificate of {doc['date']} ({doc['where']}):\n" + table(rows)
+    tail = {True: "\nCERTIFIED", False: "\nREFUSED:\n" + "\n".join(
+        f"  {r}" for r in doc.get("reasons", []))}.get(doc.get("certified"), "")
+    return f"certificate of {doc['date']} ({doc['where']}):\n" + table(rows) + tail
 
 
-def certify(separations_ns=SHORT_NS, trials: int = 1000, seed: int = 1) -> list[Row]:
+def certify(separations_ns=SHORT_NS, trials: int = 1000, seed: int = 1, bits=range(6)):
+    """The emulated certificate over every ordered pair of ``bits``,
+    ``trials`` a separation shared among the pairs: (rows, verdict)."""
     rng = random.Random(seed)
-    return [certify_separation(s, trials, rng) for s in separations_ns]
+    pairs = all_pairs(bits)
+    hz = boxpio.tick_hz(SYSCLK)
+    rows, verdicts = [], []
+    for s in separations_ns:
+        schedule, stamps = emulated_run(s, pairs, -(-trials // len(pairs)), rng)
+        v = certificate.judge(schedule, stamps, hz, list(bits), EMULATED_WINDOW_NS)
+        rows.append(Row(**certificate.rows(schedule, v, hz)[0]))
+        verdicts.append(v)
+    return rows, certificate.merge(verdicts)
 
 
-def fair_separation_us(rows: list[Row]) -> float | None:
+def fair_separation_us(rows: list[Row], verdict: certificate.Verdict | None = None
+                       ) -> float | None:
     """The smallest separation ordered right in every trial, with every
     larger one also right every time (the console checks a kept
-    certificate against the same rule)."""
+    certificate against the same rule); None when the ``verdict`` refused."""
+    if verdict is not None and not verdict.certified:
+        return None
     return certificate.fair_separation_us([r.__dict__ for r in rows])
 
 
-def table(rows: list[Row]) -> str:
+def table(rows: list[Row], verdict: certificate.Verdict | None = None) -> str:
     head = (" separation trials   min us   mean us   max us   sd us  ordered\n")
     body = "\n".join(r.line() for r in rows)
-    fair = fair_separation_us(rows)
+    fair = fair_separation_us(rows, verdict)
     tail = (f"\nordered right every time from {fair:g} us" if fair is not None
             else "\nno separation ordered right every time")
+    if verdict is not None:
+        tail += "\nties (driven first, stamped tied): " + ", ".join(
+            f"buzzer {b + 1}: {n}" for b, n in sorted(verdict.ties.items()))
+        tail += ("\nCERTIFIED" if verdict.certified
+                 else "\nREFUSED:\n" + "\n".join(f"  {r}" for r in verdict.reasons))
     return head + body + tail
 
 

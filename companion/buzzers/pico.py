@@ -41,6 +41,7 @@ import time
 from typing import Callable
 
 from ..races.edges import BuzzerId, ButtonEdge
+from ..pico import certificate
 from ..pico import protocol as P
 from ..pico.clocksync import ClockSync, SlewedClock
 from ..pico.transport import SerialLink, default_port
@@ -483,7 +484,7 @@ class PicoSource(EdgeSource):
             self._edges(e)
 
     def _input(self, bit: int, level: bool, tick: int, t_ns: int) -> None:
-        if self._certifying is not None and bit in (0, 1):
+        if self._certifying is not None and bit in self.bit_buzzer:
             # the fairness driver's doing, not a player's: kept, never emitted
             self._certifying.append((tick, bit, level))
             self.levels[bit] = level
@@ -660,12 +661,14 @@ class PicoSource(EdgeSource):
                 return False
             return True
 
-    def certify(self, separation_ns: int, trials: int) -> list[int] | None:
+    def certify_stamps(self, separation_ns: int, trials: int) -> list[tuple[int, int]] | None:
         """Run the box's fairness driver: buzzers 1 and 2 pulled low
-        ``separation_ns`` apart, ``trials`` times (the box must be in raw
-        mode: ``raw=True``). The stamped separations B - A in ticks (0: a
-        tie, negative: the wrong order), or None if the box did not do it.
-        Those presses never reach the sink."""
+        ``separation_ns`` apart, ``trials`` times, on the box's schedule
+        (``certificate.box_schedule``; the box must be in raw mode:
+        ``raw=True``). Every buzzer's press stamps as (tick, input bit), in
+        the order the box sent them (never sorted: the judge frames them by
+        the schedule), or None if the box did not do it. Those presses
+        never reach the sink."""
         with self._lock:
             self._certifying = []
         try:
@@ -675,18 +678,22 @@ class PicoSource(EdgeSource):
                 return None
             time.sleep(0.1)                  # the last trial's frames
             with self._lock:
-                seen = sorted(self._certifying)
+                seen = list(self._certifying)
         finally:
             with self._lock:
                 self._certifying = None
-        out, a = [], None
-        for tick, bit, level in seen:
-            if level and bit == 0:
-                a = tick
-            elif level and bit == 1 and a is not None:
-                out.append(tick - a)
-                a = None
-        return out
+        return [(tick, bit) for tick, bit, level in seen if level]
+
+    def certify(self, separation_ns: int, trials: int) -> list[int | None] | None:
+        """:meth:`certify_stamps`, each trial's stamped separation B - A in
+        ticks (0: a tie, negative: the wrong order, None: the trial lost or
+        spoiled), framed by the box's schedule; None if the box did not do it."""
+        stamps = self.certify_stamps(separation_ns, trials)
+        if stamps is None:
+            return None
+        schedule = certificate.box_schedule([(0, 1)], separation_ns, trials)
+        return list(certificate.judge(schedule, stamps, self.hello.tick_hz, (0, 1),
+                                      certificate.BOX_WINDOW_NS).stamped)
 
     def pulse(self, width_us: int, gap_us: int, count: int) -> bool:
         """Pulse the self-test output (``hardware/selftest.py``)."""
