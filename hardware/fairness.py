@@ -136,7 +136,7 @@ def emulated_run(separation_ns: int, pairs, trials_per_pair: int, rng: random.Ra
     for first, second in [p for p in pairs for _ in range(trials_per_pair)]:
         t += rng.randrange(boxpio.CYCLES_PER_TICK * DIV)     # a random phase
         trace.append((t + a0, t + b0, t + end0, first, second))
-        schedule.append(certificate.Trial(first, second, cycles * CYCLE_NS,
+        schedule.append(certificate.Trial(first, second, separation_ns,
                                           (t + a0 - trace[0][0]) * CYCLE_NS))
         t += end0 + GAP_CYCLES
     stamps, prev = [], IDLE
@@ -194,6 +194,98 @@ def certify_box_verdict(src, separations_ns=SHORT_NS, trials: int = 1000):
 def certify_box(src, separations_ns=SHORT_NS, trials: int = 1000) -> list[Row]:
     """The rows of :func:`certify_box_verdict`."""
     return certify_box_verdict(src, separations_ns, trials)[0]
+
+
+# ---------------------------------------------------------------------------
+# Boxes for the judge: an honest one and deliberately unfair ones, from the
+# schedule they are driven by (times in ns; a 1 MHz tick like the box's)
+
+BOX_TICK_HZ = 1_000_000
+
+
+def honest_box(schedule, rng: random.Random, start_ns: int = 10**9, drift: float = 0.0,
+               lower_wins: bool = False):
+    """Each trial's two presses stamped on a tick (a random phase: within
+    a tick of the truth), in the order they happened; ``drift``: the box's
+    clock runs that much fast; ``lower_wins``: a tie goes to the lower bit."""
+    out = []
+    for t in schedule:
+        at = start_ns + t.at_ns + rng.randrange(100_000)
+        ta = int((at) * (1 + drift) * BOX_TICK_HZ // 10**9)
+        tb = int((at + t.separation_ns) * (1 + drift) * BOX_TICK_HZ // 10**9)
+        if lower_wins and ta == tb:
+            ta, tb = (ta, tb + 1) if t.first < t.second else (ta + 1, tb)
+        out += sorted([(ta, t.first), (tb, t.second)], key=lambda s: s[0])
+    return out
+
+
+def _trials(stamps):
+    return [stamps[i:i + 2] for i in range(0, len(stamps), 2)]
+
+
+def _flat(trials):
+    return [s for tr in trials for s in tr]
+
+
+def _b_first(schedule, rng):
+    return _flat([[(a[0], t.first), (a[0] - 1, t.second)][::-1]
+                  for t, (a, _) in zip(schedule, _trials(honest_box(schedule, rng)))])
+
+
+def _late(schedule, rng, bit=4, ticks=5):
+    return sorted(((tk + ticks * (b == bit), b) for tk, b in honest_box(schedule, rng)),
+                  key=lambda s: s[0])
+
+
+def _off_by(schedule, rng, ticks=2):
+    return _flat([sorted([(tk + ticks * (b == t.second), b) for tk, b in tr])
+                  for t, tr in zip(schedule, _trials(honest_box(schedule, rng)))])
+
+
+def _swapped(schedule, rng):
+    swap = {1: 2, 2: 1}
+    return [(tk, swap.get(b, b)) for tk, b in honest_box(schedule, rng)]
+
+
+def _dup(schedule, rng):
+    st = honest_box(schedule, rng)
+    k = len(st) // 2
+    return st[:k + 1] + st[k:k + 1] + st[k + 1:]
+
+
+def _out_of_order(schedule, rng):
+    tr = _trials(honest_box(schedule, rng))
+    for k in range(0, len(tr) - 1, 97):
+        tr[k], tr[k + 1] = tr[k + 1], tr[k]
+    return _flat(tr)
+
+
+UNFAIR_BOXES = {
+    "b_always_a_tick_first": _b_first,
+    "one_buzzer_5us_late": _late,
+    "ties_to_the_lower_buzzer": lambda sch, rng: honest_box(sch, rng, lower_wins=True),
+    "10pct_of_trials_lost": lambda sch, rng: _flat(
+        tr for k, tr in enumerate(_trials(honest_box(sch, rng))) if k % 10 != 3),
+    "a_duplicated_stamp": _dup,
+    "swapped_buzzer_ids": _swapped,
+    "a_drifting_clock": lambda sch, rng: honest_box(sch, rng, drift=0.01),
+    "separation_2_ticks_long": _off_by,
+    "stamps_out_of_order": _out_of_order,
+}
+
+
+def judge_box(box, separations_ns=SHORT_NS, trials_per_pair: int = 4, seed: int = 1,
+              bits=range(6)):
+    """The judge's verdict on ``box`` (a function of the schedule and a
+    random source giving (tick, bit) stamps): one run a separation, every
+    ordered pair of ``bits`` driven ``trials_per_pair`` times."""
+    rng = random.Random(seed)
+    verdicts = []
+    for s in separations_ns:
+        schedule = certificate.box_schedule(all_pairs(bits), s, trials_per_pair)
+        verdicts.append(certificate.judge(schedule, box(schedule, rng), BOX_TICK_HZ,
+                                          list(bits), certificate.BOX_WINDOW_NS))
+    return certificate.merge(verdicts)
 
 
 def certificate_path() -> Path:
