@@ -198,12 +198,13 @@ def _name(trial: Trial, k: int) -> str:
 
 def _framed(schedule: list[Trial], stamps, tick_hz: int, window_ns: int, faults: _Faults):
     """:func:`_frame` with the earliest stamp in whichever of the first few
-    trials frames the most trials as driven (a first trial lost must not shift
-    every trial onto its neighbour's stamps)."""
+    trials frames the most trials with a stamp of each driven buzzer, in
+    any order (the order is what is judged; the earliest on a tie): a
+    first trial lost must not shift every trial onto its neighbour's."""
     def whole(first: int) -> int:
         got = _frame(schedule, stamps, tick_hz, window_ns, _Faults(), first)
         return sum(1 for t, g in zip(schedule, got)
-                   if [b for _, b in sorted(g)] == [t.first, t.second])
+                   if sorted(b for _, b in g) == sorted((t.first, t.second)))
     best = max(range(min(4, len(schedule))), key=lambda k: (whole(k), -k))
     return _frame(schedule, stamps, tick_hz, window_ns, faults, best)
 
