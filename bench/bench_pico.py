@@ -173,15 +173,26 @@ def run() -> list[tuple[str, float, str]]:
     if lat is not None:
         out.append(("pico_edge_latency_ms_p50", round(lat[0], 2), "ms"))
         out.append(("pico_edge_latency_ms_p99", round(lat[1], 2), "ms"))
-    from hardware import fairness
-    out.append(("pico_fair_separation_us",
-                fairness.fair_separation_us(fairness.certify(trials=1000)), "us"))
+    out += certificate_figures()
     soak = soak_figures()
     if soak is not None:
         out += [("pico_soak_clock_jumps", soak["clock_jumps"], "jumps"),
                 ("pico_soak_invented_edges", soak["invented_edges"], "edges"),
                 ("pico_soak_unreported_losses", soak["unreported_losses"], "changes")]
     return out
+
+
+def certificate_figures() -> list[tuple[str, float, str]]:
+    """The certificate's judge: how many deliberately unfair boxes it
+    certifies (0 is right), whether it certifies the honest one (1), and the
+    emulated box's fair separation over every ordered pair of buzzers."""
+    from hardware import fairness
+    false_pass = sum(fairness.judge_box(box).certified for box in fairness.UNFAIR_BOXES.values())
+    rows, verdict = fairness.certify(trials=1000)
+    return [("pico_certificate_false_pass", false_pass, "boxes"),
+            ("pico_certificate_honest_pass", int(fairness.judge_box(fairness.honest_box).certified),
+             "boxes"),
+            ("pico_fair_separation_us", fairness.fair_separation_us(rows, verdict), "us")]
 
 
 def soak_figures(seconds: int = 600) -> dict | None:
