@@ -91,7 +91,9 @@ class Box:
         self.cue_at = None        # (tick, on, seq) a cue scheduled on the box clock
         self.pulses = self.pulse_width = self.pulse_gap = self.pulse_next_us = 0
         self.test_out = 0
-        self.cert = None          # [cycles, trials left, seq] of a fairness run
+        self.cert_seq = -1        # the CERTIFY being run (-1: none), acked when done
+        self.cert_pairs = []      # the ordered pairs of input bits it drives, in turn
+        self.cert_k = self.cert_total = self.cert_cycles = self.cert_ns = 0
         self.cert_next_us = 0
         # what goes out
         self.records = []
@@ -369,24 +371,33 @@ class Box:
                 self.pulse_next_us = self.hw.add(now, self.pulse_gap)
             else:
                 self.pulse_next_us = self.hw.add(now, self.pulse_width)
-        cert = self.cert
-        if cert is not None and self.hw.diff(now, self.cert_next_us) >= 0:
-            # one trial of the fairness driver every CERT_GAP_US (and its
-            # separation): the pins are released and settled before the next
-            if cert[1]:
-                self.hw.drive_pair(cert[0])
-                cert[1] -= 1
-            else:
-                self.cert = None
-                self.send(self.framer.ack, cert[2], P.CERTIFY, P.ACK_OK, t)
-            # on a fixed schedule from the first trial (not from now): the
-            # Pi frames each trial's stamps by it (companion/pico/certificate.py)
-            self.cert_next_us = self.hw.add(self.cert_next_us, cert[3])
+        if self.cert_seq >= 0 and self.hw.diff(now, self.cert_next_us) >= 0:
+            self.cert_step(now, t)
         if (self.tx_dropped != self.tx_dropped_reported and len(self.out) < MAX_OUT
                 and self.hw.writable()):
             n = self.tx_dropped - self.tx_dropped_reported
             self.tx_dropped_reported = self.tx_dropped
             self.fault(P.F_TX_DROPPED, P.NO_INPUT, t, n)
+
+    def cert_step(self, now, t):
+        """One trial of the fairness driver, CERT_GAP_US and its separation
+        after the last (from now: the pins are released and settled, and
+        this poll's drain has taken the last trial's stamps). Its marker goes
+        out first, so the Pi frames the trial's stamps by the markers
+        (companion/pico/certificate.py), never by time: every stamp before
+        the marker is an earlier trial's, every one after it is this one's
+        or later. ``t``: the counter now, before the pins are driven."""
+        k = self.cert_k
+        if k < self.cert_total:
+            a, b = self.cert_pairs[k % len(self.cert_pairs)]
+            self.send(self.framer.trial, k, a, b, self.cert_ns, t)
+            self.hw.drive_pair(self.cert_cycles, a, b)
+            self.cert_k = k + 1
+        else:
+            seq = self.cert_seq
+            self.cert_seq = -1
+            self.send(self.framer.ack, seq, P.CERTIFY, P.ACK_OK, t)
+        self.cert_next_us = self.hw.add(now, CERT_GAP_US + self.cert_ns // 1000)
 
     def toggle_mark(self):
         self.mark ^= 1
@@ -455,11 +466,23 @@ class Box:
         return P.ACK_OK
 
     def cmd_certify(self, p, seq):
-        cycles = int.from_bytes(p[0:4], "little") * self.hw.sysclk // 1_000_000_000
+        """The fairness driver: ``count`` trials of every ordered pair of
+        the buzzer bits in ``mask``, in turn (pair k % pairs in trial k),
+        the separation ``ns`` apart."""
+        ns = int.from_bytes(p[0:4], "little")
+        cycles = ns * self.hw.sysclk // 1_000_000_000
         count = p[4] | p[5] << 8
-        if not (35 <= cycles <= 10_000_000 and 1 <= count <= 10_000):
+        mask = p[6]
+        bits = [b for b in range(self.n) if mask >> b & 1]
+        if (not (35 <= cycles <= 1_000_000 and 1 <= count <= 10_000) or len(bits) < 2
+                or mask & ~self.c.BUZZER_BITS):
             return P.ACK_BAD_ARGS
-        self.cert = [cycles, count, seq, CERT_GAP_US + int.from_bytes(p[0:4], "little") // 1000]
+        self.cert_pairs = [(a, b) for a in bits for b in bits if a != b]
+        self.cert_total = count * len(self.cert_pairs)
+        self.cert_k = 0
+        self.cert_cycles = cycles
+        self.cert_ns = ns
+        self.cert_seq = seq
         self.cert_next_us = self.hw.ticks_us()
         return None                      # acked when the last trial is done
 

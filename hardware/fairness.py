@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
+import math
 import random
 import statistics
 import sys
@@ -67,21 +69,28 @@ class Row:
                 f"{100 * self.ordered:8.1f}%")
 
 
-def driver_trace(cycles: int) -> tuple[int, int, int]:
-    """The driver program for a separation of ``cycles`` system cycles, run
-    in the emulator: (A low, B low, both released), in system cycles from
-    its start."""
+@functools.cache
+def driver_trace(cycles: int, first: int = 0, second: int = 1) -> tuple[int, int, int]:
+    """The driver program for a separation of ``cycles`` system cycles
+    pulling input bit ``first`` then ``second``, run in the emulator: (A
+    low, B low, both released), in system cycles from its start. Raises if
+    it ever drives another pin."""
     import adafruit_pioasm              # the emulation's tools (the test extra)
     from pioemu import State, emulate
     prog = adafruit_pioasm.Program(boxpio.DRIVER_SOURCE).assembled
-    state = State(transmit_fifo=deque([boxpio.driver_word(cycles)]))
+    state = State(transmit_fifo=deque([boxpio.driver_word(cycles),
+                                       boxpio.driver_pins(first, second)]))
     a = b = None
     end = None
+    ma, mb = 1 << first, 1 << second
     for before, after in emulate(prog, stop_when=lambda op, s: s.clock > cycles + 5_000,
-                                 initial_state=state, set_base=0, set_count=2):
-        if a is None and after.pin_directions & 1:
+                                 initial_state=state, out_base=0,
+                                 out_count=boxpio.DRIVER_PINS, wrap_top=len(prog) - 1):
+        if after.pin_directions & ~(ma | mb):
+            raise AssertionError(f"the driver drove pins {after.pin_directions:#x}")
+        if a is None and after.pin_directions & ma:
             a = after.clock
-        if b is None and after.pin_directions & 2:
+        if b is None and after.pin_directions & mb:
             b = after.clock
         if b is not None and after.pin_directions == 0:
             end = after.clock
@@ -123,45 +132,56 @@ def capture(trials: list[tuple[int, int, int]], total: int) -> list[tuple[int, i
     return words
 
 
-def emulated_run(separation_ns: int, pairs, trials_per_pair: int, rng: random.Random):
+def _tick_at(t: int) -> int:
+    """The capture's counter at system cycle ``t``, or a tick less (it
+    ticks every CYCLES_PER_TICK of its cycles, DIV system cycles each)."""
+    return max(0, (t // DIV - 2) // boxpio.CYCLES_PER_TICK - 1)
+
+
+def emulated_run(separation_ns: int, pairs, per_pair: int, rng: random.Random):
     """One run of the driver in the emulator over ``pairs`` of input bits
-    (first, second), each ``trials_per_pair`` times at a random phase: the
-    schedule it drove and the press stamps the capture program sent, as
-    (tick, bit) in its order."""
+    (first, second), ``per_pair`` rounds in the box's order, each trial at
+    a random phase: (the trials asked, the box's stream, its counter at
+    the end). The stream is what the firmware sends: each trial's marker
+    (its counter before the driver starts) and then the press stamps the
+    capture program pushed until the next trial's marker."""
     cycles = separation_ns // CYCLE_NS
-    a0, b0, end0 = driver_trace(cycles)
-    assert b0 - a0 == cycles, (separation_ns, b0 - a0)
-    trace, schedule = [], []
+    asked = certificate.trials(pairs, separation_ns, per_pair)
+    trace, marks = [], []
     t = 300                                        # the capture's first sample is pushed
-    for first, second in [p for p in pairs for _ in range(trials_per_pair)]:
+    for k, tr in enumerate(asked):
+        a0, b0, end0 = driver_trace(cycles, tr.first, tr.second)
+        assert b0 - a0 == cycles, (separation_ns, b0 - a0)
         t += rng.randrange(boxpio.CYCLES_PER_TICK * DIV)     # a random phase
-        trace.append((t + a0, t + b0, t + end0, first, second))
-        schedule.append(certificate.Trial(first, second, separation_ns,
-                                          (t + a0 - trace[0][0]) * CYCLE_NS))
+        marks.append(certificate.Marker(k, tr.first, tr.second, separation_ns, _tick_at(t)))
+        trace.append((t + a0, t + b0, t + end0, tr.first, tr.second))
         t += end0 + GAP_CYCLES
     stamps, prev = [], IDLE
     for sample, tick in capture(trace, t):
         fell = prev & ~sample
         stamps += [(tick, bit) for bit in range(6) if fell >> bit & 1]
         prev = sample
-    return schedule, stamps
-
-
-#: the emulated trials' window: a trial lasts about 8 us, 2 us apart
-EMULATED_WINDOW_NS = 1_500
+    stream, i = [], 0
+    for k, m in enumerate(marks):
+        stream.append(m)
+        nxt = marks[k + 1].tick if k + 1 < len(marks) else math.inf
+        while i < len(stamps) and stamps[i][0] < nxt:
+            stream.append(stamps[i])
+            i += 1
+    return asked, stream, _tick_at(t)
 
 
 def certify_separation(separation_ns: int, trials: int, rng: random.Random) -> Row:
     """Buzzers 1 then 2 only, ``trials`` times (a row of the table)."""
-    schedule, stamps = emulated_run(separation_ns, [(0, 1)], trials, rng)
+    asked, stream, end = emulated_run(separation_ns, [(0, 1)], trials, rng)
     hz = boxpio.tick_hz(SYSCLK)
-    v = certificate.judge(schedule, stamps, hz, (0, 1), EMULATED_WINDOW_NS)
-    return Row(**certificate.rows(schedule, v, hz)[0])
+    v = certificate.judge(asked, stream, hz, (0, 1), end)
+    return Row(**certificate.rows(asked, v, hz)[0])
 
 
 def all_pairs(bits=range(6)) -> list[tuple[int, int]]:
-    """Every ordered pair of the buzzers' input bits."""
-    return [(a, b) for a in bits for b in bits if a != b]
+    """Every ordered pair of the buzzers' input bits, in the box's order."""
+    return certificate.ordered_pairs(bits)
 
 
 def row(separation_ns: int, stamped: list[int], tick_hz: int) -> Row:
@@ -172,21 +192,23 @@ def row(separation_ns: int, stamped: list[int], tick_hz: int) -> Row:
 
 
 def certify_box_verdict(src, separations_ns=SHORT_NS, trials: int = 1000):
-    """The certificate from a real box (a pico source in raw mode): the
-    rows and the judge's verdict over every buzzer on the box. The box's
-    driver pulls buzzers 1 and 2 only, 1 first, so the verdict names the
-    pairs it never drove and a real box is not certified yet."""
+    """The certificate from a real box (a pico source in raw mode): every
+    ordered pair of the box's buzzers driven in turn, ``trials`` a
+    separation shared among the pairs; the rows and the judge's verdict."""
     rows, verdicts = [], []
     hz = src.hello.tick_hz
     bits = sorted(src.bit_buzzer)
+    pairs = all_pairs(bits)
+    per_pair = -(-trials // len(pairs))
     for s in separations_ns:
-        stamps = src.certify_stamps(s, trials)
-        if stamps is None:
-            raise RuntimeError(f"the box did not run the fairness driver at {s} ns "
-                               f"(older firmware?)")
-        schedule = certificate.box_schedule([(0, 1)], s, trials)
-        v = certificate.judge(schedule, stamps, hz, bits, certificate.BOX_WINDOW_NS)
-        rows.append(Row(**certificate.rows(schedule, v, hz)[0]))
+        run = src.certify_run(s, per_pair, bits)
+        if run is None:
+            raise RuntimeError(f"the box did not run the fairness driver at {s} ns (firmware "
+                               f"before 1.1 drives buzzers 1 and 2 only: update the box)")
+        stream, end = run
+        asked = certificate.trials(pairs, s, per_pair)
+        v = certificate.judge(asked, stream, hz, bits, end)
+        rows.append(Row(**certificate.rows(asked, v, hz)[0]))
         verdicts.append(v)
     return rows, certificate.merge(verdicts)
 
@@ -197,94 +219,90 @@ def certify_box(src, separations_ns=SHORT_NS, trials: int = 1000) -> list[Row]:
 
 
 # ---------------------------------------------------------------------------
-# Boxes for the judge: an honest one and deliberately unfair ones, from the
-# schedule they are driven by (times in ns; a 1 MHz tick like the box's)
+# Boxes for the judge: an honest one and deliberately unfair ones, each a
+# function of the trials asked and a random source giving its stream as
+# groups (a trial's marker or None, the stamps sent after it) and its
+# counter at the end (times in ns; a 1 MHz tick like the box's)
 
 BOX_TICK_HZ = 1_000_000
+BOX_GAP_NS = 3_000_000            # firmware/boxcore.py: CERT_GAP_US between trials
 
 
-def honest_box(schedule, rng: random.Random, start_ns: int = 10**9, drift: float = 0.0,
+def _tick(ns: float) -> int:
+    return int(ns * BOX_TICK_HZ // 10**9)
+
+
+def honest_box(asked, rng: random.Random, start_ns: int = 10**9, drift: float = 0.0,
                lower_wins: bool = False):
-    """Each trial's two presses stamped on a tick (a random phase: within
-    a tick of the truth), in the order they happened; ``drift``: the box's
-    clock runs that much fast; ``lower_wins``: a tie goes to the lower bit."""
-    out = []
-    for t in schedule:
-        at = start_ns + t.at_ns + rng.randrange(100_000)
-        ta = int((at) * (1 + drift) * BOX_TICK_HZ // 10**9)
-        tb = int((at + t.separation_ns) * (1 + drift) * BOX_TICK_HZ // 10**9)
+    """Each trial's marker, then its two presses stamped on a tick (a
+    random phase: within a tick of the truth) in the order they happened,
+    the driver starting 20 to 120 us after the marker; ``drift``: the
+    stamps' clock runs that much fast against the markers'; ``lower_wins``:
+    a tie goes to the lower bit."""
+    groups, t0 = [], start_ns
+    for k, t in enumerate(asked):
+        at = t0 + 20_000 + rng.randrange(100_000)
+        ta, tb = _tick(at * (1 + drift)), _tick((at + t.separation_ns) * (1 + drift))
         if lower_wins and ta == tb:
             ta, tb = (ta, tb + 1) if t.first < t.second else (ta + 1, tb)
-        out += sorted([(ta, t.first), (tb, t.second)], key=lambda s: s[0])
-    return out
+        mark = certificate.Marker(k, t.first, t.second, t.separation_ns, _tick(t0))
+        groups.append((mark, sorted([(ta, t.first), (tb, t.second)], key=lambda s: s[0])))
+        t0 += BOX_GAP_NS + t.separation_ns
+    return groups, _tick(t0)
 
 
-def _trials(stamps):
-    return [stamps[i:i + 2] for i in range(0, len(stamps), 2)]
+def stream_of(groups) -> list:
+    """The box's stream from its groups: each marker, then its stamps."""
+    return [x for mark, stamps in groups for x in ([mark] if mark else []) + stamps]
 
 
-def _flat(trials):
-    return [s for tr in trials for s in tr]
+def _each(box, f):
+    """``box`` with each group's stamps passed through ``f(trial, stamps)``."""
+    def unfair(asked, rng):
+        groups, end = box(asked, rng)
+        return [(m, f(k, st)) for k, (m, st) in enumerate(groups)], end
+    return unfair
 
 
-def _b_first(schedule, rng):
-    return _flat([[(a[0], t.first), (a[0] - 1, t.second)][::-1]
-                  for t, (a, _) in zip(schedule, _trials(honest_box(schedule, rng)))])
+def _b_first(k, st):
+    (ta, a), (_, b) = st
+    return [(ta - 1, b), (ta, a)]
 
 
-def _late(schedule, rng, bit=4, ticks=5):
-    return sorted(((tk + ticks * (b == bit), b) for tk, b in honest_box(schedule, rng)),
-                  key=lambda s: s[0])
-
-
-def _off_by(schedule, rng, ticks=2):
-    return _flat([sorted([(tk + ticks * (b == t.second), b) for tk, b in tr])
-                  for t, tr in zip(schedule, _trials(honest_box(schedule, rng)))])
-
-
-def _swapped(schedule, rng):
-    swap = {1: 2, 2: 1}
-    return [(tk, swap.get(b, b)) for tk, b in honest_box(schedule, rng)]
-
-
-def _dup(schedule, rng):
-    st = honest_box(schedule, rng)
-    k = len(st) // 2
-    return st[:k + 1] + st[k:k + 1] + st[k + 1:]
-
-
-def _out_of_order(schedule, rng):
-    tr = _trials(honest_box(schedule, rng))
-    for k in range(0, len(tr) - 1, 97):
-        tr[k], tr[k + 1] = tr[k + 1], tr[k]
-    return _flat(tr)
+def _swap_groups(asked, rng):
+    groups, end = honest_box(asked, rng)
+    for k in range(0, len(groups) - 1, 97):
+        (m1, s1), (m2, s2) = groups[k], groups[k + 1]
+        groups[k], groups[k + 1] = (m1, s2), (m2, s1)
+    return groups, end
 
 
 UNFAIR_BOXES = {
-    "b_always_a_tick_first": _b_first,
-    "one_buzzer_5us_late": _late,
-    "ties_to_the_lower_buzzer": lambda sch, rng: honest_box(sch, rng, lower_wins=True),
-    "10pct_of_trials_lost": lambda sch, rng: _flat(
-        tr for k, tr in enumerate(_trials(honest_box(sch, rng))) if k % 10 != 3),
-    "a_duplicated_stamp": _dup,
-    "swapped_buzzer_ids": _swapped,
-    "a_drifting_clock": lambda sch, rng: honest_box(sch, rng, drift=0.01),
-    "separation_2_ticks_long": _off_by,
-    "stamps_out_of_order": _out_of_order,
+    "b_always_a_tick_first": _each(honest_box, _b_first),
+    "one_buzzer_5us_late": _each(honest_box, lambda k, st: sorted(
+        [(tk + 5 * (b == 4), b) for tk, b in st], key=lambda s: s[0])),
+    "ties_to_the_lower_buzzer": lambda asked, rng: honest_box(asked, rng, lower_wins=True),
+    "10pct_of_trials_lost": _each(honest_box, lambda k, st: [] if k % 10 == 3 else st),
+    "a_duplicated_stamp": _each(honest_box, lambda k, st: st + st[-1:] if k == 50 else st),
+    "swapped_buzzer_ids": _each(honest_box, lambda k, st: [(tk, {1: 2, 2: 1}.get(b, b))
+                                                           for tk, b in st]),
+    "a_drifting_clock": lambda asked, rng: honest_box(asked, rng, drift=0.01),
+    "separation_2_ticks_long": _each(honest_box, lambda k, st: [st[0], (st[1][0] + 2, st[1][1])]),
+    "stamps_out_of_order": _swap_groups,
+    "no_trial_markers": lambda asked, rng: ([(None, st) for _, st in honest_box(asked, rng)[0]],
+                                            None),
 }
 
 
-def judge_box(box, separations_ns=SHORT_NS, trials_per_pair: int = 4, seed: int = 1,
-              bits=range(6)):
-    """The judge's verdict on ``box`` (a function of the schedule and a
-    random source giving (tick, bit) stamps): one run a separation, every
-    ordered pair of ``bits`` driven ``trials_per_pair`` times."""
+def judge_box(box, separations_ns=SHORT_NS, per_pair: int = 4, seed: int = 1, bits=range(6)):
+    """The judge's verdict on ``box`` (see UNFAIR_BOXES): one run a
+    separation, every ordered pair of ``bits`` driven ``per_pair`` times."""
     rng = random.Random(seed)
     verdicts = []
     for s in separations_ns:
-        schedule = certificate.box_schedule(all_pairs(bits), s, trials_per_pair)
-        verdicts.append(certificate.judge(schedule, box(schedule, rng), BOX_TICK_HZ,
-                                          list(bits), certificate.BOX_WINDOW_NS))
+        asked = certificate.trials(all_pairs(bits), s, per_pair)
+        groups, end = box(asked, rng)
+        verdicts.append(certificate.judge(asked, stream_of(groups), BOX_TICK_HZ, list(bits), end))
     return certificate.merge(verdicts)
 
 
@@ -331,9 +349,9 @@ def certify(separations_ns=SHORT_NS, trials: int = 1000, seed: int = 1, bits=ran
     hz = boxpio.tick_hz(SYSCLK)
     rows, verdicts = [], []
     for s in separations_ns:
-        schedule, stamps = emulated_run(s, pairs, -(-trials // len(pairs)), rng)
-        v = certificate.judge(schedule, stamps, hz, list(bits), EMULATED_WINDOW_NS)
-        rows.append(Row(**certificate.rows(schedule, v, hz)[0]))
+        asked, stream, end = emulated_run(s, pairs, -(-trials // len(pairs)), rng)
+        v = certificate.judge(asked, stream, hz, list(bits), end)
+        rows.append(Row(**certificate.rows(asked, v, hz)[0]))
         verdicts.append(v)
     return rows, certificate.merge(verdicts)
 

@@ -21,13 +21,12 @@ True
 
 from __future__ import annotations
 
-import bisect
 import datetime
 import json
 import math
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from pathlib import Path
 
 ROW_KEYS = ("separation_ns", "trials", "min_us", "mean_us", "max_us", "sd_us", "ordered")
@@ -133,36 +132,42 @@ def _checked(doc) -> dict:
 
 
 # ---------------------------------------------------------------------------
-# The judge: the driver's schedule against the box's stamps (pure: no clock,
-# no I/O). Trials are framed by the schedule, never by sorting the stamps.
+# The judge: the trials asked for against the box's stream of trial markers
+# and press stamps (pure: no clock, no I/O). Each trial's stamps are those
+# between its marker and the next: the box sends a trial's marker after every
+# earlier trial's stamps and before its own (firmware/boxcore.py: cert_step),
+# so the framing never depends on when anything happened.
 
-#: the box's fairness driver starts a trial every CERT_GAP_US plus the
-#: separation (firmware/boxcore.py keeps the same number), on a fixed
-#: schedule from the first trial
-CERT_GAP_US = 3_000
-#: how far a trial may start from its schedule (the box's loop is late by
-#: up to about 1.3 ms in the simulated box) against the first trial; under
-#: half the gap between trials, so no two trials' windows meet
-BOX_WINDOW_NS = 1_450_000
 MAX_REASONS = 12
 
 
 @dataclass(frozen=True)
 class Trial:
-    """One trial of the driver: input bit ``first`` pulled low at ``at_ns``
-    (from the run's first trial), bit ``second`` ``separation_ns`` later."""
+    """One trial asked of the driver: input bit ``first`` pulled low, bit
+    ``second`` ``separation_ns`` later."""
 
     first: int
     second: int
     separation_ns: int
-    at_ns: int
+
+
+@dataclass(frozen=True)
+class Marker:
+    """The box's word that trial ``trial`` starts (protocol.TrialMark):
+    what it drives and ``tick``, its counter before it drove them."""
+
+    trial: int
+    first: int
+    second: int
+    separation_ns: int
+    tick: int
 
 
 @dataclass(frozen=True)
 class Verdict:
     """What the stamps say: ``certified`` only with no ``reasons``.
     ``stamped`` has each trial's stamped separation (second - first, in
-    ticks; None: the trial is lost or spoiled), in the schedule's order;
+    ticks; None: the trial is lost or spoiled), in the trials' order;
     ``ties`` counts, per input bit, the trials it was driven first in and
     the stamps tied."""
 
@@ -172,12 +177,18 @@ class Verdict:
     ties: dict[int, int]
 
 
-def box_schedule(pairs, separation_ns: int, trials_per_pair: int) -> list[Trial]:
-    """The box's schedule for one CERTIFY run: ``trials_per_pair`` trials of
-    each (first, second) in turn, one every CERT_GAP_US plus the separation."""
-    period = (CERT_GAP_US + separation_ns // 1000) * 1000
-    order = [p for p in pairs for _ in range(trials_per_pair)]
-    return [Trial(a, b, separation_ns, k * period) for k, (a, b) in enumerate(order)]
+def ordered_pairs(bits) -> list[tuple[int, int]]:
+    """Every ordered pair of input ``bits``, by first then second (the
+    order the box's driver takes them in)."""
+    bits = sorted(bits)
+    return [(a, b) for a in bits for b in bits if a != b]
+
+
+def trials(pairs, separation_ns: int, per_pair: int) -> list[Trial]:
+    """The trials of one CERTIFY run: trial k drives the k-th of ``pairs``
+    mod their number (the box's order), ``per_pair`` rounds."""
+    pairs = list(pairs)
+    return [Trial(*pairs[k % len(pairs)], separation_ns) for k in range(per_pair * len(pairs))]
 
 
 class _Faults:
@@ -198,44 +209,54 @@ def _name(trial: Trial, k: int) -> str:
             f"bit {trial.first}")
 
 
-def _framed(schedule: list[Trial], stamps, tick_hz: int, window_ns: int, faults: _Faults):
-    """:func:`_frame` with the earliest stamp in whichever of the first few
-    trials frames the most trials with a stamp of each driven buzzer, in
-    any order (the order is what is judged; the earliest on a tie): a
-    first trial lost must not shift every trial onto its neighbour's."""
-    def whole(first: int) -> int:
-        got = _frame(schedule, stamps, tick_hz, window_ns, _Faults(), first)
-        return sum(1 for t, g in zip(schedule, got)
-                   if sorted(b for _, b in g) == sorted((t.first, t.second)))
-    best = max(range(min(4, len(schedule))), key=lambda k: (whole(k), -k))
-    return _frame(schedule, stamps, tick_hz, window_ns, faults, best)
-
-
-def _frame(schedule: list[Trial], stamps, tick_hz: int, window_ns: int, faults: _Faults,
-           first: int = 0):
-    """Each trial's stamps: a stamp belongs to the trial whose window (its
-    driven times, widened by ``window_ns``) holds it, counted from the
-    earliest stamp (trial ``first``'s); a stamp in no window is a stray, one earlier than the one before
-    it is out of order."""
-    got: list[list[tuple[int, int]]] = [[] for _ in schedule]
-    if not stamps:
-        return got
-    to_tick = lambda ns: ns * tick_hz / 1e9  # noqa: E731
-    w = to_tick(window_ns)
-    t0 = min(t for t, _ in stamps) - to_tick(schedule[first].at_ns)   # trial 0's start
-    starts = [t0 + to_tick(t.at_ns) - w for t in schedule]
-    prev = None
-    for tick, bit in stamps:
+def _frame(asked: list[Trial], stream, faults: _Faults):
+    """Each asked trial's marker and stamps: the (tick, bit) stamps after
+    its marker and before the next marker. A stamp before any marker, a
+    marker out of turn or not what was asked, ticks going backwards: faults."""
+    got: list[list[tuple[int, int]]] = [[] for _ in asked]
+    marks: list[Marker | None] = [None] * len(asked)
+    cur, last, prev = None, -1, None
+    for item in stream:
+        if isinstance(item, Marker):
+            k = item.trial
+            cur = k if last < k < len(asked) else None
+            if cur is None:
+                faults.add("a trial marker out of turn (repeated, backwards or beyond the run)",
+                           f"marker {k} after {last}")
+                continue
+            last = k
+            marks[k] = item
+            if (item.first, item.second, item.separation_ns) != astuple(asked[k]):
+                faults.add("a trial driven other than asked",
+                           f"{_name(asked[k], k)}: the box drove bit {item.second} "
+                           f"{item.separation_ns / 1000:g} us after bit {item.first}")
+            continue
+        tick, bit = item
         if prev is not None and tick < prev:
             faults.add("stamps out of order", f"tick {tick} sent after tick {prev}")
         prev = tick
-        k = bisect.bisect_right(starts, tick) - 1
-        if k < 0 or tick > starts[k] + 2 * w + to_tick(schedule[k].separation_ns):
-            faults.add("a stamp in no trial's window (a drifting clock or a trial off "
-                       "its schedule)", f"bit {bit} at tick {tick}")
+        if cur is None:
+            faults.add("a stamp outside any trial (before the first marker, or after a marker "
+                       "out of turn: firmware before 1.1 sends no markers)",
+                       f"bit {bit} at tick {tick}")
             continue
-        got[k].append((tick, bit))
-    return got
+        got[cur].append((tick, bit))
+    return got, marks
+
+
+def _spans(marks: list[Marker | None], got, end_tick: int | None, faults: _Faults) -> None:
+    """Every stamp of a trial lies between its marker's tick and the next
+    marker's (or ``end_tick``, the box's counter when it said the run was
+    done): a stamp elsewhere is on another clock, or the box held it back."""
+    seen = [(k, m) for k, m in enumerate(marks) if m is not None]
+    for i, (k, m) in enumerate(seen):
+        hi = seen[i + 1][1].tick if i + 1 < len(seen) else end_tick
+        for tick, bit in got[k]:
+            if tick < m.tick or (hi is not None and tick > hi):
+                faults.add("a stamp outside its trial's span (a clock that jumps or drifts, or "
+                           "a stamp held back)",
+                           f"trial {k}: bit {bit} at tick {tick}, the trial from tick {m.tick} "
+                           f"to {hi}")
 
 
 def _score(trial: Trial, got, d: float, k: int, faults: _Faults) -> int | None:
@@ -249,7 +270,7 @@ def _score(trial: Trial, got, d: float, k: int, faults: _Faults) -> int | None:
         return None
     n1, n2 = bits.count(trial.first), bits.count(trial.second)
     if not n1 or not n2:
-        faults.add("a trial lost (a driven buzzer not stamped)", _name(trial, k))
+        faults.add("a trial lost (a driven buzzer not stamped, or no marker)", _name(trial, k))
         return None
     if n1 > 1 or n2 > 1:
         faults.add("a press stamped more than once", _name(trial, k))
@@ -264,12 +285,12 @@ def _score(trial: Trial, got, d: float, k: int, faults: _Faults) -> int | None:
     return s
 
 
-def _late(schedule, stamped, tick_hz, faults: _Faults) -> None:
+def _late(asked, stamped, tick_hz, faults: _Faults) -> None:
     """A buzzer whose stamps run late (or early) against the others: the
     mean of (stamped - driven) over its trials, as the second buzzer, and
     of its negation as the first."""
     err: dict[int, list[float]] = {}
-    for t, s in zip(schedule, stamped):
+    for t, s in zip(asked, stamped):
         if s is not None:
             e = s - t.separation_ns * tick_hz / 1e9
             err.setdefault(t.second, []).append(e)
@@ -281,11 +302,11 @@ def _late(schedule, stamped, tick_hz, faults: _Faults) -> None:
                    f"bit {bit} {mean:+.1f} ticks on average over {len(err[bit])} trials")
 
 
-def _tie_bias(schedule, stamped, faults: _Faults) -> None:
+def _tie_bias(asked, stamped, faults: _Faults) -> None:
     """Ties must not lean: at one separation, a pair tied as often with
     either buzzer driven first (a binomial allowance)."""
     n: dict[tuple, list[int]] = {}
-    for t, s in zip(schedule, stamped):
+    for t, s in zip(asked, stamped):
         c = n.setdefault((t.separation_ns, t.first, t.second), [0, 0])
         c[0] += 1
         c[1] += s == 0
@@ -301,42 +322,46 @@ def _tie_bias(schedule, stamped, faults: _Faults) -> None:
                        f"bit {b} first tied {tb}/{nb}")
 
 
-def judge(schedule: list[Trial], stamps, tick_hz: int, bits, window_ns: int) -> Verdict:
-    """The driver's ``schedule`` against the box's press ``stamps`` ((tick,
-    input bit), in the order the box sent them): certified only when every
-    ordered pair of ``bits`` was driven at every separation, every trial has
-    one stamp of each driven buzzer in its window, in the driven order and
-    within one tick of the driven separation, no buzzer runs late, and ties
-    do not lean."""
+def judge(asked: list[Trial], stream, tick_hz: int, bits, end_tick: int | None = None
+          ) -> Verdict:
+    """The trials ``asked`` of the driver against the box's ``stream``, in
+    the order the box sent it: :class:`Marker` values and press stamps
+    (tick, input bit). Certified only when every ordered pair of ``bits``
+    was asked at every separation, every trial's marker came in turn and
+    says what was asked, its stamps (those before the next marker) are one
+    of each driven buzzer, inside the trial's span (up to ``end_tick`` for
+    the last), in the driven order and within one tick of the driven
+    separation, no buzzer runs late, and ties do not lean."""
     faults = _Faults()
-    seps = sorted({t.separation_ns for t in schedule})
-    driven = {(t.separation_ns, t.first, t.second) for t in schedule}
-    missing = [(s, a, b) for s in seps for a in bits for b in bits
-               if a != b and (s, a, b) not in driven]
-    if not schedule or missing:
+    seps = sorted({t.separation_ns for t in asked})
+    driven = {(t.separation_ns, t.first, t.second) for t in asked}
+    missing = [(s, a, b) for s in seps for a, b in ordered_pairs(bits) if (s, a, b) not in driven]
+    if not asked or missing:
         faults.add("ordered pairs of buzzers never driven",
                    ", ".join(f"{a}->{b} at {s / 1000:g} us" for s, a, b in missing[:4])
                    or "no trials")
-    got = _framed(schedule, stamps, tick_hz, window_ns, faults) if schedule else []
-    stamped = tuple(_score(t, g, t.separation_ns * tick_hz / 1e9, k, faults)
-                    for k, (t, g) in enumerate(zip(schedule, got)))
-    _late(schedule, stamped, tick_hz, faults)
-    _tie_bias(schedule, stamped, faults)
+    got, marks = _frame(asked, stream, faults)
+    _spans(marks, got, end_tick, faults)
+    stamped = tuple(None if m is not None and (m.first, m.second) != (t.first, t.second)
+                    else _score(t, g, t.separation_ns * tick_hz / 1e9, k, faults)
+                    for k, (t, g, m) in enumerate(zip(asked, got, marks)))
+    _late(asked, stamped, tick_hz, faults)
+    _tie_bias(asked, stamped, faults)
     ties: dict[int, int] = {b: 0 for b in bits}
-    for t, s in zip(schedule, stamped):
+    for t, s in zip(asked, stamped):
         if s == 0:
             ties[t.first] = ties.get(t.first, 0) + 1
     reasons = tuple(faults.reasons()[:MAX_REASONS])
     return Verdict(not reasons, reasons, stamped, ties)
 
 
-def rows(schedule: list[Trial], verdict: Verdict, tick_hz: int) -> list[dict]:
+def rows(asked: list[Trial], verdict: Verdict, tick_hz: int) -> list[dict]:
     """The table per separation (ROW_KEYS): every trial driven counts, a
     lost one as not ordered; ``ordered`` is the share stamped in the driven
     order."""
     out = []
-    for sep in sorted({t.separation_ns for t in schedule}):
-        ss = [s for t, s in zip(schedule, verdict.stamped) if t.separation_ns == sep]
+    for sep in sorted({t.separation_ns for t in asked}):
+        ss = [s for t, s in zip(asked, verdict.stamped) if t.separation_ns == sep]
         us = [s * 1_000_000 / tick_hz for s in ss if s is not None] or [0.0]
         mean = sum(us) / len(us)
         sd = math.sqrt(sum((u - mean) ** 2 for u in us) / len(us))
