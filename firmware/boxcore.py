@@ -11,7 +11,10 @@
 # * debounces buzzers leading-edge, as the Pi's referee does: the first edge
 #   of a burst keeps its own stamp, later ones within the window are
 #   ignored, and if the level at the end of the window differs, the last
-#   ignored edge is reported as it was stamped (raw mode reports all);
+#   ignored edge is reported as it was stamped (raw mode reports all); and
+#   an edge counts only if the input is still at its new level a minimum
+#   hold (config.MIN_HOLD_US) after it: reported then, with the leading
+#   edge's stamp, or dropped as a glitch (then no edge was reported at all);
 # * toggles the sync mark (an output among the sampled inputs) to learn
 #   "now" on the PIO's own clock: sync replies and heartbeats carry that
 #   stamp;
@@ -39,6 +42,7 @@ CHUNK = 32                # words copied out of the ring before they are used
 SLACK = 8                 # words left between the drain and the DMA after a lap
 MAX_OUT = 32              # frames waiting for the host at most
 LISTENING_US = 2_000_000  # the host spoke this recently: it is listening
+NEVER = 1 << 62           # a tick no counter reaches
 CERT_GAP_US = 3_000       # between two trials of the fairness driver (plus the separation)
 
 
@@ -60,6 +64,8 @@ class Box:
         self.invert = config.ACTIVE_LOW
         self.flags = 0
         self.window = config.DEBOUNCE_US
+        hold = getattr(config, "MIN_HOLD_US", 5_000)
+        self.min_hold = 1_000 if hold < 1_000 else 5_000 if hold > 5_000 else hold
         self.stuck_ticks = config.STUCK_MS * 1000
         # the counter
         self.tick = 0             # 64-bit tick of the newest word
@@ -80,6 +86,9 @@ class Box:
         self.d_start = [-1] * n   # tick of the accepted edge of a burst (-1: none)
         self.p_tick = [-1] * n    # the last ignored edge of the burst (-1: none)
         self.p_level = [0] * n
+        self.c_tick = [-1] * n    # an edge waiting for its minimum hold (-1: none)
+        self.c_level = [0] * n
+        self.cand_min = NEVER     # the oldest candidate's tick
         self.down_since = [-1] * n
         self.stuck = 0
         # outputs the host asked for, and what waits on a stamp
@@ -232,9 +241,11 @@ class Box:
             self.resynced(tick, active)
             return
         changed = active ^ self.raw_levels
-        self.raw_levels = active
         if not changed:
             return
+        if tick - self.cand_min >= self.min_hold:
+            self.due_all(tick, self.raw_levels)     # the levels held until this sample
+        self.raw_levels = active
         c = self.c
         if changed & (1 << c.BIT_MARK):
             self.marked(tick)
@@ -277,41 +288,82 @@ class Box:
             self.levels = (self.levels & ~m) | (active & m)
             self.d_start[b] = -1
             self.p_tick[b] = -1
+            self.c_tick[b] = -1
             self.down_since[b] = tick if active & m else -1
             self.fault(P.F_OVERFLOW, b, tick, 1 if active & m else 0)
 
     # -- leading-edge debounce, per input (the referee's Debouncer) -------------------
+    # with a minimum hold: an edge it would report is first a candidate, and
+    # counts only if the input is at its level MIN_HOLD after it (whatever it
+    # bounced through meanwhile); a glitch is dropped, its burst forgotten.
 
     def debounce(self, b, tick, level):
+        self.due(b, tick, 1 - level)        # the level before this edge held to here
         start = self.d_start[b]
-        if start >= 0 and tick - start < self.window:
-            self.p_tick[b] = tick
-            self.p_level[b] = level
-            return
-        settled = self.settle(b, -1)
-        if settled and tick - self.d_start[b] < self.window:
+        if (start >= 0 and tick - start >= self.window and self.c_tick[b] < 0
+                and self.settle(b, -1)):
+            self.due(b, tick, 1 - level)
+            start = self.d_start[b]
+        if start >= 0 and (tick - start < self.window or self.c_tick[b] >= 0):
             self.p_tick[b] = tick
             self.p_level[b] = level
             return
         self.d_start[b] = tick
         self.p_tick[b] = -1
-        m = 1 << b
-        self.accept(tick, m, (self.levels & ~m) | (m if level else 0))
+        self.propose(b, tick, level)
 
     def settle(self, b, now):
-        """End a burst whose window has passed (now < 0: at once): report the
-        last ignored edge if it left the input at another level."""
+        """End a burst whose window has passed (now < 0: at once): the last
+        ignored edge, if it left the input at another level, becomes a
+        candidate (never while one waits for its hold)."""
         pt = self.p_tick[b]
-        if pt < 0 or (now >= 0 and now - self.d_start[b] < self.window):
+        if (pt < 0 or self.c_tick[b] >= 0
+                or (now >= 0 and now - self.d_start[b] < self.window)):
             return False
         self.p_tick[b] = -1
-        m = 1 << b
-        level = self.p_level[b]
-        if bool(self.levels & m) == bool(level):
+        if bool(self.levels & (1 << b)) == bool(self.p_level[b]):
             return False
         self.d_start[b] = pt
-        self.accept(pt, m, (self.levels & ~m) | (m if level else 0))
+        self.propose(b, pt, self.p_level[b])
         return True
+
+    def propose(self, b, tick, level):
+        """An edge to report once the input has held ``level`` MIN_HOLD."""
+        if bool(self.levels & (1 << b)) != bool(level):
+            self.c_tick[b] = tick
+            self.c_level[b] = level
+            if tick < self.cand_min:
+                self.cand_min = tick
+
+    def due_all(self, tick, levels):
+        """Decide, oldest first (the records stay in tick order), every
+        candidate whose hold ended by ``tick``, the inputs at ``levels``."""
+        while True:
+            k = -1
+            first = NEVER
+            for b in range(self.n):
+                c = self.c_tick[b]
+                if 0 <= c < first:
+                    first = c
+                    k = b
+            self.cand_min = first
+            if k < 0 or tick - first < self.min_hold:
+                return
+            self.due(k, tick, levels >> k & 1)
+
+    def due(self, b, tick, level):
+        """Decide ``b``'s candidate if its hold ended by ``tick``, the input
+        at ``level`` since its last edge before ``tick``."""
+        c = self.c_tick[b]
+        if c < 0 or tick - c < self.min_hold:
+            return
+        self.c_tick[b] = -1
+        m = 1 << b
+        if bool(level) == bool(self.c_level[b]):
+            self.accept(c, m, (self.levels & ~m) | (m if level else 0))
+        else:                               # a glitch: as if it never was
+            self.d_start[b] = -1
+            self.p_tick[b] = -1
 
     def accept(self, tick, mask, levels):
         """Report the inputs in ``mask`` at ``tick``, now at ``levels``."""
@@ -345,6 +397,9 @@ class Box:
     def timers(self, now):
         c = self.c
         t = self.now_tick(now)
+        if t - 2 - self.cand_min >= self.min_hold:
+            # every word up to t is drained (t is no later than now)
+            self.due_all(t - 2, self.raw_levels)
         for b in range(self.n):
             if self.p_tick[b] >= 0:
                 self.settle(b, t)
@@ -462,6 +517,8 @@ class Box:
             return P.ACK_BAD_ARGS
         self.flags = flags
         self.window = deb
+        self.c_tick = [-1] * self.n         # candidates of the old settings are dropped
+        self.cand_min = NEVER
         self.stuck_ticks = stuck * 1000
         return P.ACK_OK
 

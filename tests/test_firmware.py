@@ -194,20 +194,23 @@ def _raw_bounces():
     return ev
 
 
-def test_debounce_is_the_referees_leading_edge_debounce():
+def test_debounce_is_the_referees_leading_edge_debounce_with_a_minimum_hold():
+    """Buzzers 1 and 2 as the referee's Debouncer has them (the first edge
+    of a burst keeps its stamp, the level at the window's end is reported
+    with its own). Buzzer 3's 100 us press is shorter than the minimum hold
+    (issue 32, 3): no press; its press 19 ms later is, and the 1 ms release
+    while it is held is nothing."""
     ev = _raw_bounces()
     lines = "\n".join(f"{'press' if p else 'release'}({b}, {t})" for b, p, t in ev)
     out = run_mp(lines + "\nrun_to(1_600_000, step=500)\ndone()\n")
-    got = sorted((t + 1_000_000, b) for t, ch, lv in records(frames(out))
-                 for b in range(6) if ch >> b & 1 for _ in [lv >> b & 1])
     got_edges = sorted((t, b + 1, bool(lv >> b & 1)) for t, ch, lv in records(frames(out))
                        for b in range(6) if ch >> b & 1)
-    want = debounce([Edge(str(b), p, t * 1000) for b, p, t in ev], 20_000_000)
+    want = debounce([Edge(str(b), p, t * 1000) for b, p, t in ev if b != 3], 20_000_000)
     want_edges = sorted((e.t_ns // 1000 - 1_000_000, int(e.player), e.pressed)
                         for es in want.values() for e in es)
-    assert got_edges == want_edges
-    assert got  # the first edge of each burst kept its own stamp:
+    assert [e for e in got_edges if e[1] != 3] == want_edges
     assert (100_000, 1, True) in got_edges and (300_000, 2, True) in got_edges
+    assert [e for e in got_edges if e[1] == 3] == [(419_000, 3, True)]
 
 
 def test_raw_mode_reports_every_sampled_change():
