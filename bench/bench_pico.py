@@ -25,7 +25,12 @@
 * ``pico_fair_separation_us``: the smallest separation of two presses the
   box orders right in every one of 1000 trials (hardware/fairness.py: the
   firmware's driver and capture PIO programs in the emulator, random
-  phases, 0.3 to 10 us). Goal: 1.
+  phases, 0.3 to 10 us), over every ordered pair of the six buzzers, with
+  the judge's verdict certified. Goal: 1.
+* ``pico_certificate_false_pass``: of the deliberately unfair boxes
+  (hardware/fairness.py: UNFAIR_BOXES, ten kinds), how many the judge
+  certifies. Goal: 0; ``pico_certificate_honest_pass``: the honest box
+  certified (1).
 
 Run: ``python -m bench pico``.
 """

@@ -63,9 +63,6 @@ class Box:
         self.n = n
         self.invert = config.ACTIVE_LOW
         self.flags = 0
-        self.window = config.DEBOUNCE_US
-        hold = getattr(config, "MIN_HOLD_US", 5_000)
-        self.min_hold = 1_000 if hold < 1_000 else 5_000 if hold > 5_000 else hold
         self.stuck_ticks = config.STUCK_MS * 1000
         # the counter
         self.tick = 0             # 64-bit tick of the newest word
@@ -83,12 +80,7 @@ class Box:
         # levels
         self.raw_levels = 0       # active bits as last sampled
         self.levels = 0           # active bits as reported (debounced)
-        self.d_start = [-1] * n   # tick of the accepted edge of a burst (-1: none)
-        self.p_tick = [-1] * n    # the last ignored edge of the burst (-1: none)
-        self.p_level = [0] * n
-        self.c_tick = [-1] * n    # an edge waiting for its minimum hold (-1: none)
-        self.c_level = [0] * n
-        self.cand_min = NEVER     # the oldest candidate's tick
+        self.debounce_state(config)
         self.down_since = [-1] * n
         self.stuck = 0
         # outputs the host asked for, and what waits on a stamp
@@ -118,6 +110,20 @@ class Box:
         self.last_host_us = self.last_drain_us - 10_000_000
         self.last_hello_us = self.last_drain_us
         self.escape = False       # mpremote knocked: leave the loop for the REPL
+
+    def debounce_state(self, config):
+        """The leading-edge debounce's window and minimum hold (clamped to
+        1-5 ms), and its state per input."""
+        n = self.n
+        self.window = config.DEBOUNCE_US
+        hold = getattr(config, "MIN_HOLD_US", 5_000)
+        self.min_hold = 1_000 if hold < 1_000 else 5_000 if hold > 5_000 else hold
+        self.d_start = [-1] * n   # tick of the accepted edge of a burst (-1: none)
+        self.p_tick = [-1] * n    # the last ignored edge of the burst (-1: none)
+        self.p_level = [0] * n
+        self.c_tick = [-1] * n    # an edge waiting for its minimum hold (-1: none)
+        self.c_level = [0] * n
+        self.cand_min = NEVER     # the oldest candidate's tick
 
     # -- start --------------------------------------------------------------------
 
