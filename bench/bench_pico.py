@@ -34,7 +34,12 @@
 * ``pico_fair_separation_us``: the smallest separation of two presses the
   box orders right in every one of 1000 trials (hardware/fairness.py: the
   firmware's driver and capture PIO programs in the emulator, random
-  phases, 0.3 to 10 us). Goal: 1.
+  phases, 0.3 to 10 us), over every ordered pair of the six buzzers, with
+  the judge's verdict certified. Goal: 1.
+* ``pico_certificate_false_pass``: of the deliberately unfair boxes
+  (hardware/fairness.py: UNFAIR_BOXES, ten kinds), how many the judge
+  certifies. Goal: 0; ``pico_certificate_honest_pass``: the honest box
+  certified (1).
 
 Run: ``python -m bench pico``.
 """
@@ -182,9 +187,7 @@ def run() -> list[tuple[str, float, str]]:
     if lat is not None:
         out.append(("pico_edge_latency_ms_p50", round(lat[0], 2), "ms"))
         out.append(("pico_edge_latency_ms_p99", round(lat[1], 2), "ms"))
-    from hardware import fairness
-    out.append(("pico_fair_separation_us",
-                fairness.fair_separation_us(fairness.certify(trials=1000)), "us"))
+    out += certificate_figures()
     slam = slam_figures()
     if slam is not None:
         out += [("pico_slam_lost_edges", slam["lost_edges"], "edges"),
@@ -206,6 +209,19 @@ def slam_figures(seconds: int = 600) -> dict | None:
     if not soak.MICROPYTHON.exists():
         return None
     return soak.run_slam(seconds, 32, Path(tempfile.mkdtemp(prefix="bench-slam-")))
+
+
+def certificate_figures() -> list[tuple[str, float, str]]:
+    """The certificate's judge: how many deliberately unfair boxes it
+    certifies (0 is right), whether it certifies the honest one (1), and the
+    emulated box's fair separation over every ordered pair of buzzers."""
+    from hardware import fairness
+    false_pass = sum(fairness.judge_box(box).certified for box in fairness.UNFAIR_BOXES.values())
+    rows, verdict = fairness.certify(trials=1000)
+    return [("pico_certificate_false_pass", false_pass, "boxes"),
+            ("pico_certificate_honest_pass", int(fairness.judge_box(fairness.honest_box).certified),
+             "boxes"),
+            ("pico_fair_separation_us", fairness.fair_separation_us(rows, verdict), "us")]
 
 
 def soak_figures(seconds: int = 600) -> dict | None:

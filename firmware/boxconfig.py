@@ -5,7 +5,7 @@
 # The ten sampled inputs must be consecutive GPIOs (one `in pins, 10`),
 # starting at IN_BASE; their order is their bit in the PIO's sample word.
 
-FIRMWARE = (1, 0, 0)
+FIRMWARE = (1, 1, 0)      # 1.1: the fairness driver drives every ordered pair, trial markers
 
 IN_BASE = 2
 # (role, number, gpio) for bits 0..9; roles as in boxproto (1 buzzer,
@@ -32,5 +32,10 @@ BUZZER_BITS = 0b0000111111
 DEBOUNCED_BITS = 0b0001111111   # buzzers and the self-test input
 
 DEBOUNCE_US = 20_000
+# A change of a debounced input counts only if the input is still at its new
+# level MIN_HOLD_US after its leading edge (1 000 to 5 000; the stamp stays
+# the leading edge): a glitch shorter than this (static, a long cable's
+# crosstalk) is no press. 5 ms: docs/pico.md, "No glitch is a press".
+MIN_HOLD_US = 5_000
 STUCK_MS = 10_000
 HEARTBEAT_US = 250_000

@@ -12,7 +12,10 @@
 # * debounces buzzers leading-edge, as the Pi's referee does: the first edge
 #   of a burst keeps its own stamp, later ones within the window are
 #   ignored, and if the level at the end of the window differs, the last
-#   ignored edge is reported as it was stamped (raw mode reports all);
+#   ignored edge is reported as it was stamped (raw mode reports all); and
+#   an edge counts only if the input is still at its new level a minimum
+#   hold (config.MIN_HOLD_US) after it: reported then, with the leading
+#   edge's stamp, or dropped as a glitch (then no edge was reported at all);
 # * toggles the sync mark (an output among the sampled inputs) to learn
 #   "now" on the PIO's own clock: sync replies and heartbeats carry that
 #   stamp;
@@ -52,7 +55,11 @@ CHUNK = 32                # words copied out of the ring before they are used
 SLACK = 8                 # words left between the drain and the DMA after a lap
 MAX_OUT = 32              # frames waiting for the host at most
 LISTENING_US = 2_000_000  # the host spoke this recently: it is listening
-CERT_GAP_US = 3_000       # between two trials of the fairness driver
+NEVER = 1 << 62           # a tick no counter reaches
+#: a candidate is read once its input has not changed for this long (us):
+#: a press whose contact still bounces at the end of its minimum hold
+QUIET_US = 1_000
+CERT_GAP_US = 3_000       # between two trials of the fairness driver (plus the separation)
 
 
 #: the host's commands, each a Box method taking (payload, seq) and giving
@@ -78,7 +85,6 @@ class Box:
         self.n = n
         self.invert = config.ACTIVE_LOW
         self.flags = 0
-        self.window = config.DEBOUNCE_US
         self.stuck_ticks = config.STUCK_MS * 1000
         # the counter
         # the local tick of the newest word, and rebases so far (tick64)
@@ -97,9 +103,7 @@ class Box:
         # levels
         self.raw_levels = 0       # active bits as last sampled
         self.levels = 0           # active bits as reported (debounced)
-        self.d_start = [-1] * n   # tick of the accepted edge of a burst (-1: none)
-        self.p_tick = [-1] * n    # the last ignored edge of the burst (-1: none)
-        self.p_level = [0] * n
+        self.debounce_state(config)
         self.down_since = [-1] * n
         self.stuck = 0
         # outputs the host asked for, and what waits on a stamp
@@ -111,7 +115,9 @@ class Box:
         self.cue_at = None        # (tick, on, seq) a cue scheduled on the box clock
         self.pulses = self.pulse_width = self.pulse_gap = self.pulse_next_us = 0
         self.test_out = 0
-        self.cert = None          # [cycles, trials left, seq] of a fairness run
+        self.cert_seq = -1        # the CERTIFY being run (-1: none), acked when done
+        self.cert_pairs = []      # the ordered pairs of input bits it drives, in turn
+        self.cert_k = self.cert_total = self.cert_cycles = self.cert_ns = 0
         self.cert_next_us = 0
         # what goes out
         self.rec_tick, self.rec_changed, self.rec_levels = record_arrays()   # edges to frame
@@ -128,6 +134,20 @@ class Box:
         self.last_host_us = self.last_drain_us - 10_000_000
         self.last_hello_us = self.last_drain_us
         self.escape = False       # mpremote knocked: leave the loop for the REPL
+
+    def debounce_state(self, config):
+        """The leading-edge debounce's window and minimum hold (clamped to
+        1-5 ms), and its state per input."""
+        n = self.n
+        self.window = config.DEBOUNCE_US
+        hold = getattr(config, "MIN_HOLD_US", 5_000)
+        self.min_hold = 1_000 if hold < 1_000 else 5_000 if hold > 5_000 else hold
+        self.d_start = [-1] * n   # tick of the accepted edge of a burst (-1: none)
+        self.p_tick = [-1] * n    # the last ignored edge of the burst (-1: none)
+        self.p_level = [0] * n
+        self.c_tick = [-1] * n    # an edge waiting for its minimum hold (-1: none)
+        self.c_level = [0] * n
+        self.cand_min = NEVER     # the oldest candidate's tick
 
     # -- start --------------------------------------------------------------------
 
@@ -256,9 +276,12 @@ class Box:
             self.resynced(tick, active)
             return
         changed = active ^ self.raw_levels
-        self.raw_levels = active
         if not changed:
             return
+        if self.cand_min != NEVER and tick - self.cand_min >= self.min_hold:
+            # (NEVER is a big int: arithmetic on it would allocate)
+            self.due_all(tick, self.raw_levels)     # the levels held until this sample
+        self.raw_levels = active
         c = self.c
         if changed & (1 << c.BIT_MARK):
             self.marked(tick)
@@ -289,6 +312,9 @@ class Box:
             self.shift(self.d_start)
             self.shift(self.p_tick)
             self.shift(self.down_since)
+            self.shift(self.c_tick)     # edges waiting for their minimum hold
+            if self.cand_min != NEVER:
+                self.cand_min = max(self.cand_min - SHIFT, 0)
             rt = self.rec_tick
             for k in range(self.n_recs):
                 rt[k] -= SHIFT          # exact, even below 0: tick64 adds it back
@@ -326,40 +352,87 @@ class Box:
             self.levels = (self.levels & ~m) | (active & m)
             self.d_start[b] = -1
             self.p_tick[b] = -1
+            self.c_tick[b] = -1
             self.down_since[b] = tick if active & m else -1
             self.fault(P.F_OVERFLOW, b, tick, 1 if active & m else 0)
 
     # -- leading-edge debounce, per input (the referee's Debouncer) -------------------
+    # with a minimum hold: an edge it would report is first a candidate, and
+    # counts only if the input is at its level MIN_HOLD after it (whatever it
+    # bounced through meanwhile); a glitch is dropped, its burst forgotten.
 
     def debounce(self, b, tick, level):
+        self.due(b, tick, 1 - level)        # the level before this edge held to here
         start = self.d_start[b]
-        if start >= 0 and tick - start < self.window:
-            self.p_tick[b] = tick
-            self.p_level[b] = level
-            return
-        settled = self.settle(b, -1)
-        if settled and tick - self.d_start[b] < self.window:
+        if (start >= 0 and tick - start >= self.window and self.c_tick[b] < 0
+                and self.settle(b, -1)):
+            self.due(b, tick, 1 - level)
+            start = self.d_start[b]
+        if start >= 0 and (tick - start < self.window or self.c_tick[b] >= 0):
             self.p_tick[b] = tick
             self.p_level[b] = level
             return
         self.d_start[b] = tick
         self.p_tick[b] = -1
-        m = 1 << b
-        self.accept(tick, m, (self.levels & ~m) | (m if level else 0))
+        self.propose(b, tick, level)
 
     def settle(self, b, now):
-        """End a burst whose window has passed (now < 0: at once): report the
-        last ignored edge if it left the input at another level."""
+        """End a burst whose window has passed (now < 0: at once): the last
+        ignored edge, if it left the input at another level, becomes a
+        candidate (never while one waits for its hold)."""
         pt = self.p_tick[b]
-        if pt < 0 or (now >= 0 and now - self.d_start[b] < self.window):
+        if (pt < 0 or self.c_tick[b] >= 0
+                or (now >= 0 and now - self.d_start[b] < self.window)):
             return False
         self.p_tick[b] = -1
-        m = 1 << b
-        level = self.p_level[b]
-        if bool(self.levels & m) == bool(level):
+        if bool(self.levels & (1 << b)) == bool(self.p_level[b]):
             return False
         self.d_start[b] = pt
-        self.accept(pt, m, (self.levels & ~m) | (m if level else 0))
+        self.propose(b, pt, self.p_level[b])
+        return True
+
+    def propose(self, b, tick, level):
+        """An edge to report once the input has held ``level`` MIN_HOLD."""
+        if bool(self.levels & (1 << b)) != bool(level):
+            self.c_tick[b] = tick
+            self.c_level[b] = level
+            if tick < self.cand_min:
+                self.cand_min = tick
+
+    def due_all(self, tick, levels):
+        """Decide, oldest first (the records stay in tick order), every
+        candidate whose hold ended by ``tick``, the inputs at ``levels``."""
+        while True:
+            k = -1
+            first = NEVER
+            for b in range(self.n):
+                c = self.c_tick[b]
+                if 0 <= c < first:
+                    first = c
+                    k = b
+            self.cand_min = first
+            if k < 0 or tick - first < self.min_hold or not self.due(k, tick, levels >> k & 1):
+                return              # (the rest wait behind it: records in tick order)
+
+    def due(self, b, tick, level):
+        """Decide ``b``'s candidate if its hold ended by ``tick`` and the
+        input is quiet (no change for QUIET_US: a contact still bouncing at
+        the end of the hold is read once it settles, at the latest a
+        debounce window after the leading edge), the input at ``level``
+        since its last edge before ``tick``. True if decided."""
+        c = self.c_tick[b]
+        if c < 0 or tick - c < self.min_hold:
+            return False
+        last = self.p_tick[b]
+        if last >= 0 and tick - last < QUIET_US and tick - c < self.window:
+            return False
+        self.c_tick[b] = -1
+        m = 1 << b
+        if bool(level) == bool(self.c_level[b]):
+            self.accept(c, m, (self.levels & ~m) | (m if level else 0))
+        else:                               # a glitch: as if it never was
+            self.d_start[b] = -1
+            self.p_tick[b] = -1
         return True
 
     def accept(self, tick, mask, levels):
@@ -397,6 +470,9 @@ class Box:
     def timers(self, now):
         c = self.c
         t = self.now_tick(now)
+        if t - 2 - self.cand_min >= self.min_hold:
+            # every word up to t is drained (t is no later than now)
+            self.due_all(t - 2, self.raw_levels)
         for b in range(self.n):
             if self.p_tick[b] >= 0:
                 self.settle(b, t)
@@ -422,22 +498,33 @@ class Box:
                 self.pulse_next_us = self.hw.add(now, self.pulse_gap)
             else:
                 self.pulse_next_us = self.hw.add(now, self.pulse_width)
-        cert = self.cert
-        if cert is not None and self.hw.diff(now, self.cert_next_us) >= 0:
-            # one trial of the fairness driver every CERT_GAP_US (and its
-            # separation): the pins are released and settled before the next
-            if cert[1]:
-                self.hw.drive_pair(cert[0])
-                cert[1] -= 1
-            else:
-                self.cert = None
-                self.send(self.framer.ack, cert[2], P.CERTIFY, P.ACK_OK, self.tick64(t))
-            self.cert_next_us = self.hw.add(now, CERT_GAP_US + cert[0] // 100)
+        if self.cert_seq >= 0 and self.hw.diff(now, self.cert_next_us) >= 0:
+            self.cert_step(now, t)
         if (self.tx_dropped != self.tx_dropped_reported and len(self.out) < MAX_OUT
                 and self.hw.writable()):
             n = self.tx_dropped - self.tx_dropped_reported
             self.tx_dropped_reported = self.tx_dropped
             self.fault(P.F_TX_DROPPED, P.NO_INPUT, t, n)
+
+    def cert_step(self, now, t):
+        """One trial of the fairness driver, CERT_GAP_US and its separation
+        after the last (from now: the pins are released and settled, and
+        this poll's drain has taken the last trial's stamps). Its marker goes
+        out first, so the Pi frames the trial's stamps by the markers
+        (companion/pico/certificate.py), never by time: every stamp before
+        the marker is an earlier trial's, every one after it is this one's
+        or later. ``t``: the counter now, before the pins are driven."""
+        k = self.cert_k
+        if k < self.cert_total:
+            a, b = self.cert_pairs[k % len(self.cert_pairs)]
+            self.send(self.framer.trial, k, a, b, self.cert_ns, self.tick64(t))
+            self.hw.drive_pair(self.cert_cycles, a, b)
+            self.cert_k = k + 1
+        else:
+            seq = self.cert_seq
+            self.cert_seq = -1
+            self.send(self.framer.ack, seq, P.CERTIFY, P.ACK_OK, self.tick64(t))
+        self.cert_next_us = self.hw.add(now, CERT_GAP_US + self.cert_ns // 1000)
 
     def toggle_mark(self):
         self.mark ^= 1
@@ -503,15 +590,29 @@ class Box:
             return P.ACK_BAD_ARGS
         self.flags = flags
         self.window = deb
+        self.c_tick = [-1] * self.n         # candidates of the old settings are dropped
+        self.cand_min = NEVER
         self.stuck_ticks = stuck * 1000
         return P.ACK_OK
 
     def cmd_certify(self, p, seq):
-        cycles = int.from_bytes(p[0:4], "little") * self.hw.sysclk // 1_000_000_000
+        """The fairness driver: ``count`` trials of every ordered pair of
+        the buzzer bits in ``mask``, in turn (pair k % pairs in trial k),
+        the separation ``ns`` apart."""
+        ns = int.from_bytes(p[0:4], "little")
+        cycles = ns * self.hw.sysclk // 1_000_000_000
         count = p[4] | p[5] << 8
-        if not (35 <= cycles <= 10_000_000 and 1 <= count <= 10_000):
+        mask = p[6]
+        bits = [b for b in range(self.n) if mask >> b & 1]
+        if (not (35 <= cycles <= 1_000_000 and 1 <= count <= 10_000) or len(bits) < 2
+                or mask & ~self.c.BUZZER_BITS):
             return P.ACK_BAD_ARGS
-        self.cert = [cycles, count, seq]
+        self.cert_pairs = [(a, b) for a in bits for b in bits if a != b]
+        self.cert_total = count * len(self.cert_pairs)
+        self.cert_k = 0
+        self.cert_cycles = cycles
+        self.cert_ns = ns
+        self.cert_seq = seq
         self.cert_next_us = self.hw.ticks_us()
         return None                      # acked when the last trial is done
 

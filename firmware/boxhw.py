@@ -191,15 +191,17 @@ class Hardware:
     def set_test_out(self, v):
         self.test_pin.value(v)
 
-    def drive_pair(self, cycles):
-        """Pull buzzers 1 and 2 low ``cycles`` system clock cycles apart,
-        hold them, let go (the fairness driver on state machine 1, at the
-        system clock; the pins stay inputs with pull-ups between trials)."""
+    def drive_pair(self, cycles, first, second):
+        """Pull buzzer input bit ``first`` low, then ``second`` ``cycles``
+        system clock cycles later, hold them, let go (the fairness driver on
+        state machine 1, at the system clock, its out pins the six buzzer
+        inputs; they stay inputs with pull-ups between trials)."""
         if self.driver is None:
             self.driver = rp2.StateMachine(1, boxpio.driver_program(rp2), freq=self.sysclk,
-                                           set_base=machine.Pin(self.c.INPUTS[0][2]))
+                                           out_base=machine.Pin(self.c.INPUTS[0][2]))
             self.driver.active(1)
         self.driver.put(boxpio.driver_word(cycles))
+        self.driver.put(boxpio.driver_pins(first, second))
 
     # -- the watchdog ----------------------------------------------------------------
 

@@ -98,37 +98,41 @@ def program(rp2):
 # The fairness driver: a second state machine that pulls two buzzer inputs
 # low at a known separation, so the box can certify its own ordering with no
 # jig (hardware/fairness.py runs it against SAMPLER in the PIO emulator).
-# Both pins' output latches are 0; `set pindirs` turns a pin into an output
-# (driven low, against its pull-up) or back into an input (released: the
-# pull-up raises it). It never drives a pin high. One word from the FIFO
-# gives the separation in system clock cycles: fine << 16 | coarse, where
-# the separation is 1 + 32 * (coarse + 1) + (fine + 1) cycles.
+# Its out pins are the six buzzer inputs (out_base: buzzer 1's GPIO), their
+# output latches 0; `out pindirs` turns a pin into an output (driven low,
+# against its pull-up) or back into an input (released: the pull-up raises
+# it). It never drives a pin high. Two words from the FIFO a trial: the
+# separation in system clock cycles, fine << 16 | coarse, where the
+# separation is 1 + 32 * (coarse + 1) + (fine + 1) cycles; then the pins,
+# A | (A and B) << 6 (driver_pins: any buzzer first, any other second; the
+# six bits above are 0, the release).
 DRIVER_SOURCE = """
 .program fair_driver
     pull block             ; fine << 16 | coarse
     out x, 16              ; coarse: 32-cycle steps
     out y, 16              ; fine: 1-cycle steps
-    set pindirs, 1         ; pin A driven low
+    pull block             ; the pins: A | (A and B) << 6 (and 0 above: released)
+    out pindirs, 6         ; pin A driven low
 coarse:
     jmp x-- coarse [31]
 fine:
     jmp y-- fine
-    set pindirs, 3         ; pin B driven low too
+    out pindirs, 6         ; pin B driven low too
     set x, 31 [31]
 hold:
     jmp x-- hold [31]      ; both held low about 1000 cycles
-    set pindirs, 0         ; released: inputs again
+    out pindirs, 6         ; released: inputs again
 """
 
-
-DRIVER_WORDS = (0x80A0, 0x6030, 0x6050, 0xE081, 0x1F44, 0x0085, 0xE083, 0xFF3F, 0x1F48,
-                0xE080)
+DRIVER_WORDS = (0x80A0, 0x6030, 0x6050, 0x80A0, 0x6086, 0x1F45, 0x0086, 0x6086, 0xFF3F,
+                0x1F49, 0x6086)
+DRIVER_PINS = 6               # the out pins: the six buzzer inputs from buzzer 1's GPIO
 
 
 def driver_program(rp2):
     """The fairness driver for rp2.StateMachine (from DRIVER_WORDS, kept
-    equal to DRIVER_SOURCE by tests/test_pio.py): both pins start as inputs
-    with their output latch low."""
+    equal to DRIVER_SOURCE by tests/test_pio.py): its six pins start as
+    inputs with their output latch low."""
     words = DRIVER_WORDS
 
     def fair_driver():
@@ -137,7 +141,7 @@ def driver_program(rp2):
 
     # out x, 16 takes the low half first (the emulator's default; rp2's is
     # SHIFT_LEFT)
-    return rp2.asm_pio(set_init=(rp2.PIO.IN_LOW, rp2.PIO.IN_LOW),
+    return rp2.asm_pio(out_init=(rp2.PIO.IN_LOW,) * DRIVER_PINS,
                        out_shiftdir=rp2.PIO.SHIFT_RIGHT)(fair_driver)
 
 
@@ -150,3 +154,10 @@ def driver_word(cycles):
     if fine < 0:
         coarse, fine = coarse - 1, fine + 32
     return fine << 16 | coarse
+
+
+def driver_pins(first, second):
+    """The FIFO word that pulls input bit ``first`` low, then ``second``
+    with it, then lets both go (bits 0..5: the buzzers)."""
+    a = 1 << first
+    return a | (a | 1 << second) << DRIVER_PINS

@@ -21,6 +21,7 @@ HEARTBEAT = 0x03
 FAULT = 0x04
 SYNC_REPLY = 0x05
 ACK = 0x06
+TRIAL = 0x07
 HELLO_REQUEST = 0x41
 SYNC_REQUEST = 0x42
 SET_LEDS = 0x43
@@ -53,7 +54,7 @@ MAX_RECORDS = 16
 
 # payload sizes of the host's commands (the only frames the box decodes)
 COMMAND_SIZES = {HELLO_REQUEST: 0, SYNC_REQUEST: 4, SET_LEDS: 2, SET_CUE: 9, CONFIG: 9,
-                 PULSE: 9, CERTIFY: 6}
+                 PULSE: 9, CERTIFY: 7}
 
 
 def _crc_table():
@@ -175,6 +176,12 @@ class Framer:
 
     def ack(self, acked_seq, acked_type, status, tick):
         return self.frame(ACK, struct.pack("<HBBQ", acked_seq, acked_type, status, tick))
+
+    def trial(self, k, first, second, separation_ns, tick):
+        """The fairness driver's trial ``k`` starts: input bit ``first``
+        then ``second``, ``separation_ns`` apart; ``tick``: the counter
+        before it is driven (the Pi frames the trial's stamps by these)."""
+        return self.frame(TRIAL, struct.pack("<IBBIQ", k, first, second, separation_ns, tick))
 
 
 def wrap(body):

@@ -291,18 +291,18 @@ def _fairness(args) -> int:
         return 0 if text else 1
     if not args.real:
         print("emulated (the firmware's PIO programs in rp2040-pio-emulator, 125 MHz):")
-        print(fairness.table(fairness.certify(trials=1000)))
+        print(fairness.table(*fairness.certify(trials=1000)))
         return 0
     from companion.buzzers.pico import PicoSource
     src = PicoSource(["1", "2", "3", "4", "5", "6"], port=args.port, raw=True)
     try:
-        rows = fairness.certify_box(src)
+        rows, verdict = fairness.certify_box_verdict(src)
         where = f"{src.link.path}, firmware {'.'.join(map(str, src.hello.firmware))}"
     finally:
         src.close()
-    print(fairness.table(rows))
-    print(f"kept in {fairness.save(rows, where)}")
-    return 0
+    print(fairness.table(rows, verdict))
+    print(f"kept in {fairness.save(rows, where, verdict=verdict)}")
+    return 0 if verdict.certified else 1
 
 
 def main(argv=None) -> int:

@@ -17,6 +17,14 @@ def test_the_driver_pulls_the_pins_low_exactly_the_separation_apart_and_lets_go(
         assert b - a == ns // F.CYCLE_NS and end > b
 
 
+@pytest.mark.parametrize("first, second", [(0, 1), (1, 0), (5, 0), (2, 4), (4, 3)])
+def test_the_driver_pulls_any_buzzer_first_and_any_other_second_and_no_third(first, second):
+    """driver_trace raises if any pin but the two is ever driven (issue 32:
+    the driver could pull only buzzer 1 then 2)."""
+    a, b, end = F.driver_trace(1_000 // F.CYCLE_NS, first, second)
+    assert b - a == 1_000 // F.CYCLE_NS and end > b
+
+
 @pytest.mark.slow
 def test_1000_trials_at_1_us_are_all_ordered_and_half_a_tick_is_a_coin_toss():
     rows = [F.certify_separation(500, 300, random.Random(1)),

@@ -50,7 +50,7 @@ def test_the_fairness_driver_loads_what_pioasm_assembles_shifting_right():
     boxpio.driver_program(FakeRp2)
     assert tuple(calls["words"]) == boxpio.DRIVER_WORDS
     assert calls["kw"]["out_shiftdir"] == FakeRp2.PIO.SHIFT_RIGHT     # the low half first
-    assert calls["kw"]["set_init"] == (FakeRp2.PIO.IN_LOW,) * 2        # inputs, latch low
+    assert calls["kw"]["out_init"] == (FakeRp2.PIO.IN_LOW,) * 6        # six inputs, latch low
 
 
 def test_rp2s_assembler_gets_the_same_words_and_wrap_points():

@@ -41,6 +41,7 @@ import time
 from typing import Callable
 
 from ..races.edges import BuzzerId, ButtonEdge
+from ..pico import certificate
 from ..pico import protocol as P
 from ..pico.clocksync import ClockSync, SlewedClock
 from ..pico.transport import SerialLink, default_port
@@ -181,7 +182,8 @@ class PicoSource(EdgeSource):
         self._box_counters = (0, 0)
         self._skip_stale = False
         self._version_frames = 0
-        self._certifying: list[tuple[int, int, bool]] | None = None
+        # a CERTIFY run's stream: trial markers and the presses after each
+        self._certifying: list[certificate.Marker | tuple[int, int]] | None = None
 
     @classmethod
     def offline(cls, buzzers, hello: P.Hello, *, clock: Callable[[], int] = time.monotonic_ns,
@@ -331,6 +333,10 @@ class PicoSource(EdgeSource):
             self._box_fault(msg)
         elif kind is P.Ack:
             self._ack(msg)
+        elif kind is P.TrialMark:
+            with self._lock:
+                if self._certifying is not None:
+                    self._certifying.append(certificate.Marker(*msg[1:]))
         elif kind is P.Hello:
             self._hello(msg)
 
@@ -483,9 +489,10 @@ class PicoSource(EdgeSource):
             self._edges(e)
 
     def _input(self, bit: int, level: bool, tick: int, t_ns: int) -> None:
-        if self._certifying is not None and bit in (0, 1):
+        if self._certifying is not None and bit in self.bit_buzzer:
             # the fairness driver's doing, not a player's: kept, never emitted
-            self._certifying.append((tick, bit, level))
+            if level:
+                self._certifying.append((tick, bit))
             self.levels[bit] = level
             return
         buzzer = self.bit_buzzer.get(bit)
@@ -660,33 +667,42 @@ class PicoSource(EdgeSource):
                 return False
             return True
 
-    def certify(self, separation_ns: int, trials: int) -> list[int] | None:
-        """Run the box's fairness driver: buzzers 1 and 2 pulled low
-        ``separation_ns`` apart, ``trials`` times (the box must be in raw
-        mode: ``raw=True``). The stamped separations B - A in ticks (0: a
-        tie, negative: the wrong order), or None if the box did not do it.
+    def certify_run(self, separation_ns: int, per_pair: int, bits
+                    ) -> tuple[list, int] | None:
+        """Run the box's fairness driver: ``per_pair`` trials of every
+        ordered pair of input ``bits`` (buzzers), in turn, the second pulled
+        low ``separation_ns`` after the first (the box must be in raw mode:
+        ``raw=True``). Returns the box's stream in the order it came, each
+        trial's :class:`~companion.pico.certificate.Marker` and the presses
+        after it as (tick, input bit), and the box's counter when it said it
+        was done; None if the box did not do it (firmware before 1.1). The
+        ack comes after every trial's frames, so nothing is waited for.
         Those presses never reach the sink."""
+        mask = sum(1 << b for b in bits)
+        pairs = len(list(bits)) * (len(list(bits)) - 1)
         with self._lock:
             self._certifying = []
         try:
-            ack = self.command(P.Certify(0, separation_ns, trials),
-                               timeout_s=5 + trials * (0.004 + separation_ns / 1e9))
-            if ack is None or ack.status != P.ACK_OK:
-                return None
-            time.sleep(0.1)                  # the last trial's frames
+            ack = self.command(P.Certify(0, separation_ns, per_pair, mask),
+                               timeout_s=5 + per_pair * pairs * (0.004 + separation_ns / 1e9))
             with self._lock:
-                seen = sorted(self._certifying)
+                stream = self._certifying
         finally:
             with self._lock:
                 self._certifying = None
-        out, a = [], None
-        for tick, bit, level in seen:
-            if level and bit == 0:
-                a = tick
-            elif level and bit == 1 and a is not None:
-                out.append(tick - a)
-                a = None
-        return out
+        if ack is None or ack.status != P.ACK_OK:
+            return None
+        return stream, ack.tick
+
+    def certify(self, separation_ns: int, per_pair: int, bits=(0, 1)) -> list[int | None] | None:
+        """:meth:`certify_run` judged: each trial's stamped separation
+        (second - first, in ticks; 0: a tie, negative: the wrong order,
+        None: the trial lost or spoiled); None if the box did not do it."""
+        run = self.certify_run(separation_ns, per_pair, bits)
+        if run is None:
+            return None
+        asked = certificate.trials(certificate.ordered_pairs(bits), separation_ns, per_pair)
+        return list(certificate.judge(asked, run[0], self.hello.tick_hz, bits, run[1]).stamped)
 
     def pulse(self, width_us: int, gap_us: int, count: int) -> bool:
         """Pulse the self-test output (``hardware/selftest.py``)."""

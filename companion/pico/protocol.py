@@ -59,6 +59,7 @@ HEARTBEAT = 0x03
 FAULT = 0x04
 SYNC_REPLY = 0x05
 ACK = 0x06
+TRIAL = 0x07
 HELLO_REQUEST = 0x41
 SYNC_REQUEST = 0x42
 SET_LEDS = 0x43
@@ -180,6 +181,21 @@ class Ack(NamedTuple):
     tick: int                 # the box's stamp of the command's effect (0: none)
 
 
+class TrialMark(NamedTuple):
+    """The fairness driver's trial ``trial`` starts: input bit ``first``
+    pulled low, then ``second`` ``separation_ns`` later; ``tick``: the box's
+    counter before it drove them. Sent before the trial's stamps and after
+    every earlier trial's, so the Pi frames each trial's stamps by these
+    (:func:`companion.pico.certificate.judge`), never by time."""
+
+    seq: int
+    trial: int
+    first: int
+    second: int
+    separation_ns: int
+    tick: int                 # 64-bit
+
+
 class HelloRequest(NamedTuple):
     seq: int
 
@@ -216,13 +232,18 @@ class Pulse(NamedTuple):
 
 
 class Certify(NamedTuple):
-    """Pull buzzers 1 and 2 low ``separation_ns`` apart (to the box's
-    system clock cycle), ``count`` times (the fairness driver,
-    firmware/boxpio.py); acked when done. An older box answers ACK_UNKNOWN."""
+    """The fairness driver (firmware/boxpio.py): ``count`` trials of every
+    ordered pair of the buzzer inputs whose bits are set in ``bits``, in
+    turn (trial k drives the k-th pair mod their number, pairs ordered
+    (first, second) by first then second), the second pulled low
+    ``separation_ns`` after the first (to the box's system clock cycle);
+    each trial announced by a :class:`TrialMark`, acked when done. A box
+    older than firmware 1.1 drops it as corrupt (its CERTIFY was 6 bytes)."""
 
     seq: int
     separation_ns: int
     count: int
+    bits: int
 
 
 _HEADER = struct.Struct("<BBH")
@@ -238,17 +259,19 @@ _FIXED: dict[int, tuple[type, struct.Struct | None]] = {
     FAULT: (Fault, struct.Struct("<BBII")),
     SYNC_REPLY: (SyncReply, struct.Struct("<IQ")),
     ACK: (Ack, struct.Struct("<HBBQ")),
+    TRIAL: (TrialMark, struct.Struct("<IBBIQ")),
     HELLO_REQUEST: (HelloRequest, struct.Struct("<")),
     SYNC_REQUEST: (SyncRequest, struct.Struct("<I")),
     SET_LEDS: (SetLeds, struct.Struct("<BB")),
     SET_CUE: (SetCue, struct.Struct("<BQ")),
     CONFIG: (Config, struct.Struct("<BII")),
     PULSE: (Pulse, struct.Struct("<IIB")),
-    CERTIFY: (Certify, struct.Struct("<IH")),
+    CERTIFY: (Certify, struct.Struct("<IHB")),
 }
 TYPE_OF = {cls: t for t, (cls, _) in _FIXED.items()}
 TYPE_NAMES = {HELLO: "hello", EDGES: "edges", HEARTBEAT: "heartbeat", FAULT: "fault",
-              SYNC_REPLY: "sync-reply", ACK: "ack", HELLO_REQUEST: "hello-request",
+              SYNC_REPLY: "sync-reply", ACK: "ack", TRIAL: "trial",
+              HELLO_REQUEST: "hello-request",
               SYNC_REQUEST: "sync-request", SET_LEDS: "set-leds", SET_CUE: "set-cue",
               CONFIG: "config", PULSE: "pulse", CERTIFY: "certify"}
 

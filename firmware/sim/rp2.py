@@ -52,26 +52,42 @@ class StateMachine:
         self.in_base = in_base.id if in_base is not None else 0
         # rp2_pio.c's divider: sysclk * 256 // freq, 16.8 fixed point
         self.div256 = board.sysclk * 256 // freq if freq else 256
-        self.set_base = kw["set_base"].id if kw.get("set_base") is not None else None
-        if self.set_base is None:               # the sampler: its divider sets the counter
+        self.out_base = kw["out_base"].id if kw.get("out_base") is not None else None
+        self.words = []
+        if self.out_base is None:               # the sampler: its divider sets the counter
             board.set_divider(self.div256, boxpio.CYCLES_PER_TICK)
 
     def active(self, v=None):
-        if v and self.set_base is None:
+        if v and self.out_base is None:
             board.start(self.in_base)
         return board.t0 is not None
 
     def put(self, word):
         """The fairness driver (boxpio.DRIVER_SOURCE) as the emulator runs
-        it, to the board's microsecond: pin A low now, pin B low the word's
-        separation later, both let go about 8 us after that."""
-        fine, coarse = word >> 16, word & 0xFFFF
+        it, to the board's microsecond: a trial's two words (the separation,
+        the pins), then pin A low now, pin B low the separation later, both
+        let go about 8 us after that."""
+        self.words.append(word)
+        if len(self.words) < 2:
+            return
+        (sep_word, pins), self.words = self.words, []
+        fine, coarse = sep_word >> 16, sep_word & 0xFFFF
         cycles = 1 + 32 * (coarse + 1) + fine + 1
         sep = (cycles * 1_000_000 + board.sysclk // 2) // board.sysclk
-        a, b = self.set_base, self.set_base + 1
+        a = self.out_base + _bit(pins & 0x3F)
+        b = self.out_base + _bit((pins >> 6) & ~pins & 0x3F)
         now = board.now_us() + 1
         board.schedule_many([(now, a, 0), (now + sep, b, 0), (now + sep + 9, a, 1),
                              (now + sep + 9, b, 1)])
+
+
+def _bit(mask):
+    """The one bit set in ``mask`` (MicroPython has no int.bit_length)."""
+    b = 0
+    while mask > 1:
+        mask >>= 1
+        b += 1
+    return b
 
 
 class DMA:
