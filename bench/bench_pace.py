@@ -8,11 +8,16 @@ For a flip every 1.0, 1.5, 2.5 and 4.0 s (2,000 race cards each): the share
 of race cards given to the wrong player without asking the host (the worst
 pace is ``race_pace_wrong_pct``), the share that asked, the share still
 wrong after the host's true answer, and the true winning presses (a Table's
-first slam, a Mynah's last slap) counted for no card or another card."""
+first slam, a Mynah's last slap) counted for no card or another card.
+
+``race_pace_flipper_arms_wrong_pct_*``: the same people with the setting
+``flipper_arms`` on and a flipper who presses as they turn each card (95 %
+of cards, 0-120 ms after it lies face up), 500 race cards at 1.0 and
+2.5 s: the setting as built today (docs/rules-notes.md, "Flipper arming")."""
 
 from __future__ import annotations
 
-from tests.kit.pacesim import simulate
+from tests.kit.pacesim import Pace, simulate
 
 CARDS = 2_000
 PACES_MS = (1_000, 1_500, 2_500, 4_000)
@@ -32,3 +37,7 @@ def run():
             yield "race_pace_lost_presses_pct", tally.summary()["lost_presses_pct"], "%"
     yield "race_pace_wrong_pct", max(wrong), "%"
     yield "race_pace_wrong_after_answer_pct", max(after), "%"
+    for pace in (1_000, 2_500):
+        tally = simulate(500, pace, seed=pace, settings={"flipper_arms": True},
+                         pace=Pace(pace_ms=pace, mark_chance=0.95))
+        yield f"race_pace_flipper_arms_wrong_pct_{pace}ms", tally.pct(tally.wrong), "%"

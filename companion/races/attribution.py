@@ -638,6 +638,8 @@ SWAP_ASK_P = 0.2
 #: ... or when the verdicts as logged are at most this likely
 JUDGED_DOUBT_P = 0.2
 ORDER_STEP_NS = 40 * MS
+#: ... and every this long where the host's lag is in its tail (a forgotten card)
+ORDER_TAIL_STEP_NS = 120 * MS
 
 
 def order_check(logged: tuple[Turned, Turned], swapped: tuple[Turned, Turned],
@@ -699,10 +701,18 @@ def _pair_z(cards: tuple[Turned, Turned], alts: dict[str, list[_Press]], now: in
 
 
 def _turn_grid(card: Turned, before: Before | None, now: int, p: People):
-    """A card's flip times (every 40 ms back to the lag's tail) and their prior."""
+    """A card's flip times (every 40 ms where the host usually logs, every
+    120 ms in the lag's tail) and their prior."""
     hi = min(card.log_ns - p.lag_lo_ns, now)
-    f = np.arange(card.log_ns - p.lag_tail_ns, hi + 1, ORDER_STEP_NS, dtype=np.int64)
-    prior = _lag(p, card.log_ns - f) * (ORDER_STEP_NS / S)
+    usual = card.log_ns - p.lag_hi_ns
+    fine = np.arange(hi, usual - 1, -ORDER_STEP_NS, dtype=np.int64)[::-1]
+    start = (fine[0] if len(fine) else hi + ORDER_TAIL_STEP_NS) - ORDER_TAIL_STEP_NS
+    coarse = np.arange(start, card.log_ns - p.lag_tail_ns - 1, -ORDER_TAIL_STEP_NS,
+                       dtype=np.int64)[::-1]
+    f = np.concatenate([coarse, fine])
+    step = np.concatenate([np.full(len(coarse), ORDER_TAIL_STEP_NS / S),
+                           np.full(len(fine), ORDER_STEP_NS / S)])
+    prior = _lag(p, card.log_ns - f) * step
     if before is not None:
         prior = prior * _sf(p, before.anchor_ns + p.min_flip_gap_ns - f)
     return f, prior

@@ -19,6 +19,7 @@ judged once at resume; the views get a frozen shot of it to format.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any, Callable
 
@@ -84,6 +85,9 @@ class TableRaces:
         #: when the host logged each of their events (by event id): the order check
         self.logged_at: dict[int, int] = {}
         self._offer: tuple[Any, Any] | None = None     # (key, the swap offered or None)
+        #: the other order of the last pairs weighed, and its races (the tracker's
+        #: answer for the same events never changes; the presses' may)
+        self._plans: dict[Any, tuple] = {}
         self.declined: set = set()      # the pairs of event ids the host kept as logged
         self._order_known_at: int | None = None     # the log time of a swap's first card
 
@@ -384,18 +388,18 @@ class TableRaces:
         i, j = tail["at"]
         events, states, game = g.events, g.replay.states, g.game
         first, second = events[i], events[j]
-        seq = reorder_plan(game, states[i], first, second, tail["others"], tail["after"])
-        reqs = None if seq is None else requests_along(game, states[i], seq)
+        seq, reqs = self._plan(tail, states[i], first, second)
         if reqs is None:
             return None         # the tracker takes them in no other order
-        swapped_req = {id(e): r for e, r in zip(seq, reqs)}
+        # (the plan may have been found for the same events read before: by content)
+        swapped_req = {json.dumps(e, sort_keys=True): r for e, r in zip(seq, reqs)}
         t_first, t_second = tail["times"]
         logged = (_turned(game.race_request(states[i + 1]), t_first, tail["races"][0]),
                   _turned(game.race_request(states[j + 1]), t_second, tail["races"][1]))
         if logged[0].kind is None and logged[1].kind is None:
             return None         # no race: the order changes no verdict
-        swapped = (_turned(swapped_req[id(second)], t_second, None),
-                   _turned(swapped_req[id(first)], t_first, None))
+        swapped = (_turned(swapped_req[json.dumps(second, sort_keys=True)], t_second, None),
+                   _turned(swapped_req[json.dumps(first, sort_keys=True)], t_first, None))
         check = self.desk.order_check(logged, swapped, now, events[:i], self.names)
         log.debug("order check %s %s: %s", first.get("card"), second.get("card"), check)
         if not check.doubtful(self.arming.people):
@@ -406,6 +410,21 @@ class TableRaces:
                  "likely": round(check.swapped_p, 3)}
         return {"offer": offer, "at": i, "seq": seq + tail["after"], "pair": tail["pair"],
                 "times": tail["times"], "cards": (first, second)}
+
+    def _plan(self, tail: dict, state, first: dict, second: dict) -> tuple:
+        """The host's events with the two cards of ``tail`` the other way
+        round and the race each asks for then (both None: the tracker takes
+        them in no other order), found once for the same events."""
+        key = (self.gamelog.game_id, tail["pair"], repr(tail["others"]), repr(tail["after"]))
+        got = self._plans.get(key)
+        if got is None:
+            game = self.gamelog.game
+            seq = reorder_plan(game, state, first, second, tail["others"], tail["after"])
+            got = (seq, None if seq is None else requests_along(game, state, seq))
+            if len(self._plans) >= 8:
+                self._plans.pop(next(iter(self._plans)))
+            self._plans[key] = got
+        return got
 
     def _slip_tail(self, back: int = 0) -> dict | None:
         """Two cards logged one after the other (the last two, or with

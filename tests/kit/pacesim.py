@@ -127,6 +127,12 @@ class Pace:
     forget_chance: float = 0.02     # ... after the next card (forgotten)
     stop_chance: float = 0.2        # the flipper stops after a card
     answer_ms: int = 1_000          # the host answers a question this long after it
+    #: the flipper presses their own buzzer as they turn a card (setting
+    #: ``flipper_arms``; docs/rules-notes.md "Flipper arming") with this
+    #: chance a card, this long after it lies face up (a Mynah's mark is
+    #: also the flipper's slap: they do not slap it again)
+    mark_chance: float = 0.0
+    mark_ms: tuple[int, int] = (0, 120)
 
 
 @dataclass
@@ -334,8 +340,12 @@ class SimulatedTable:
             truth = g.apply(truth, {"type": "flip", "card": card})
             req = g.race_request(truth)
             rec = None
+            mark = None
+            if p.mark_chance and rng.random() < p.mark_chance:
+                mark = self._press(flipper, flip_at + self._ms(p.mark_ms), double=False,
+                                   what="mark", flip_ns=flip_at)
             if req is not None:
-                outcome, rec = self._race(req, card, flip_at, flipper)
+                outcome, rec = self._race(req, card, flip_at, flipper, mark)
                 truth = g.apply(truth, outcome)
                 self.cards.append(rec)
                 first = rec["first_ns"] if rec["first_ns"] is not None else flip_at + self._react()
@@ -452,8 +462,10 @@ class SimulatedTable:
             chosen.append(choice)
         return truth, chosen
 
-    def _race(self, req, card: str, flip_at: int, flipper: str) -> tuple[dict, dict]:
-        """The presses a race card really gets: its true outcome and its record."""
+    def _race(self, req, card: str, flip_at: int, flipper: str,
+              mark: Press | None = None) -> tuple[dict, dict]:
+        """The presses a race card really gets: its true outcome and its
+        record (``mark``: the flipper's press as they turned it, if any)."""
         p, rng = self.pace, self.rng
         rec = {"card": card, "kind": req.kind, "flip_ns": flip_at, "classes": set(),
                "presses": [], "win_press": None, "first_ns": None}
@@ -475,10 +487,13 @@ class SimulatedTable:
             else:
                 rec["win_press"] = (winner, got[winner].t_ns)
         else:
+            marked = flipper if mark is not None and flipper in req.eligible else None
             times = {q: flip_at + self._react() for q in req.eligible
-                     if rng.random() >= p.miss_chance}
+                     if q != marked and rng.random() >= p.miss_chance}
             got = {q: self._press(q, t, flip_ns=flip_at)
                    for q, t in sorted(times.items(), key=lambda kv: kv[1])}
+            if marked is not None:
+                got[marked] = mark
             missed = [q for q in req.eligible if q not in got]
             loser, tied = None, []
             if len(missed) == 1:
