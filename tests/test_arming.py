@@ -229,19 +229,6 @@ def test_a_doubtful_old_press_asks_the_host_even_beside_a_fresher_one():
     assert armed.confirm and armed.arm_ns == T0
 
 
-def test_the_flippers_press_arms_the_race_and_earlier_presses_are_false_starts():
-    flip = ArmingSettings.from_settings({**RAW, "flipper_arms": True})
-    edges = tap("cy", T0 - 300 * MS) + tap("ana", T0) + tap("bo", T0 + 180 * MS)
-    armed = arm_unannounced(edges, [], T0 + 3 * S, flip, flipper="ana")
-    assert armed.arm_ns == T0 and armed.flipper == "ana" and armed.confirm is None
-    assert all(e.player != "ana" for e in armed.burst)      # the mark is not a race press
-    assert Edge("cy", True, T0 - 300 * MS) in armed.burst    # judged: a false start
-    assert armed.window.start_ns == T0 - 300 * MS
-    # the setting off, or no press by the flipper: the presses are claimed as usual
-    assert arm_unannounced(edges, [], T0 + 3 * S, SETTINGS, flipper="ana").arm_ns == T0 - 300 * MS
-    assert arm_unannounced(edges, [], T0 + 3 * S, flip, flipper="dee").flipper is None
-
-
 def test_claim_windows_show_the_presses_still_claimable_as_they_drain():
     edges = tap("bo", T0) + tap("cy", T0 + 200 * MS) + tap("ana", T0 + 4 * S)
     wins = claim_windows(edges, T0 + 6 * S, SETTINGS)

@@ -201,3 +201,31 @@ def test_a_runner_up_of_the_table_before_with_an_older_press_is_not_taken_as_thi
     assert not (j.action == "decided" and j.best.player == "bo")
     assert j.best.player == "dee" and j.best.t_ns == at(1.105)
 
+
+
+def test_with_flipper_arming_the_flippers_mark_tells_the_judge_when_the_card_was_turned():
+    # a Table logged 3.2 s after its flip (cy turned it, marking it with
+    # their buzzer), a fast burst after the mark and one lone press by dee
+    # 270 ms before the log: without the mark the judge cannot tell bo's
+    # slam from dee's (a card turned just before the log); with it, it can
+    slams = presses(("cy", -3.212), ("bo", -2.959), ("ana", -2.910), ("dee", -2.897),
+                    ("dee", -0.270))
+    now = at(1.319)
+
+    def card(marks: bool) -> Card:
+        return Card(FIRST, ("dee", "ana", "bo"), at(0), flipper="cy", marks=marks)
+
+    blind = judge(card(False), slams, now, players=TABLE)
+    assert blind.action != "decided" and {r.player for r in blind.readings} >= {"bo", "dee"}
+    seen = judge(card(True), slams, now, players=TABLE)
+    assert seen.action == "decided" and seen.best.player == "bo" and seen.best.t_ns == at(-2.959)
+
+
+def test_a_mynahs_flipper_slaps_it_with_their_mark():
+    # every player races a Mynah, its flipper too: their mark (as they turn
+    # it) is their slap, faster than any reaction; Dee slaps last
+    slaps = presses(("ana", 0.05), ("bo", 0.4), ("cy", 0.5), ("dee", 0.9))
+    got = judge(Card(LAST, TABLE, at(1.2), flipper="ana", marks=True), slaps, at(2.5),
+                players=TABLE)
+    assert got.action == "decided" and got.best.player == "dee"
+    assert got.best.presses.get("ana") == at(0.05)        # her mark counted as her slap

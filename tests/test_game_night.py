@@ -184,26 +184,29 @@ def test_a_doubtful_card_the_host_answers_is_logged_at_once():
         s.confirm_race(True)
 
 
-def test_the_flipper_armed_race_judges_false_starts_on_the_flippers_clock():
+def test_with_flipper_arming_a_press_just_before_the_flippers_mark_is_asked_about():
+    # the mark says when the card was turned (docs/rules-notes.md, "Flipper
+    # arming"), and bo's press came 200 ms before it; but the judge's people
+    # press in reaction to a card (or seldom at random), so bo's press may
+    # be the slam of this card turned earlier, its mark forgotten and ana's
+    # press a stray: it asks, offering both, rather than call it a false start
     s, clock = table(flipper_arms=True)
     updates = []
     s.subscribe(updates.append)
-    press(s, clock, "b2")                     # bo jumps the gun
+    t_bo = press(s, clock, "b2")              # bo jumps the gun
     run(s, clock, 200)
-    t_flip = press(s, clock, "b1")            # ana turns the Table over and presses
+    press(s, clock, "b1")                     # ana turns the Table over and presses
     mark = [u["data"] for u in updates if u["type"] == "press" and u["data"]["pressed"]]
     assert mark[-1]["window"] == "mark"
     run(s, clock, 150)
     t_cy = press(s, clock, "b3")              # cy, 150 ms after the flip
     run(s, clock, 2_000)
     flip(s, "table:yellow")
-    run(s, clock, 60)
-    race = races(s)[-1]
-    assert race["spec"]["arm_ns"] == t_flip and race["armed_by"] == "ana"
-    assert race["winner"] == "cy" and race["false_starts"] == ["bo"]
-    assert race["order"][0]["t_ns"] == t_cy and "ana" not in race["ineligible"]
-    rejudge_race(race)
-    assert s.snapshot()["race"]["flipper"] == "ana"
+    run(s, clock, 3_000)
+    race = s.snapshot()["race"]
+    assert race["confirm"] and not races(s)
+    offered = {(c["player"], c["t_ns"]) for c in race["choices"]}
+    assert {("bo", t_bo), ("cy", t_cy)} <= offered
 
 
 def test_without_the_flippers_press_the_race_is_claimed_as_usual():

@@ -501,7 +501,7 @@ class Chope(Game):
                                players=tuple(s["players"]), flipper=seats[0],
                                info={"card": s["contested"], "flipper": seats[0]})
         return RaceRequest("last-press", tuple(seats), "siam", announced=False,
-                           players=tuple(s["players"]), info={"card": MYNAH})
+                           players=tuple(s["players"]), info={"card": MYNAH, "flipper": seats[0]})
 
     # -- reading the state ----------------------------------------------
     def _seating(self, s, p) -> dict:

@@ -79,7 +79,7 @@ class ArmingSettings:
     #: the host logs a card at most this long after its first slam: a press
     #: longer before a card's log cannot have been that card's first slam
     log_lag_ns: int = 2_600 * MS
-    flipper_arms: bool = False  # the flipper's own press marks the flip and arms the race
+    flipper_arms: bool = False  # the flipper's own press marks the flip (the judge's evidence)
     #: whom the race judge assumes at the table (companion.races.attribution)
     people: People = People()
     @classmethod
@@ -130,10 +130,7 @@ class Arming:
     burst: tuple[Edge, ...] = ()
     #: why the host must confirm the claimed burst first (None: no need)
     confirm: str | None = None
-    #: the flipper whose press armed the race (flipper arming), else None
-    flipper: str | None = None
-    #: where the race's window began (the claimed burst may hold false
-    #: starts before ``arm_ns`` when the flipper armed it)
+    #: where the race's window began (None: at ``arm_ns``)
     start_ns: int | None = None
     #: the GO the companion scheduled, once ``arm_ns`` is the buzzer box's
     #: own stamp of the GO it sounded (None: armed at the scheduled GO)
@@ -510,31 +507,17 @@ def forget_before(edges: Sequence[Edge], newest_ns: int, settings: ArmingSetting
 
 
 def arm_unannounced(edges: Iterable[Edge], race_events: Sequence[dict], log_ns: int,
-                    settings: ArmingSettings, flipper: str | None = None,
-                    eligible: Iterable[str] | None = None, now_ns: int | None = None,
-                    kind: str | None = None) -> Arming:
+                    settings: ArmingSettings, eligible: Iterable[str] | None = None,
+                    now_ns: int | None = None, kind: str | None = None) -> Arming:
     """Arm an unannounced race for a card logged at ``log_ns`` (and armed at
     ``now_ns``, later when it waited behind another race): at the first press
     it claims (:func:`find_claim`), else at its log; its deadline is the arm
-    time + ``wait_ns``.
-
-    With ``settings.flipper_arms`` and a ``flipper`` (the player who turned
-    the card and may not race), the flipper's latest press in the window
-    marks the flip: the race is armed there, presses of others before it
-    (back to the window's start) are false starts, and no burst is claimed.
-    Without such a press the race is armed as above."""
+    time + ``wait_ns``. (With ``settings.flipper_arms`` the flipper's press
+    is the race judge's evidence of when the card was turned:
+    :mod:`companion.races.attribution`.)"""
     edges = sorted(edges, key=_canonical)
     prior = prior_race(race_events, edges, settings, until_ns=log_ns)
     now = log_ns if now_ns is None else max(log_ns, now_ns)
-    if settings.flipper_arms and flipper is not None:
-        low = log_ns - settings.claim_window_ns
-        free = [e for e in edges if e.t_ns >= low and not (prior and prior.takes(e))]
-        marks = [e.t_ns for e in free if e.player == flipper and e.pressed and e.t_ns <= now]
-        if marks:
-            mark = max(marks)
-            start = min(e.t_ns for e in free)
-            taken = tuple(e for e in free if e.player != flipper)
-            return Arming(False, mark, mark + settings.wait_ns, taken, None, flipper, start)
     got = find_claim(edges, log_ns, settings, prior, eligible, now, kind)
     arm = got.start_ns if got.edges else log_ns
     return Arming(False, arm, arm + settings.wait_ns, got.edges, got.confirm,

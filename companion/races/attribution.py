@@ -79,6 +79,10 @@ class People:
     swap_p: float = 0.06            # the card logged next was turned before this one
     reflex_p: float = 0.1           # its flipper presses by reflex on a card they may not race
     threshold: float = 0.98         # how sure a reading must be to be taken
+    mark_p: float = 0.9             # flipper arming: the flipper marks a card they turn ...
+    mark_lo_ns: int = -50 * MS      # ... pressing from this long before it lies face up ...
+    mark_hi_ns: int = 250 * MS      # ... to this long after
+    mark_alt_per_s: float = 0.3     # a flipper's press explained otherwise (another card's mark)
 
     @classmethod
     def from_settings(cls, settings: dict) -> "People":
@@ -129,11 +133,15 @@ def lag_pdf(p: People, lag_ns: int) -> float:
 
 @dataclass(frozen=True)
 class Card:
-    """The card being judged: its race's kind, who may race it, its log."""
+    """The card being judged: its race's kind, who may race it, its log;
+    with ``marks`` (setting ``flipper_arms``) its ``flipper`` presses their
+    own buzzer as they turn it: evidence of when it was turned."""
 
     kind: str
     eligible: tuple[str, ...]
     log_ns: int
+    flipper: str | None = None
+    marks: bool = False
 
 
 @dataclass(frozen=True)
@@ -303,6 +311,23 @@ def _lag_sf(p: People, lag_ns: np.ndarray) -> np.ndarray:
     return np.clip(1 - done, 0.0, 1.0)
 
 
+def _mark_pdf(p: People, d_ns: np.ndarray) -> np.ndarray:
+    """Density (per second) of the flipper's mark ``d_ns`` after the flip."""
+    inside = (d_ns >= p.mark_lo_ns) & (d_ns <= p.mark_hi_ns)
+    return inside / ((p.mark_hi_ns - p.mark_lo_ns) / S)
+
+
+def _marked(p: People, marks: list[int], fc: np.ndarray) -> np.ndarray:
+    """How much likelier the flipper's presses ``marks`` are with the card
+    turned at each of ``fc`` than with no mark of it among them: one of
+    them marks it (``mark_p``), every other is explained otherwise (another
+    card's mark, a stray: ``mark_alt_per_s``); or the flipper forgot."""
+    out = np.full(len(fc), 1 - p.mark_p)
+    for m in marks:
+        out += p.mark_p * _mark_pdf(p, m - fc) / p.mark_alt_per_s
+    return out
+
+
 #: the chance that the card after is a race card, when it is logged but
 #: not yet applied (its kind unknown here), and when it is not logged yet
 NEXT_RACE_P = 0.5
@@ -347,9 +372,14 @@ def judge(card: Card, edges: Iterable[Edge], now: int, people: People | None = N
     if hi < lo:
         return Judgement("wait", (), now + 100 * MS, "the card is not turned yet")
     fc, prior_c = _flips(card, before, lo, hi, p)
+    marker = card.flipper if card.marks and card.flipper in presses else None
+    if marker is not None and marker not in card.eligible:
+        prior_c = prior_c * _marked(p, presses[marker], fc)     # a Table: the mark's own evidence
     fn, w0 = _other_card(fc, prior_c, next_log_ns, lo, now, p)
     s = p.slap_p if card.kind == LAST else p.slam_p
-    terms = {q: _terms(q in card.eligible, alts[q], fc, fn, s, now, p) for q in everyone}
+    # a Mynah's flipper: their mark is also their slap (no reaction: as they turn it)
+    terms = {q: _terms(q in card.eligible, alts[q], fc, fn, s, now, p, q == marker)
+             for q in everyone}
     like = w0.copy()
     for q in everyone:
         like *= terms[q][4]
@@ -416,15 +446,24 @@ def _other_card(fc, prior_c, next_log_ns: int | None, lo: int, now: int, p: Peop
     return fn, np.concatenate([w_race, w_none[:, None]], axis=1)
 
 
-def _terms(eligible: bool, presses: list[_Press], fc, fn, s: float, now: int, p: People):
+def _terms(eligible: bool, presses: list[_Press], fc, fn, s: float, now: int, p: People,
+           marker: bool = False):
     """One player's sums, over every pair of flip times: ``a0`` (no press
     of theirs for this card so far), ``a`` (each press for it), ``b`` and
     ``sb`` the same for the other card, and ``total`` their likelihood (at
-    most one press a card), each press's other explanations divided out."""
+    most one press a card), each press's other explanations divided out.
+    ``marker``: the flipper of a card they race, whose press for it is
+    their mark (``mark_p``) or else a reaction."""
     # a player who may not race it (its flipper) may still press by reflex
     sq = s if eligible else p.reflex_p
-    a0 = (1 - sq) + sq * _sf(p, now - fc)
-    a = [sq * _pdf(p, np.full_like(fc, x.t_ns) - fc) / x.alt for x in presses]
+    if marker and eligible:
+        m = p.mark_p
+        a0 = (1 - sq) + sq * ((1 - m) * _sf(p, now - fc) + m * (now - fc < p.mark_hi_ns))
+        a = [sq * ((1 - m) * _pdf(p, x.t_ns - fc) + m * _mark_pdf(p, x.t_ns - fc)) / x.alt
+             for x in presses]
+    else:
+        a0 = (1 - sq) + sq * _sf(p, now - fc)
+        a = [sq * _pdf(p, np.full_like(fc, x.t_ns) - fc) / x.alt for x in presses]
     sn = p.slam_p        # the other card's kind is unknown: a Table's chance
     b0 = np.concatenate([(1 - sn) + sn * _sf(p, now - fn), [1.0]])
     b = [np.concatenate([sn * _pdf(p, np.full_like(fn, x.t_ns) - fn) / x.alt, [0.0]])

@@ -73,10 +73,12 @@ class DeskOwner(Protocol):
         """Whether ``player`` is the one who turns the next card (flipper arming)."""
 
 
-def flipper(req) -> str | None:
-    """The player who turned the card and may not race it (the request's
-    ``flipper``), for flipper arming."""
-    return getattr(req, "flipper", None)
+def turned_by(req) -> str | None:
+    """The player who turned the card (a Table's ``flipper``, who may not
+    race it, or its ``info``'s: a Mynah's, who races it too): with flipper
+    arming their press marks the flip."""
+    who = getattr(req, "flipper", None) or (getattr(req, "info", None) or {}).get("flipper")
+    return who if isinstance(who, str) else None
 
 
 def in_order(edges) -> list[Edge]:
@@ -339,14 +341,13 @@ class RaceDesk:
     def arm_card(self, request, logged_ns: int, now: int) -> arming.Arming:
         """How the race of a card logged at ``logged_ns`` is armed at ``now``."""
         return arming.arm_unannounced(self.edges, self.owner.race_events(), logged_ns,
-                                      self.settings, flipper(request), request.eligible, now,
-                                      request.kind)
+                                      self.settings, request.eligible, now, request.kind)
 
     def take_card(self, request, logged_ns: int, now: int, players, version: int) -> None:
         """A card logged at ``logged_ns`` (armed ``now``) takes the presses that
         are its own; the presses before them no card took become strays."""
         armed = self.arm_card(request, logged_ns, now)
-        if armed.flipper is None and request.kind in (attribution.FIRST, attribution.LAST):
+        if request.kind in (attribution.FIRST, attribution.LAST):
             # the claim only proposes: the judge asks, when the presses allow
             # more than one reading, once the race has its verdict; the
             # presses it leaves become strays then (_settle_strays)
@@ -461,11 +462,9 @@ class RaceDesk:
 
     def needs_judge(self, race: DeskRace) -> bool:
         """Whether the judge weighs this decided race before it is logged: a
-        card's unannounced race the host has not answered for, not armed by
-        its flipper's press (that press marks the flip: nothing to weigh)."""
+        card's unannounced race the host has not answered for."""
         if not (race.request is not None and not race.announced and not race.confirmed
-                and not race.judged and race.armed.flipper is None
-                and race.logged_ns is not None
+                and not race.judged and race.logged_ns is not None
                 and race.kind in (attribution.FIRST, attribution.LAST)):
             return False
         # presses all long after the card's log (a table with a long wait_ms):
@@ -480,7 +479,8 @@ class RaceDesk:
         is rebuilt on that reading, waits for a press or a log that may
         change it, or asks the host."""
         spec = race.live.spec
-        card = attribution.Card(spec.kind, tuple(spec.eligible), race.logged_ns)
+        card = attribution.Card(spec.kind, tuple(spec.eligible), race.logged_ns,
+                                flipper=turned_by(race.request), marks=self.settings.flipper_arms)
         events = self.owner.race_events()
         prior = arming.last_race(events)
         before = attribution.Before.of(prior) if prior is not None else None

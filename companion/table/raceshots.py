@@ -41,7 +41,6 @@ class LiveShot:
     error: str | None = None
     window_start_ns: int | None = None
     confirm: str | None = None
-    flipper: str | None = None
     choices: tuple[dict, ...] = ()
     #: the race judge holds the verdict (a press or a log may still change it)
     judging: bool = False
@@ -100,7 +99,6 @@ def live_shot(race) -> LiveShot:
                     verdict=None if v is None else v.to_json(), info=race.request.info,
                     virtual=bool(race.virtual), error=race.error,
                     window_start_ns=race.armed.window.start_ns, confirm=race.confirm,
-                    flipper=race.armed.flipper,
                     choices=tuple(dict(c) for c in race.armed.choices) if race.confirm else (),
                     judging=race.judging, logged_ns=race.logged_ns,
                     card=(race.request.info or {}).get("card")
@@ -177,8 +175,6 @@ def race_event(race, settings) -> dict:
     stopped taking presses (``close_ns``)."""
     event = {"type": "race", "reason": race.request.reason, **race.live.record(),
              "announced": race.announced, "virtual": bool(race.virtual)}
-    if race.armed.flipper is not None:
-        event["armed_by"] = race.armed.flipper
     if race.armed.scheduled_ns is not None:     # armed at the box's own GO
         event["scheduled_go_ns"] = race.armed.scheduled_ns
     if race.virtual:

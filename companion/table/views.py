@@ -98,7 +98,7 @@ def live_race_view(game: Game, shot: LiveShot, now_ns: int) -> dict:
                      order=order_json(shot.order, shot.go_ns if shot.announced else None),
                      verdict=shot.verdict, info=shot.info, virtual=shot.virtual,
                      error=shot.error, window_start_ns=shot.window_start_ns,
-                     confirm=shot.confirm, flipper=shot.flipper, choices=shot.choices,
+                     confirm=shot.confirm, choices=shot.choices,
                      judging=shot.judging, logged_ns=shot.logged_ns, card=shot.card)
 
 
