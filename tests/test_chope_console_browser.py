@@ -97,3 +97,29 @@ def shot_path(name):
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     return SHOTS / name
+
+
+CARDS = "#legal .grid-buttons.cards button.event"
+
+
+def test_a_game_from_the_new_game_form_orders_its_cards_as_the_demo_does(live_server, phone):
+    """Issue 33: the form's Components came from /api/games with their keys
+    sorted (Flask's default), so a game started from it offered Blue Table
+    before Red and Biryani before Chicken rice; the demo game (the same
+    defaults, unsorted) orders by colour, then main before side."""
+    t = live_server
+    host = open_host(phone(), t, strict=True)
+    host.wait_for_selector(CARDS)
+    demo = host.locator(CARDS).all_inner_texts()
+    assert demo[:2] == ["Red Table", "Orange Table"]
+    first_game = t.session.game_id
+    host.click("#ng-details summary")
+    host.select_option("#ng-game", "chope")
+    expect_text(host, "#ng-options", "Components")
+    host.locator("#ng-start").click()
+    host.locator("#ng-confirm-yes").click()
+    expect_text(host, "#toast", "New game started")
+    assert t.session.game_id != first_game
+    host.wait_for_selector(CARDS)
+    assert host.locator(CARDS).all_inner_texts() == demo
+    assert host.errors == []

@@ -128,6 +128,10 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
     app.config.update(DEFAULTS)
     app.config.update(auth.COOKIE_CONFIG)
     app.config.update(config or {})
+    # JSON keeps the order it was built in: a game's declared components (Chope!'s
+    # Tables by colour, Mains before Sides) reach the new-game form as declared,
+    # so a game started from it deals its cards (and buttons) in the demo's order
+    app.json.sort_keys = False
 
     if session is None:
         raise TypeError("create_app() needs the table session: create_app(config, "
