@@ -16,8 +16,23 @@
 
   /* --- talking to the server ------------------------------------------- */
   let toastTimer = null;
+  /* While the host is asked a race's question, what a tap says is written
+   * in the question itself, above its buttons: a toast over the foot of
+   * the screen would cover the answers (a phone shows them there). */
+  function noteInQuestion(text, ok) {
+    const box = $('race-confirm');
+    if (!box || box.hidden) return false;
+    let note = $('race-confirm-note');
+    if (!note) note = el('p', { id: 'race-confirm-note' });
+    note.className = ok ? 'confirm-note ok' : 'confirm-note field-error';
+    note.setAttribute('role', ok ? 'status' : 'alert');
+    note.textContent = text;
+    if (!box.contains(note)) box.querySelector('.confirm-q').after(note);
+    return true;
+  }
   function toast(text, ok) {
     const t = $('toast');
+    if (noteInQuestion(text, ok)) { t.hidden = true; return; }
     t.replaceChildren(el('p', { class: ok ? 'ok' : 'error', role: 'alert', text }));
     t.hidden = false;
     clearTimeout(toastTimer);
@@ -161,16 +176,17 @@
   }
 
   /* The host never waits to log: while an unannounced race is open (its
-   * outcome is all the rules take now), the cards that could be flipped
-   * before it stay offered under "Next card"; one logged now waits for the
-   * race (the session queues it) and is refused if no outcome allows it. */
+   * outcome is all the rules take now), the steps that could be logged
+   * before it (the next cards, Stop) stay offered, the cards under "Next
+   * card"; one logged now waits for the race (the session queues it) and
+   * is refused if no outcome allows it. */
   const DRAWS = new Set(['flip', 'draw', 'reveal', 'roll']);
   let lastDraws = { game: null, items: [] };
   function nextCards(legal, labels) {
     const draws = [];
-    legal.forEach((e, i) => { if (DRAWS.has(e.type)) draws.push([e, labels[i]]); });
+    legal.forEach((e, i) => { if (e.type !== 'race') draws.push([e, labels[i]]); });
     const key = `${hs.game_id}`;
-    if (draws.length) { lastDraws = { game: key, items: draws }; return []; }
+    if (draws.some(([e]) => DRAWS.has(e.type))) { lastDraws = { game: key, items: draws }; return []; }
     const race = hs.race;
     const open = race && !race.announced && (race.phase === 'live' || race.confirm);
     return open && lastDraws.game === key ? lastDraws.items : [];
@@ -203,7 +219,9 @@
       if (slot && slot.types.has(type)) continue;
       const titles = TC.panelOf(hs).groupTitles || {};
       const heading = Object.hasOwn(titles, type) ? titles[type] : typeWord(type);
-      out.push(el('h3', { class: 'group', text: nextTypes.has(type) ? TC.t('Next card: {heading} (waits for the race)', { heading }) : heading }));
+      const waits = !nextTypes.has(type) ? heading : DRAWS.has(type) ? TC.t('Next card: {heading} (waits for the race)', { heading })
+        : TC.t('{heading} (waits for the race)', { heading });
+      out.push(el('h3', { class: 'group', text: waits }));
       if (hs.draw && hs.draw.type === type) out.push(drawButton(hs.draw));
       if (items.length <= MAX_BUTTONS) {
         const texts = items.map(([e, l]) => label(e, l));
@@ -423,7 +441,9 @@
     const answer = (body) => async (ev) => {
       for (const b of box.querySelectorAll('button')) b.disabled = true;   /* one tap */
       const res = await act('/api/host/race/confirm', body);
-      if (!res) { confirmKey = null; renderConfirm(); }
+      /* refused: the reason stays in the question (noteInQuestion), the
+         buttons take a tap again */
+      if (!res) for (const b of box.querySelectorAll('button')) b.disabled = false;
     };
     const likely = choices.findIndex((c) => c.likely);
     const dflt = likely >= 0 ? likely : choices.length - 1;
@@ -435,7 +455,8 @@
       buttons.push(el('button', { type: 'button', class: 'primary', id: 'race-accept', onclick: answer({ accept: true }) }, TC.t('Yes, these presses count')));
     }
     const when = typeof race.logged_ns === 'number' ? TC.t('Times from when you logged the card.') : '';
-    box.replaceChildren(el('p', { class: 'confirm-q', text: confirmQuestion(race) }),
+    const note = $('race-confirm-note');     /* what the last tap said, kept */
+    box.replaceChildren(el('p', { class: 'confirm-q', text: confirmQuestion(race) }), ...(note ? [note] : []),
       ...(when ? [el('p', { class: 'confirm-when', text: when })] : []), ...buttons,
       el('button', { type: 'button', class: 'danger', id: 'race-reject', onclick: answer({ accept: false }) }, TC.t('No: race again')));
   }
