@@ -706,9 +706,10 @@
           help(s));
       }
       let input;
+      if (s.kind === 'choice' && !fitsDropdown((s.choices || []).map((c) => TC.tx(c.label)))) return choiceList(s, common);
       if (s.kind === 'choice') {
         input = el('select', common, (s.choices || []).map((c, i) => el('option', {
-          value: String(i), text: TC.tx(c.label), selected: JSON.stringify(c.value) === JSON.stringify(s.default) })));
+          value: String(i), text: TC.tx(c.label), selected: isDefault(s, c) })));
       } else if (s.kind === 'int') {
         input = el('input', Object.assign({ type: 'number', inputmode: 'numeric', step: 1,
           min: s.minimum ?? null, max: s.maximum ?? null, value: s.default ?? '' }, common));
@@ -721,6 +722,27 @@
       }
       return el('div', { class: 'opt' }, el('label', { for: id, text: TC.tx(s.label) }), input, help(s));
     }
+    const isDefault = (s, c) => JSON.stringify(c.value) === JSON.stringify(s.default);
+    /* A closed dropdown shows one line and cuts the rest (every phone's
+     * browser): a choice with a label longer than the form's dropdown is
+     * a list of radio buttons instead, whose labels wrap. */
+    let measure = null;
+    function fitsDropdown(labels) {
+      measure = measure || document.createElement('canvas').getContext('2d');
+      measure.font = getComputedStyle(gameSel).font;
+      /* the card's width less its padding, the fieldset's, the dropdown's own and its arrow */
+      const room = $('new-game-card').clientWidth - 96;
+      return labels.every((l) => measure.measureText(l).width <= room);
+    }
+    function choiceList(s, common) {
+      return el('fieldset', Object.assign({ class: 'opt opt-choice', role: 'radiogroup' }, common),
+        el('legend', { text: TC.tx(s.label) }),
+        (s.choices || []).map((c, i) => el('label', { class: 'check' },
+          el('input', { type: 'radio', name: common.id, value: String(i), checked: isDefault(s, c) }), TC.tx(c.label))),
+        help(s));
+    }
+    /* the choice's index: a dropdown's value, a radio list's checked one */
+    const chosen = (c) => (c.tagName === 'SELECT' ? c.value : (c.querySelector('input:checked') || { value: '0' }).value);
     function refreshPlayerPickers() {
       const who = names();
       for (const sel of form.querySelectorAll('select[data-kind=player]')) {
@@ -776,7 +798,7 @@
         const s = TC.own(byName, c.dataset.option);
         const field = c.dataset.field;
         if (s.kind === 'bool') options[s.name] = c.checked;
-        else if (s.kind === 'choice') options[s.name] = s.choices[Number(c.value)].value;
+        else if (s.kind === 'choice') options[s.name] = s.choices[Number(chosen(c))].value;
         else if (s.kind === 'player') options[s.name] = c.value || null;
         else if (s.kind === 'int') {
           if (c.value === '' || !Number.isInteger(Number(c.value))) return { error: TC.t('{label}: a whole number, please', { label: TC.tx(s.label) }), field };
