@@ -196,3 +196,23 @@ def test_a_refused_answer_is_said_in_the_question_not_over_it(live_server, phone
     assert wait_for(lambda: not (s.snapshot()["race"] or {}).get("confirm"))
     host.wait_for_selector("#race-confirm", state="hidden")
     assert host.errors == []
+
+
+def test_with_a_news_line_no_card_button_hides_under_the_thumb_bar(live_server, phone):
+    """Issue 33: after "Red Table discarded: nobody choped it" the news line
+    pushed the 20th button (Kaya toast) under the thumb bar at 390 x 844.
+    Every button's foot is above the bar's top, with no scrolling."""
+    t = live_server
+    host = open_host(phone(), t, strict=True)
+    host.wait_for_selector(CARDS)
+    host.locator(CARDS, has_text="Red Table").click()
+    expect_text(host, "#news", "Red Table discarded: nobody choped it")
+    buttons = host.locator("#legal button.event")
+    assert wait_for(lambda: buttons.count() == 20)          # Stop, and 19 cards
+    assert host.evaluate("window.scrollY") == 0
+    bar = host.locator("#thumb-bar").bounding_box()
+    assert bar["y"] + bar["height"] <= 844                   # the bar is on screen
+    feet = [b["y"] + b["height"] for b in (buttons.nth(i).bounding_box() for i in range(20))]
+    assert max(feet) <= bar["y"], (max(feet), bar["y"])
+    shot(host, "host-chope-news-thumb-bar.png", full_page=False)
+    assert host.errors == []
