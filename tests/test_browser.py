@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.kit.browser import BROWSER, SHOTS, expect_text, open_board, open_host, shot
+from tests.kit.helpers import wait_for
 
 pytestmark = BROWSER
 
@@ -211,6 +214,55 @@ def test_new_game_form_is_built_from_the_settings_and_fits_a_phone(live_server, 
     page.locator("#new-game-card").screenshot(path=str(SHOTS / "host-new-game-form.png"))
     assert (SHOTS / "host-new-game-form.png").stat().st_size > 10_000
     assert page.errors == []
+
+
+#: the dropdowns of the new-game form whose options a closed dropdown cuts:
+#: an option's text wider than the room left of the dropdown's arrow
+CUT_DROPDOWNS = """() => {
+  const ctx = document.createElement('canvas').getContext('2d');
+  const cut = [];
+  for (const sel of document.querySelectorAll('#new-game select')) {
+    const cs = getComputedStyle(sel);
+    ctx.font = cs.font;
+    const room = sel.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 20;
+    for (const o of sel.options) if (ctx.measureText(o.text).width > room) cut.push(`${sel.id || sel.className}: ${o.text}`);
+  }
+  return cut;
+}"""
+
+
+@pytest.mark.parametrize("locale", ["en-GB", "fr-FR"])
+def test_no_new_game_dropdown_is_cut_on_a_phone(live_server, browser, locale):
+    """Issue 33: at 390 px the form's dropdowns showed "Players log their
+    own draws (che", "Given Ingredients go to the Black M..." (Hawker Wars,
+    Tropichaos, Chopote, Chomp!, a Chope! one): a choice whose labels a
+    dropdown cannot show is a list of radio buttons, every game, both
+    languages; what is chosen is what the game gets."""
+    from tests.kit.browser import PHONE, TIMEOUT_MS
+
+    t = live_server
+    ctx = browser.new_context(**PHONE, locale=locale)
+    ctx.set_default_timeout(TIMEOUT_MS)
+    page = open_host(ctx, t)
+    open_new_game_form(page)
+    for game in ("chope", "chomp", "chopote", "hawker", "tropichaos"):
+        page.select_option("#ng-game", game)
+        page.wait_for_function(f"document.querySelector('#ng-options [data-option]') && "
+                               f"document.getElementById('ng-game').value === '{game}'")
+        assert page.evaluate(CUT_DROPDOWNS) == [], (game, page.evaluate(CUT_DROPDOWNS))
+        assert overflowing(page, "#new-game input, #new-game select, #new-game label") == [], game
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.select_option("#ng-game", "hawker")
+    assert page.locator("#opt-poisoning_loss input[type=radio]").count() == 2
+    page.locator("#opt-poisoning_loss label.check").nth(1).click()
+    page.locator("#new-game-card").screenshot(path=str(SHOTS / f"host-new-game-choices-{locale}.png"))
+    page.locator("#ng-start").click()
+    page.locator("#ng-confirm-yes").click()
+    assert wait_for(lambda: t.session.game is not None and t.session.game.name == "hawker", 10)
+    # the 2nd radio ("Out of the game") is what the game got
+    assert t.session.store.game_info(t.session.game_id)["options"]["poisoning_loss"] == "box"
+    assert page.errors == []
+    ctx.close()
 
 
 def test_switching_the_game_resets_its_options(live_server, phone):

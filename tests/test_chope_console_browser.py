@@ -8,6 +8,8 @@ from __future__ import annotations
 import random
 
 from tests.kit.browser import BROWSER, expect_text, open_host, shot
+from tests.kit.helpers import wait_for
+from tests.kit.moments import chope, doubtful
 
 pytestmark = BROWSER
 
@@ -97,3 +99,120 @@ def shot_path(name):
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     return SHOTS / name
+
+
+CARDS = "#legal .grid-buttons.cards button.event"
+
+
+def test_a_game_from_the_new_game_form_orders_its_cards_as_the_demo_does(live_server, phone):
+    """Issue 33: the form's Components came from /api/games with their keys
+    sorted (Flask's default), so a game started from it offered Blue Table
+    before Red and Biryani before Chicken rice; the demo game (the same
+    defaults, unsorted) orders by colour, then main before side."""
+    t = live_server
+    host = open_host(phone(), t, strict=True)
+    host.wait_for_selector(CARDS)
+    demo = host.locator(CARDS).all_inner_texts()
+    assert demo[:2] == ["Red Table", "Orange Table"]
+    first_game = t.session.game_id
+    host.click("#ng-details summary")
+    host.select_option("#ng-game", "chope")
+    expect_text(host, "#ng-options", "Components")
+    host.locator("#ng-start").click()
+    host.locator("#ng-confirm-yes").click()
+    expect_text(host, "#toast", "New game started")
+    assert t.session.game_id != first_game
+    host.wait_for_selector(CARDS)
+    assert host.locator(CARDS).all_inner_texts() == demo
+    assert host.errors == []
+
+
+def overlap(a, b) -> bool:
+    return (a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
+            and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
+
+
+def covered_answers(host) -> list[str]:
+    """The question's buttons a toast lies over (what the phone shows)."""
+    toast = host.locator("#toast")
+    if not toast.is_visible():
+        return []
+    box = toast.bounding_box()
+    buttons = host.locator("#race-confirm button")
+    return [buttons.nth(i).inner_text() for i in range(buttons.count())
+            if overlap(buttons.nth(i).bounding_box(), box)]
+
+
+def asked(t, host):
+    """Chope!'s Blue Table asks the host who slammed it (tests.kit.moments.doubtful)."""
+    chope(t)
+    host.wait_for_selector('#legal button.event[data-event*="table:green"]')
+    doubtful(t)
+    expect_text(host, "#race-confirm", "No: race again")
+
+
+def test_stop_is_offered_while_a_question_waits_and_what_a_tap_says_covers_no_answer(
+        live_server, phone):
+    """Issue 33: while the host was asked who slammed a card, Stop was not
+    offered (only the next cards were); and the toast a tap gave ("Waiting
+    for the race: ...") lay over the question's answers at the foot of a
+    phone's screen. Stop is offered, waits for the race, and what the tap
+    says is written in the question."""
+    t = live_server
+    s = t.session
+    host = open_host(phone(), t, strict=True)
+    asked(t, host)
+    stop = host.locator('#side-slot button.event[data-event*=\'"stop"\']')
+    stop.click()
+    expect_text(host, "#queued", "Waiting for the race: stop")
+    expect_text(host, "#race-confirm-note", "Waiting for the race")
+    assert covered_answers(host) == []
+    shot(host, "host-chope-stop-while-asked.png", full_page=False)
+    host.locator('#race-confirm button.choice[data-player="Bo"]').click()
+    assert wait_for(lambda: s.snapshot()["queued"] == [] and s.snapshot()["current_player"] == "Bo")
+    expect_text(host, "#log", "stop")
+    assert host.errors == []
+
+
+def test_a_refused_answer_is_said_in_the_question_not_over_it(live_server, phone):
+    """A refusal of the host's answer (409: the table moved on) was a toast
+    over the question's buttons for 6 s: it is written in the question,
+    above them, and the buttons take a tap again."""
+    t = live_server
+    s = t.session
+    host = open_host(phone(), t)
+    asked(t, host)
+    stale = {"error": "the game moved on: the log is at version 9; reload and try again",
+             "rule": "version"}
+    host.route("**/api/host/race/confirm", lambda route: route.fulfill(status=409, json=stale))
+    host.locator('#race-confirm button.choice[data-player="Cy"]').click()
+    expect_text(host, "#race-confirm .field-error", "the game moved on")
+    assert covered_answers(host) == []
+    note = host.locator("#race-confirm-note").bounding_box()
+    assert note["y"] + note["height"] <= host.locator("#race-confirm button.choice").first.bounding_box()["y"]
+    shot(host, "host-chope-refused-answer.png", full_page=False)
+    host.unroute("**/api/host/race/confirm")
+    host.locator('#race-confirm button.choice[data-player="Cy"]').click()
+    assert wait_for(lambda: not (s.snapshot()["race"] or {}).get("confirm"))
+    host.wait_for_selector("#race-confirm", state="hidden")
+    assert host.errors == []
+
+
+def test_with_a_news_line_no_card_button_hides_under_the_thumb_bar(live_server, phone):
+    """Issue 33: after "Red Table discarded: nobody choped it" the news line
+    pushed the 20th button (Kaya toast) under the thumb bar at 390 x 844.
+    Every button's foot is above the bar's top, with no scrolling."""
+    t = live_server
+    host = open_host(phone(), t, strict=True)
+    host.wait_for_selector(CARDS)
+    host.locator(CARDS, has_text="Red Table").click()
+    expect_text(host, "#news", "Red Table discarded: nobody choped it")
+    buttons = host.locator("#legal button.event")
+    assert wait_for(lambda: buttons.count() == 20)          # Stop, and 19 cards
+    assert host.evaluate("window.scrollY") == 0
+    bar = host.locator("#thumb-bar").bounding_box()
+    assert bar["y"] + bar["height"] <= 844                   # the bar is on screen
+    feet = [b["y"] + b["height"] for b in (buttons.nth(i).bounding_box() for i in range(20))]
+    assert max(feet) <= bar["y"], (max(feet), bar["y"])
+    shot(host, "host-chope-news-thumb-bar.png", full_page=False)
+    assert host.errors == []

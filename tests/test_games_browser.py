@@ -73,7 +73,7 @@ def server_bottles(table) -> dict[str, list[str]]:
 
 def roll_button(page, player: str, value: int):
     event = json.dumps({"type": "roll", "player": player, "value": value},
-                       separators=(",", ":"), sort_keys=True)     # as the console writes it
+                       separators=(",", ":"))     # as the console writes it: the game's key order
     return page.locator(f"#legal button.event[data-event='{event}']")
 
 

@@ -179,3 +179,37 @@ def test_the_three_commands_that_add_a_language_run_pybabel_on_the_catalogs(tmp_
                    check=True, capture_output=True)
     subprocess.run([pybabel, "compile", "-f", "-d", str(copy)], check=True, capture_output=True)
     assert (copy / "de" / "LC_MESSAGES" / "messages.mo").exists()
+
+
+# -- the error pages (issue 33) ---------------------------------------------------
+
+@pytest.mark.parametrize("lang,title,english", [
+    ("fr", "Aucune page ici", "Not Found"), ("en", "No page here", "requested URL")])
+def test_a_missing_page_is_an_error_page_in_the_readers_language(client, lang, title, english):
+    r = client.get(f"/no-such-page?lang={lang}")
+    assert r.status_code == 404 and r.mimetype == "text/html"
+    page = r.get_data(as_text=True)
+    assert f'<html lang="{lang}">' in page and title in page and english not in page
+
+
+def test_a_page_posted_to_is_a_french_405_that_keeps_its_allow_header(client):
+    client.get("/?lang=fr")                              # the lang cookie: French from now on
+    r = client.post("/join")
+    assert r.status_code == 405 and "GET" in r.headers["Allow"]
+    page = r.get_data(as_text=True)
+    assert "Cette adresse n’accepte pas cette requête" in page and "Method Not Allowed" not in page
+
+
+def test_a_failing_page_is_a_french_500_and_the_api_stays_json(app, client, monkeypatch):
+    from companion.web import board
+
+    def broken(*a, **k):
+        raise RuntimeError("the snapshot broke")
+    monkeypatch.setattr(board, "page_game", broken)
+    app.testing = False                                  # Flask answers, as in production
+    app.config["PROPAGATE_EXCEPTIONS"] = False
+    r = client.get("/?lang=fr")
+    assert r.status_code == 500 and "Un problème est survenu" in r.get_data(as_text=True)
+    assert "Internal Server Error" not in r.get_data(as_text=True)
+    r = client.get("/api/no-such-thing")
+    assert r.status_code == 404 and "error" in r.json

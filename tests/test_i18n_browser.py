@@ -17,37 +17,12 @@ import threading
 import pytest
 
 from tests.kit.browser import BROWSER, PHONE, SHOTS, TIMEOUT_MS, expect_text
+from tests.kit.french import VISIBLE_TEXT
 
 from companion import translations
 
 pytestmark = BROWSER
 FR = SHOTS / "fr"
-
-#: the page's visible words: text nodes (not in scripts, not in the language
-#: switch, which names each language in its own words, nor in <code>, which
-#: is an address, nor in a quote marked lang="en": an English rulebook's line,
-#: shown as written with its French beside it) and the words of attributes
-VISIBLE_TEXT = """() => {
-  const out = [];
-  const skip = 'script, style, code, .lang-switch, [hidden], template, [lang=en]';
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-    const p = n.parentElement;
-    if (!p || p.closest(skip)) continue;
-    if (p.closest('details:not([open])') && !p.closest('summary')) continue;
-    const t = n.data.replace(/\\s+/g, ' ').trim();
-    if (t) out.push(t);
-  }
-  for (const e of document.querySelectorAll('[aria-label], [title], [alt], [placeholder]')) {
-    if (e.closest(skip)) continue;
-    for (const a of ['aria-label', 'title', 'alt', 'placeholder']) {
-      const v = e.getAttribute(a);
-      if (v && v.trim()) out.push(v.trim());
-    }
-  }
-  out.push(document.title);
-  return out;
-}"""
 
 
 def english_left(texts: list[str]) -> list[tuple[str, str]]:

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from flask import Flask, current_app, jsonify, request
+from flask import Flask, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from . import auth, i18n
@@ -128,6 +128,10 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
     app.config.update(DEFAULTS)
     app.config.update(auth.COOKIE_CONFIG)
     app.config.update(config or {})
+    # JSON keeps the order it was built in: a game's declared components (Chope!'s
+    # Tables by colour, Mains before Sides) reach the new-game form as declared,
+    # so a game started from it deals its cards (and buttons) in the demo's order
+    app.json.sort_keys = False
 
     if session is None:
         raise TypeError("create_app() needs the table session: create_app(config, "
@@ -280,7 +284,22 @@ def _store_error(exc):
 def _http_error(exc: HTTPException):
     if request.path.startswith("/api/") or request.path == "/events":
         return _answer(exc.description, exc.code)
-    return exc
+    return error_page(exc)
+
+
+def error_page(exc: HTTPException):
+    """A page's error (404, 405, 400, 500, ...) as a page in the reader's
+    language (``templates/error.html``), not werkzeug's English one; its
+    headers (a 405's ``Allow``) kept."""
+    try:
+        html = render_template("error.html", code=exc.code)
+    except Exception:                    # noqa: BLE001 - the page itself failed: werkzeug's
+        current_app.logger.exception("the error page failed")
+        return exc
+    resp = exc.get_response()
+    resp.set_data(html)
+    resp.mimetype = "text/html"
+    return resp
 
 
 __all__ = ["create_app", "register_errors", "Services"]

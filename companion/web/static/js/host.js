@@ -16,8 +16,23 @@
 
   /* --- talking to the server ------------------------------------------- */
   let toastTimer = null;
+  /* While the host is asked a race's question, what a tap says is written
+   * in the question itself, above its buttons: a toast over the foot of
+   * the screen would cover the answers (a phone shows them there). */
+  function noteInQuestion(text, ok) {
+    const box = $('race-confirm');
+    if (!box || box.hidden) return false;
+    let note = $('race-confirm-note');
+    if (!note) note = el('p', { id: 'race-confirm-note' });
+    note.className = ok ? 'confirm-note ok' : 'confirm-note field-error';
+    note.setAttribute('role', ok ? 'status' : 'alert');
+    note.textContent = text;
+    if (!box.contains(note)) box.querySelector('.confirm-q').after(note);
+    return true;
+  }
   function toast(text, ok) {
     const t = $('toast');
+    if (noteInQuestion(text, ok)) { t.hidden = true; return; }
     t.replaceChildren(el('p', { class: ok ? 'ok' : 'error', role: 'alert', text }));
     t.hidden = false;
     clearTimeout(toastTimer);
@@ -161,16 +176,17 @@
   }
 
   /* The host never waits to log: while an unannounced race is open (its
-   * outcome is all the rules take now), the cards that could be flipped
-   * before it stay offered under "Next card"; one logged now waits for the
-   * race (the session queues it) and is refused if no outcome allows it. */
+   * outcome is all the rules take now), the steps that could be logged
+   * before it (the next cards, Stop) stay offered, the cards under "Next
+   * card"; one logged now waits for the race (the session queues it) and
+   * is refused if no outcome allows it. */
   const DRAWS = new Set(['flip', 'draw', 'reveal', 'roll']);
   let lastDraws = { game: null, items: [] };
   function nextCards(legal, labels) {
     const draws = [];
-    legal.forEach((e, i) => { if (DRAWS.has(e.type)) draws.push([e, labels[i]]); });
+    legal.forEach((e, i) => { if (e.type !== 'race') draws.push([e, labels[i]]); });
     const key = `${hs.game_id}`;
-    if (draws.length) { lastDraws = { game: key, items: draws }; return []; }
+    if (draws.some(([e]) => DRAWS.has(e.type))) { lastDraws = { game: key, items: draws }; return []; }
     const race = hs.race;
     const open = race && !race.announced && (race.phase === 'live' || race.confirm);
     return open && lastDraws.game === key ? lastDraws.items : [];
@@ -203,7 +219,9 @@
       if (slot && slot.types.has(type)) continue;
       const titles = TC.panelOf(hs).groupTitles || {};
       const heading = Object.hasOwn(titles, type) ? titles[type] : typeWord(type);
-      out.push(el('h3', { class: 'group', text: nextTypes.has(type) ? TC.t('Next card: {heading} (waits for the race)', { heading }) : heading }));
+      const waits = !nextTypes.has(type) ? heading : DRAWS.has(type) ? TC.t('Next card: {heading} (waits for the race)', { heading })
+        : TC.t('{heading} (waits for the race)', { heading });
+      out.push(el('h3', { class: 'group', text: waits }));
       if (hs.draw && hs.draw.type === type) out.push(drawButton(hs.draw));
       if (items.length <= MAX_BUTTONS) {
         const texts = items.map(([e, l]) => label(e, l));
@@ -423,7 +441,9 @@
     const answer = (body) => async (ev) => {
       for (const b of box.querySelectorAll('button')) b.disabled = true;   /* one tap */
       const res = await act('/api/host/race/confirm', body);
-      if (!res) { confirmKey = null; renderConfirm(); }
+      /* refused: the reason stays in the question (noteInQuestion), the
+         buttons take a tap again */
+      if (!res) for (const b of box.querySelectorAll('button')) b.disabled = false;
     };
     const likely = choices.findIndex((c) => c.likely);
     const dflt = likely >= 0 ? likely : choices.length - 1;
@@ -435,7 +455,8 @@
       buttons.push(el('button', { type: 'button', class: 'primary', id: 'race-accept', onclick: answer({ accept: true }) }, TC.t('Yes, these presses count')));
     }
     const when = typeof race.logged_ns === 'number' ? TC.t('Times from when you logged the card.') : '';
-    box.replaceChildren(el('p', { class: 'confirm-q', text: confirmQuestion(race) }),
+    const note = $('race-confirm-note');     /* what the last tap said, kept */
+    box.replaceChildren(el('p', { class: 'confirm-q', text: confirmQuestion(race) }), ...(note ? [note] : []),
       ...(when ? [el('p', { class: 'confirm-when', text: when })] : []), ...buttons,
       el('button', { type: 'button', class: 'danger', id: 'race-reject', onclick: answer({ accept: false }) }, TC.t('No: race again')));
   }
@@ -685,9 +706,10 @@
           help(s));
       }
       let input;
+      if (s.kind === 'choice' && !fitsDropdown((s.choices || []).map((c) => TC.tx(c.label)))) return choiceList(s, common);
       if (s.kind === 'choice') {
         input = el('select', common, (s.choices || []).map((c, i) => el('option', {
-          value: String(i), text: TC.tx(c.label), selected: JSON.stringify(c.value) === JSON.stringify(s.default) })));
+          value: String(i), text: TC.tx(c.label), selected: isDefault(s, c) })));
       } else if (s.kind === 'int') {
         input = el('input', Object.assign({ type: 'number', inputmode: 'numeric', step: 1,
           min: s.minimum ?? null, max: s.maximum ?? null, value: s.default ?? '' }, common));
@@ -700,6 +722,27 @@
       }
       return el('div', { class: 'opt' }, el('label', { for: id, text: TC.tx(s.label) }), input, help(s));
     }
+    const isDefault = (s, c) => JSON.stringify(c.value) === JSON.stringify(s.default);
+    /* A closed dropdown shows one line and cuts the rest (every phone's
+     * browser): a choice with a label longer than the form's dropdown is
+     * a list of radio buttons instead, whose labels wrap. */
+    let measure = null;
+    function fitsDropdown(labels) {
+      measure = measure || document.createElement('canvas').getContext('2d');
+      measure.font = getComputedStyle(gameSel).font;
+      /* the card's width less its padding, the fieldset's, the dropdown's own and its arrow */
+      const room = $('new-game-card').clientWidth - 96;
+      return labels.every((l) => measure.measureText(l).width <= room);
+    }
+    function choiceList(s, common) {
+      return el('fieldset', Object.assign({ class: 'opt opt-choice', role: 'radiogroup' }, common),
+        el('legend', { text: TC.tx(s.label) }),
+        (s.choices || []).map((c, i) => el('label', { class: 'check' },
+          el('input', { type: 'radio', name: common.id, value: String(i), checked: isDefault(s, c) }), TC.tx(c.label))),
+        help(s));
+    }
+    /* the choice's index: a dropdown's value, a radio list's checked one */
+    const chosen = (c) => (c.tagName === 'SELECT' ? c.value : (c.querySelector('input:checked') || { value: '0' }).value);
     function refreshPlayerPickers() {
       const who = names();
       for (const sel of form.querySelectorAll('select[data-kind=player]')) {
@@ -755,7 +798,7 @@
         const s = TC.own(byName, c.dataset.option);
         const field = c.dataset.field;
         if (s.kind === 'bool') options[s.name] = c.checked;
-        else if (s.kind === 'choice') options[s.name] = s.choices[Number(c.value)].value;
+        else if (s.kind === 'choice') options[s.name] = s.choices[Number(chosen(c))].value;
         else if (s.kind === 'player') options[s.name] = c.value || null;
         else if (s.kind === 'int') {
           if (c.value === '' || !Number.isInteger(Number(c.value))) return { error: TC.t('{label}: a whole number, please', { label: TC.tx(s.label) }), field };
