@@ -237,22 +237,44 @@ def run(real: bool, paths: set[str], pulses: int, pi_out: int, pi_in: int, port:
     return reports, problems
 
 
+def _real_box(port):
+    """The box's port named (never "the first Pico found") and borrowed from
+    the table that holds it, if one does: the table shows the box away and
+    takes it back when the self-test ends (companion/pico/lease.py)."""
+    from companion.pico.lease import borrow
+    from companion.pico.transport import named_port
+    return borrow(named_port(port), "the self-test (python -m hardware.selftest)")
+
+
 def _pico(real, paths, pulses, pi_in, port):
-    from companion.buzzers.pico import PicoSource
     if real:
-        src = PicoSource(["1", "2", "3", "4", "5", "6"], port=port, raw=True)
-        try:
-            _settle(src)
-            stamps = None
-            if "both" in paths:
-                from companion.buzzers.gpio import BuzzerInput, ticks_to_ns
-                seen: list[tuple[int, int]] = []
-                inp = BuzzerInput(pi_in, on_change=lambda t, p: seen.append(
-                    (0 if p else 1, ticks_to_ns(t))))       # active low: pressed = low
-                stamps = lambda: seen  # noqa: E731
-            return measure_pico(src, pulses, pi_stamps=stamps)
-        finally:
-            src.close()
+        with _real_box(port) as lease:
+            return _real_pico(paths, pulses, pi_in, lease.port)
+    return _sim_pico(paths, pulses)
+
+
+def _real_pico(paths, pulses, pi_in, port):
+    from companion.buzzers.pico import PicoSource
+    src = PicoSource(["1", "2", "3", "4", "5", "6"], port=port, raw=True)
+    inp = None
+    try:
+        _settle(src)
+        stamps = None
+        if "both" in paths:
+            from companion.buzzers.gpio import BuzzerInput, ticks_to_ns
+            seen: list[tuple[int, int]] = []
+            inp = BuzzerInput(pi_in, on_change=lambda t, p: seen.append(
+                (0 if p else 1, ticks_to_ns(t))))       # active low: pressed = low
+            stamps = lambda: seen  # noqa: E731
+        return measure_pico(src, pulses, pi_stamps=stamps)
+    finally:
+        if inp is not None:
+            inp.close()
+        src.close()
+
+
+def _sim_pico(paths, pulses):
+    from companion.buzzers.pico import PicoSource
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "firmware" / "sim"))
     from ptybox import SimBox
     with SimBox(Path(tempfile.mkdtemp(prefix="selftest-"))) as box:
@@ -294,12 +316,13 @@ def _fairness(args) -> int:
         print(fairness.table(fairness.certify(trials=1000)))
         return 0
     from companion.buzzers.pico import PicoSource
-    src = PicoSource(["1", "2", "3", "4", "5", "6"], port=args.port, raw=True)
-    try:
-        rows = fairness.certify_box(src)
-        where = f"{src.link.path}, firmware {'.'.join(map(str, src.hello.firmware))}"
-    finally:
-        src.close()
+    with _real_box(args.port) as lease:
+        src = PicoSource(["1", "2", "3", "4", "5", "6"], port=lease.port, raw=True)
+        try:
+            rows = fairness.certify_box(src)
+            where = f"{src.link.path}, firmware {'.'.join(map(str, src.hello.firmware))}"
+        finally:
+            src.close()
     print(fairness.table(rows))
     print(f"kept in {fairness.save(rows, where)}")
     return 0
@@ -316,7 +339,9 @@ def main(argv=None) -> int:
     ap.add_argument("--pulses", type=int, default=50)
     ap.add_argument("--pi-out", type=int, default=21, help="BCM output for the gpio path (21)")
     ap.add_argument("--pi-in", type=int, default=20, help="BCM input jumpered to it (20)")
-    ap.add_argument("--port", help="the Pico's serial port (default: found by USB id)")
+    ap.add_argument("--port", help="the Pico's serial port (default: $COMPANION_PICO_PORT, "
+                                   "/dev/buzzerbox, or the one Pico plugged in); a table "
+                                   "holding it lends it for the test")
     ap.add_argument("--fairness", action="store_true",
                     help="the Pico box's fairness certificate, 1000 trials a separation "
                          "(hardware/fairness.py): on the box with --real (and kept), else "

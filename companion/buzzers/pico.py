@@ -43,6 +43,7 @@ from typing import Callable
 from ..races.edges import BuzzerId, ButtonEdge
 from ..pico import protocol as P
 from ..pico.clocksync import ClockSync, SlewedClock
+from ..pico.lease import LeaseServer
 from ..pico.transport import SerialLink, default_port
 from .base import (CueStamp, EdgeSource, SourceError, SourceFault, SourceStatus,
                    SourceUnavailable)
@@ -53,7 +54,8 @@ log = logging.getLogger(__name__)
 FIRMWARE_MAJOR = 1
 #: How to put matching firmware on the box (docs/pico.md).
 UPDATE_HINT = ("update the box's firmware from this companion's source tree: "
-               "mpremote cp firmware/*.py : + reset   (docs/pico.md)")
+               "companion pico flash   (mpremote on the box's named port, even while the "
+               "table runs; docs/pico.md)")
 MS = 1_000_000
 S = 1_000_000_000
 #: How long after opening the port to wait for the box's own hello before
@@ -132,6 +134,8 @@ class PicoSource(EdgeSource):
             port = lambda: default_port(self._not_box)  # noqa: E731
         self.link = SerialLink(port, self._bytes, self._state, clock=clock,
                                backoff_s=backoff_s)
+        # `companion pico` and the self-test ask for the port here (pico/lease.py)
+        self.lease = LeaseServer(self._lend, self._give_back)
         self.link.start()
         self._syncer = threading.Thread(target=self._sync_loop, name="pico-sync", daemon=True)
         self._syncer.start()
@@ -182,6 +186,8 @@ class PicoSource(EdgeSource):
         self._skip_stale = False
         self._version_frames = 0
         self._certifying: list[tuple[int, int, bool]] | None = None
+        self.lease: LeaseServer | None = None
+        self._away: str | None = None            # who has the box (an update, the self-test)
 
     @classmethod
     def offline(cls, buzzers, hello: P.Hello, *, clock: Callable[[], int] = time.monotonic_ns,
@@ -224,8 +230,11 @@ class PicoSource(EdgeSource):
         # status says so, so whoever sees the status also finds the fault.
         if not connected:
             self._hello_ev.clear()
-            self._fault(SourceFault("disconnected", f"buzzer box lost ({detail}); "
-                                                    f"reconnecting", t_ns=self.clock()))
+            if self._away is None:          # lent out is not lost: the status says where
+                self._fault(SourceFault("disconnected", f"buzzer box lost ({detail}); "
+                                                        f"reconnecting", t_ns=self.clock()))
+        elif self.lease is not None:
+            self.lease.listen(detail)        # asks for this port reach this table
         with self._lock:
             self._connected = connected
             self._connected_at = self.clock()
@@ -693,6 +702,36 @@ class PicoSource(EdgeSource):
         ack = self.command(P.Pulse(0, width_us, gap_us, count))
         return ack is not None and ack.status == P.ACK_OK
 
+    # -- lent out: an update or the self-test has the box ------------------------------
+
+    def _lend(self, who: str) -> str | None:
+        """Let go of the port for ``who`` (pico/lease.py): the path that was
+        open, or None if it could not be closed (then it is kept)."""
+        path = self.link.path or "the box's port"
+        self._away = who
+        if not self.link.pause():
+            self._away = None
+            self.link.resume()
+            return None
+        log.warning("buzzer box away for an update: %s has %s", who, path)
+        self._status(force=True)
+        return path
+
+    def _give_back(self) -> None:
+        """The lease ended: open the port again (the box says hello, the
+        clock carries on if it did not restart)."""
+        if self._away is None:
+            return
+        log.warning("buzzer box back from %s", self._away)
+        self._away = None
+        self.link.resume()
+        self._status(force=True)
+
+    @property
+    def away(self) -> str | None:
+        """Who has the box now (``companion pico flash (pid 123)``), or None."""
+        return self._away
+
     # -- the seam ------------------------------------------------------------------------
 
     def start(self, sink) -> None:
@@ -721,8 +760,12 @@ class PicoSource(EdgeSource):
             detail = f"{self.link.path}, firmware {fw}, protocol {h.protocol}, {sync}"
         if self.refused:
             detail = self.refused
-        return SourceStatus(self.name, self._connected and h is not None and not self.refused,
-                            self.precision_ns, bound, detail)
+        away = self._away
+        if away is not None:
+            detail = f"away for an update: {away} has the box; it comes back after"
+        return SourceStatus(self.name, self._connected and h is not None and not self.refused
+                            and away is None, self.precision_ns, bound, detail,
+                            away=away is not None)
 
     def _status(self, force: bool = False) -> None:
         now = self.clock()
@@ -737,5 +780,7 @@ class PicoSource(EdgeSource):
 
     def close(self) -> None:
         self._stop.set()
+        if self.lease is not None:
+            self.lease.close()
         super().close()
         self.link.close()
