@@ -230,6 +230,12 @@ def test_the_table_lends_only_to_its_own_user_or_root(tmp_path, monkeypatch):
             src.close()
 
 
+def test_a_long_port_path_gets_a_short_name():
+    long = "/dev/" + "x" * 200
+    assert len(L.lease_name(long)) <= L.MAX_NAME
+    assert L.lease_name(long) != L.lease_name(long + "y")
+
+
 def test_no_table_on_the_port_means_go_ahead(tmp_path):
     with L.borrow(str(tmp_path / "nobody"), "flash") as lease:
         assert lease.holder is None and lease.port == str(tmp_path / "nobody")

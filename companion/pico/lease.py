@@ -29,6 +29,7 @@ b'\\x00tabletop-companion/pico-port/dev/null'
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import socket
@@ -41,6 +42,8 @@ log = logging.getLogger(__name__)
 PREFIX = b"\0tabletop-companion/pico-port"
 #: longest line either side sends
 MAX_LINE = 512
+#: longest socket name (sun_path: 108 bytes)
+MAX_NAME = 107
 
 
 class LeaseError(RuntimeError):
@@ -48,8 +51,12 @@ class LeaseError(RuntimeError):
 
 
 def lease_name(port: str) -> bytes:
-    """The abstract socket name of the table holding ``port`` (its real path)."""
-    return PREFIX + os.path.realpath(port).encode()
+    """The abstract socket name of the table holding ``port`` (its real
+    path; a digest of it when the path is too long for a socket name)."""
+    name = PREFIX + os.path.realpath(port).encode()
+    if len(name) > MAX_NAME:
+        name = PREFIX + b"#" + hashlib.sha256(name).hexdigest().encode()
+    return name
 
 
 def _peer(conn: socket.socket) -> tuple[int, int]:
@@ -136,12 +143,12 @@ class LeaseServer:
 
     def _lease(self, conn: socket.socket) -> None:
         pid, uid = _peer(conn)
+        conn.settimeout(10)
+        ask = _line(conn)            # read first: a reply to an unread ask can be lost
         if uid not in (os.geteuid(), 0):
             conn.sendall(f"refused: the table runs as user {os.geteuid()}; ask as that "
                          f"user or root\n".encode())
             return
-        conn.settimeout(10)
-        ask = _line(conn)
         if not ask.startswith("lend"):
             conn.sendall(b"refused: say 'lend <what>'\n")
             return
@@ -205,8 +212,12 @@ def borrow(port: str, what: str, timeout_s: float = 10.0) -> Iterator[Lease]:
         sock.close()
         yield Lease(port, None)
         return
+    except BaseException:
+        sock.close()
+        raise
     with sock:
-        sock.sendall(f"lend {what}\n".encode())
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            sock.sendall(f"lend {what}\n".encode())     # a refusal is still read below
         reply = _line(sock)
         if not reply.startswith("lent"):
             raise LeaseError(f"the table holding {port} did not lend it: "
