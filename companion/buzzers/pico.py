@@ -64,6 +64,9 @@ HELLO_WAIT_S = 1.5
 #: After asking a port found by USB ids for its hello, how long to wait for
 #: it before trying the next Pico.
 NO_HELLO_S = 1.0
+#: The first firmware that answers SYNC_HELD_REQUEST (the four-timestamp
+#: sync); an older one gets the plain SYNC_REQUEST.
+HELD_SYNC_FIRMWARE = (1, 2, 0)
 #: Frames of another protocol version, and nothing else, before a box is
 #: refused (one alone is damage on the line).
 VERSION_FRAMES = 3
@@ -334,6 +337,8 @@ class PicoSource(EdgeSource):
             self._edges(msg)
         elif kind is P.SyncReply:
             self._sync_reply(msg, t_ns)
+        elif kind is P.SyncHeld:
+            self._sync_held(msg, t_ns)
         elif kind is P.Heartbeat:
             self._heartbeat(msg)
         elif kind is P.Fault:
@@ -410,6 +415,20 @@ class PicoSource(EdgeSource):
         if first and self.sync.synced:
             self._flush_early()
         self._status()
+
+    def _sync_held(self, r: P.SyncHeld, t_ns: int) -> None:
+        """A four-timestamp reply: t1 sent, t2 ``r.tick``, t3 = t2 + held,
+        t4 ``t_ns``. The exchange is t1, t2 and t4 less the hold: what the
+        box's loop and queue added to the way back no longer biases the
+        midpoint (the hold is on the box's microsecond timer: at its 100 ppm
+        a 1 ms hold is off by 0.1 us)."""
+        sent = self._tokens.get(r.token)
+        held_ns = r.held_us * 1_000
+        if sent is None or self.sync is None or held_ns > t_ns - sent:
+            self.counters["sync_refused"] = self.counters.get("sync_refused", 0) + 1
+            self._tokens.pop(r.token, None)
+            return
+        self._sync_reply(P.SyncReply(r.seq, r.token, r.tick), t_ns - held_ns)
 
     def _heartbeat(self, h: P.Heartbeat) -> None:
         if self.sync is None:
@@ -532,8 +551,10 @@ class PicoSource(EdgeSource):
     def _send_sync(self) -> None:
         token = next(self._seq) & 0xFFFF_FFFF
         with self._lock:
-            msg, wire = P.encode_command(P.SyncRequest(self._next_seq(), token),
-                                         self._next_seq)
+            h = self.hello
+            ask = (P.SyncHeldRequest if h is not None and h.firmware >= HELD_SYNC_FIRMWARE
+                   else P.SyncRequest)
+            msg, wire = P.encode_command(ask(self._next_seq(), token), self._next_seq)
             t = self.link.write(wire)
             if t is not None:
                 self._tokens[msg.token] = t
