@@ -103,10 +103,8 @@ class Box:
         self.down_since = [-1] * n
         self.stuck = 0
         # outputs the host asked for, and what waits on a stamp
-        self.mark = 0
-        self.sync_tokens = []
-        self.held_tokens = []     # (token, us read) of SYNC_HELD_REQUESTs waiting for the mark
-        self.mark_us = []         # when each mark toggle still in flight was made
+        self.mark, self.sync_tokens = 0, []
+        self.held_tokens, self.mark_us = [], []   # held asks (token, us read); toggles' us
         self.heartbeat_due = False
         self.last_heartbeat_us = self.last_drain_us
         self.cue_ack = None       # (seq, on) waiting for the cue's own edge
