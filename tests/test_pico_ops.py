@@ -225,7 +225,7 @@ def test_the_table_lends_only_to_its_own_user_or_root(tmp_path, monkeypatch):
             with pytest.raises(L.LeaseError, match="refused: the table runs as user"):
                 with L.borrow(box.port, "someone else"):
                     pass
-            assert src.away is None and src.status().connected
+            assert src.away is None and src.lease.leases == 0 and not src.link.held
         finally:
             src.close()
 
