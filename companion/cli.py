@@ -4,6 +4,8 @@
 ``companion buzz``    races in the terminal (no network needed)
 ``companion judge``   judge a recorded race from JSON lines (photo finish)
 ``companion replay``  replay a game file and print the final state
+``companion pico``    flash the Pico buzzer box or run its self-test, even while
+                      the table runs (it lends the box and takes it back)
 """
 
 from __future__ import annotations
@@ -123,6 +125,48 @@ def _buzz(args, stdin, stdout, stderr) -> int:
                     stderr=stderr)
 
 
+def _pico(args, stdin, stdout, stderr) -> int:
+    from .pico import update
+    from .pico.lease import LeaseError
+    from .pico.transport import named_port
+
+    def say(line: str) -> None:
+        print(f"companion pico: {line}", file=stdout, flush=True)
+    try:
+        port = named_port(args.port)
+        if args.pico_command == "selftest":
+            return update.run_selftest(port, say, both=args.both, fairness=args.fairness,
+                                       pulses=args.pulses)
+        argv = update.flash_argv(port, update.firmware_files(args.firmware),
+                                 update.mpremote(args.mpremote))
+        rc = update.run_borrowed(port, "companion pico flash", argv, say)
+    except (ValueError, LeaseError, OSError) as exc:
+        print(f"companion pico: {exc}", file=stderr)
+        return 2
+    say("flashed; the box restarts with the new firmware" if rc == 0 else
+        f"mpremote failed (exit status {rc}); the box keeps its old firmware or none: "
+        f"run the command again (docs/pico.md)")
+    return rc
+
+
+def _add_pico(sub) -> None:
+    p = sub.add_parser("pico", help="the Pico buzzer box: flash its firmware or run its "
+                                    "self-test, even while the table runs (docs/pico.md)")
+    jobs = p.add_subparsers(dest="pico_command", required=True, parser_class=_Parser)
+    f = jobs.add_parser("flash", help="copy firmware/*.py to the box with mpremote and reset it")
+    f.add_argument("--firmware", help="the firmware directory (default: this source tree's)")
+    f.add_argument("--mpremote", help="the mpremote program (default: on PATH)")
+    t = jobs.add_parser("selftest", help="python -m hardware.selftest --real --pico on the box")
+    t.add_argument("--both", action="store_true", help="also one pulse seen by the Pi "
+                                                      "(the clock check)")
+    t.add_argument("--fairness", action="store_true", help="the fairness certificate instead")
+    t.add_argument("--pulses", type=int)
+    for job in (f, t):
+        job.add_argument("--port", help="the box's port (default: $COMPANION_PICO_PORT, "
+                                        "/dev/buzzerbox, or the one Pico plugged in)")
+        job.set_defaults(run=_pico)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .races.referee import KINDS
     from .tableconfig import add_arguments, source_help
@@ -166,6 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--hold-ms", type=int, default=30)
     b.add_argument("--stuck-ms", type=int, default=10_000)
     b.set_defaults(run=_buzz)
+    _add_pico(sub)
     return parser
 
 

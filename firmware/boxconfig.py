@@ -5,7 +5,7 @@
 # The ten sampled inputs must be consecutive GPIOs (one `in pins, 10`),
 # starting at IN_BASE; their order is their bit in the PIO's sample word.
 
-FIRMWARE = (1, 1, 0)      # 1.1: the fairness driver drives every ordered pair, trial markers
+FIRMWARE = (1, 2, 0)      # 1.1: the fairness driver drives every ordered pair, trial markers; 1.2: SYNC_HELD (the four-timestamp clock check)
 
 IN_BASE = 2
 # (role, number, gpio) for bits 0..9; roles as in boxproto (1 buzzer,

@@ -107,8 +107,8 @@ class Box:
         self.down_since = [-1] * n
         self.stuck = 0
         # outputs the host asked for, and what waits on a stamp
-        self.mark = 0
-        self.sync_tokens = []
+        self.mark, self.sync_tokens = 0, []
+        self.held_tokens, self.mark_us = [], []   # held asks (token, us read); toggles' us
         self.heartbeat_due = False
         self.last_heartbeat_us = self.last_drain_us
         self.cue_ack = None       # (seq, on) waiting for the cue's own edge
@@ -345,6 +345,8 @@ class Box:
                 continue
             if b == c.BIT_MARK:
                 self.sync_tokens = []        # its stamp is gone: the host retries
+                self.held_tokens = []
+                self.mark_us = []
                 continue
             if b == c.BIT_CUE and self.cue_ack is not None:
                 self.send(self.framer.ack, self.cue_ack, P.SET_CUE, P.ACK_OK, 0)
@@ -529,9 +531,24 @@ class Box:
     def toggle_mark(self):
         self.mark ^= 1
         self.hw.set_mark(self.mark)
+        if len(self.mark_us) < 8:
+            self.mark_us.append(self.hw.ticks_us())
+        else:
+            self.mark_us = []
 
     def marked(self, tick):
         """The mark's edge came back through the PIO: ``tick`` is "now"."""
+        made_us = self.mark_us.pop(0) if self.mark_us else None
+        held = self.held_tokens
+        if held and made_us is not None:
+            # each request's receipt on the PIO clock: the mark's stamp moved
+            # by the coarse timer (same crystal) from the toggle to the read;
+            # its reply is built as it goes out, saying how long it was held
+            r = self.hw.tick_hz // 1000
+            for token, rx_us in held:
+                rx = tick + self.hw.diff(rx_us, made_us) * r // 1000
+                self.send(self.held_reply, token, self.tick64(rx), rx_us)
+        self.held_tokens = []
         tick = self.tick64(tick)
         for token in self.sync_tokens:
             self.send(self.framer.sync_reply, token, tick)
@@ -545,10 +562,15 @@ class Box:
 
     def command(self, cmd):
         ftype, seq, p = cmd
-        if ftype == P.SYNC_REQUEST:
-            if len(self.sync_tokens) < 8:
-                self.sync_tokens.append(p[0] | p[1] << 8 | p[2] << 16 | p[3] << 24)
-                if len(self.sync_tokens) == 1:
+        if ftype == P.SYNC_REQUEST or ftype == P.SYNC_HELD_REQUEST:
+            waiting = len(self.sync_tokens) + len(self.held_tokens)
+            if waiting < 8:
+                token = p[0] | p[1] << 8 | p[2] << 16 | p[3] << 24
+                if ftype == P.SYNC_REQUEST:
+                    self.sync_tokens.append(token)
+                else:
+                    self.held_tokens.append((token, self.hw.ticks_us()))
+                if not waiting:
                     self.toggle_mark()
             return
         if ftype == P.HELLO_REQUEST:
@@ -650,6 +672,11 @@ class Box:
             self.pack_records()
         self.queue(build(*args))
 
+    def held_reply(self, token, tick, rx_us):
+        """A SYNC_HELD reply to build when it goes out (flush), its number
+        taken now so frames still go out in order."""
+        return (self.framer.reserve(), token, tick, rx_us)
+
     def queue(self, frame):
         if len(self.out) < MAX_OUT:
             self.out.append(frame)
@@ -677,6 +704,10 @@ class Box:
                 if not out:
                     return
                 self.tx = out.pop(0)
+                if type(self.tx) is tuple:       # a sync reply: held until now
+                    seq, token, tick, rx_us = self.tx
+                    self.tx = self.framer.sync_held(seq, token, tick,
+                                                    self.hw.diff(self.hw.ticks_us(), rx_us))
                 self.tx_off = 0
             self.tx_off += self.hw.write(self.tx, self.tx_off)
             if self.tx_off < len(self.tx):

@@ -22,6 +22,7 @@ FAULT = 0x04
 SYNC_REPLY = 0x05
 ACK = 0x06
 TRIAL = 0x07
+SYNC_HELD = 0x09          # firmware 1.2: token, tick at the request's receipt, held us
 HELLO_REQUEST = 0x41
 SYNC_REQUEST = 0x42
 SET_LEDS = 0x43
@@ -29,6 +30,7 @@ SET_CUE = 0x44
 CONFIG = 0x45
 PULSE = 0x46
 CERTIFY = 0x47
+SYNC_HELD_REQUEST = 0x49  # firmware 1.2: a sync request answered with SYNC_HELD
 
 ROLE_BUZZER = 1
 ROLE_SELFTEST_IN = 2
@@ -54,7 +56,7 @@ MAX_RECORDS = 16
 
 # payload sizes of the host's commands (the only frames the box decodes)
 COMMAND_SIZES = {HELLO_REQUEST: 0, SYNC_REQUEST: 4, SET_LEDS: 2, SET_CUE: 9, CONFIG: 9,
-                 PULSE: 9, CERTIFY: 7}
+                 PULSE: 9, CERTIFY: 7, SYNC_HELD_REQUEST: 4}
 
 
 def _crc_table():
@@ -132,14 +134,22 @@ class Framer:
     def __init__(self):
         self.seq = 0
 
-    def frame(self, ftype, payload):
-        body = bytearray(struct.pack("<BBH", PROTOCOL_VERSION, ftype, self.seq))
+    def frame(self, ftype, payload, seq=None):
+        """A frame numbered next, or ``seq`` (one :meth:`reserve` gave)."""
+        if seq is None:
+            seq = self.reserve()
+        body = bytearray(struct.pack("<BBH", PROTOCOL_VERSION, ftype, seq))
         body.extend(payload)
         c = crc16(body)
         body.append(c & 0xFF)
         body.append(c >> 8)
-        self.seq = (self.seq + 1) & 0xFFFF
         return wrap(body)
+
+    def reserve(self):
+        """The next sequence number, for a frame built later (sync_held)."""
+        seq = self.seq
+        self.seq = (seq + 1) & 0xFFFF
+        return seq
 
     def hello(self, fw, tick_hz, boot_id, tick, flags, debounce_us, stuck_ms, inputs, leds, piezo):
         p = bytearray(struct.pack("<BBBBIIQBIIB", PROTOCOL_VERSION, fw[0], fw[1], fw[2],
@@ -173,6 +183,11 @@ class Framer:
 
     def sync_reply(self, token, tick):
         return self.frame(SYNC_REPLY, struct.pack("<IQ", token, tick))
+
+    def sync_held(self, seq, token, tick, held_us):
+        """Built as it goes out (``held_us``: from reading the request to
+        now), under the ``seq`` reserved when it was queued."""
+        return self.frame(SYNC_HELD, struct.pack("<IQI", token, tick, held_us), seq)
 
     def ack(self, acked_seq, acked_type, status, tick):
         return self.frame(ACK, struct.pack("<HBBQ", acked_seq, acked_type, status, tick))

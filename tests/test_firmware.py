@@ -110,6 +110,7 @@ def test_the_firmware_codec_gives_the_known_answer_frames():
             elif t == "heartbeat": w = g.heartbeat(f["tick"], f["levels"], f["overflows"], f["tx_dropped"], f["rx_corrupt"])
             elif t == "fault": w = g.fault(f["code"], f["input"], f["tick_lo"], f["count"])
             elif t == "sync-reply": w = g.sync_reply(f["token"], f["tick"])
+            elif t == "sync-held": w = g.sync_held(g.reserve(), f["token"], f["tick"], f["held_us"])
             elif t == "ack": w = g.ack(f["acked_seq"], f["acked_type"], f["status"], f["tick"])
             elif t == "trial": w = g.trial(f["trial"], f["first"], f["second"], f["separation_ns"], f["tick"])
             else:
@@ -128,10 +129,10 @@ def test_the_firmware_codec_gives_the_known_answer_frames():
     assert out["cobs"] == [v["enc"] for v in vec["cobs"]]
     assert out["uncobs"] == [v["raw"] for v in vec["cobs"]]
     wires = {v["name"]: v["wire"] for v in vec["frames"]}
-    assert len(out["frames"]) == 11
+    assert len(out["frames"]) == 12
     for name, wire in out["frames"]:
         assert wire == wires[name], name
-    assert len(out["commands"]) == 8
+    assert len(out["commands"]) == 9
     for name, cmds, corrupt in out["commands"]:
         expect = P.Decoder().feed(bytes.fromhex(wires[name]))[0]
         body = P.frame_body(expect)
@@ -239,6 +240,44 @@ def test_a_sync_request_is_answered_with_the_pio_stamp_of_the_mark():
     """)
     replies = [m for m in frames(out) if isinstance(m, P.SyncReply)]
     assert replies == [P.SyncReply(replies[0].seq, 0xCAFE, 234_567)]
+
+
+def test_a_held_sync_request_says_when_it_was_read_and_how_long_the_reply_was_held():
+    """Firmware 1.2's four timestamps: t2 is the PIO tick when the box read
+    the request, t3 - t2 how long it kept the reply (the mark's round trip
+    through the PIO, the next loop, the queue): 433 us here, built into the
+    reply as it goes out."""
+    out = run_mp("""
+        at(1_200_000)
+        command(P.SYNC_HELD_REQUEST, (0xBEEF).to_bytes(4, "little"))
+        at(1_234_567)
+        at(1_235_000)
+        command(P.SYNC_REQUEST, (0xCAFE).to_bytes(4, "little"))   # an old Pi's, as before
+        at(1_240_000)
+        at(1_241_000)
+        done()
+    """)
+    msgs = frames(out)
+    held = [m for m in msgs if isinstance(m, P.SyncHeld)]
+    assert [(m.token, m.tick, m.held_us) for m in held] == [(0xBEEF, 234_567, 433)]
+    assert [(m.token, m.tick) for m in msgs if isinstance(m, P.SyncReply)] == [(0xCAFE, 240_000)]
+    seqs = [m.seq for m in msgs if not isinstance(m, P.LinkFault)]
+    assert seqs == sorted(seqs) and not [m for m in msgs if isinstance(m, P.LinkFault)]
+
+
+def test_held_replies_share_one_mark_each_from_its_own_read():
+    out = run_mp("""
+        at(1_200_000)
+        command(P.SYNC_HELD_REQUEST, (1).to_bytes(4, "little"))
+        at(1_300_000)                     # read: the mark toggles
+        board.fixed_now = 1_300_200       # another, read 200 us later while the mark is out
+        box.command((P.SYNC_HELD_REQUEST, 0, (3).to_bytes(4, "little")))
+        at(1_301_000)
+        done()
+    """)
+    held = {m.token: m for m in frames(out) if isinstance(m, P.SyncHeld)}
+    assert (held[1].tick, held[1].held_us) == (300_000, 1_000)
+    assert (held[3].tick, held[3].held_us) == (300_200, 800)
 
 
 def test_the_cue_is_acknowledged_with_the_stamp_of_its_own_edge():

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.kit.helpers import wait_for
+from tests.kit.pico import Wire
 
 from companion.races import arming
 from companion.races.arming import Arming, arm_at_cue
@@ -67,34 +68,6 @@ class Clock:
 
     def __call__(self) -> int:
         return self.t
-
-
-class Wire:
-    """The link of an offline source that keeps what the Pi sends the box."""
-
-    path = "wire"
-
-    def __init__(self, clock):
-        self.clock = clock
-        self.sent: list[tuple[int, object]] = []      # (Pi time, decoded frame)
-
-    def write(self, data: bytes):
-        frames = [m for m in P.Decoder().feed(data) if not isinstance(m, P.LinkFault)]
-        assert len(frames) == 1, frames
-        self.sent.append((self.clock(), frames[0]))
-        return self.clock()
-
-    def where(self):
-        return self.path
-
-    def drop(self):
-        pass
-
-    def close(self):
-        pass
-
-    def of(self, kind):
-        return [(t, m) for t, m in self.sent if isinstance(m, kind)]
 
 
 def _hello() -> P.Hello:

@@ -56,6 +56,29 @@ def test_the_pico_paths_on_the_simulated_box(capsys):
     assert "tie window for buzzers on the Pico box: 1 us" in out       # one sample, one tick
     line = [l for l in out.splitlines() if l.strip().startswith("both")][0]
     assert float(line.split("worst")[1].split()[0]) < 2_000            # clocks agree to ~ms
+    check = [l for l in out.splitlines() if l.startswith("clock check (both): median ")][0]
+    assert " p99 " in check and check.endswith(": pass")
+
+
+def test_the_clock_check_passes_at_most_1_ms_of_median_and_p99():
+    """|median| + p99 of |error - median| against 1 ms: the median is the
+    fixed offset, the p99 how far the stamps stray from it."""
+    ok = summarise("both", [-300_000] * 99 + [-1_000_000], 1_000)
+    assert (ok.median_ns, ok.p99_ns) == (-300_000, 0)
+    assert selftest.clock_check(ok)[0]
+    errors = [500_000 + 10_000 * (i % 71) for i in range(1000)]   # 500-1200 us
+    r = summarise("both", errors, 1_000)
+    passed, line = selftest.clock_check(r)
+    assert not passed and line.endswith(": FAIL")
+    assert abs(r.median_ns) + r.p99_ns > 1_000_000
+    assert selftest.clock_check(r, limit_ns=abs(r.median_ns) + r.p99_ns)[0]
+
+
+def test_a_failed_clock_check_fails_the_self_test(monkeypatch, capsys):
+    bad = summarise("both", [900_000, 950_000, 1_300_000], 1_000)
+    monkeypatch.setattr(selftest, "run", lambda *a, **k: ([bad], []))
+    assert selftest.main(["--pico", "--both"]) == 1
+    assert "FAIL" in capsys.readouterr().out
 
 
 def test_bad_arguments_exit_2():

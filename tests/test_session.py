@@ -1004,7 +1004,7 @@ def test_the_source_status_is_kept_for_the_snapshot_and_published():
     s.source_status(SimpleNamespace(source="pico", connected=True, precision_ns=1_000,
                                     error_bound_ns=45_500, detail="/dev/ttyACM0"))
     want = {"source": "pico", "connected": True, "precision_us": 1.0,
-            "error_bound_us": 45.5, "detail": "/dev/ttyACM0"}
+            "error_bound_us": 45.5, "detail": "/dev/ttyACM0", "away": False}
     assert s.snapshot()["buzzers"] == want
     assert [u["data"] for u in updates if u["type"] == "buzzers"] == [want]
     s.source_status(SimpleNamespace(source="gpio", connected=False, precision_ns=1,

@@ -140,7 +140,8 @@ class SourceStatus:
     how far a stamp may be from the Pi's monotonic clock (None: the stamps
     are on that clock itself, as GPIO's are; a serial source with its own
     clock reports its synchronisation error). ``detail``: a line for people
-    (``"/dev/ttyACM0, firmware 1.2"``).
+    (``"/dev/ttyACM0, firmware 1.2"``). ``away``: the box is lent out on
+    purpose (an update, the self-test: ``companion pico``), not lost.
     """
 
     source: str
@@ -148,11 +149,12 @@ class SourceStatus:
     precision_ns: int
     error_bound_ns: int | None = None
     detail: str = ""
+    away: bool = False
 
     def to_json(self) -> dict:
         return {"source": self.source, "connected": self.connected,
                 "precision_ns": self.precision_ns, "error_bound_ns": self.error_bound_ns,
-                "detail": self.detail}
+                "detail": self.detail, "away": self.away}
 
 
 @dataclass(frozen=True, slots=True)

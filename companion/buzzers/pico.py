@@ -44,6 +44,7 @@ from ..races.edges import BuzzerId, ButtonEdge
 from ..pico import certificate
 from ..pico import protocol as P
 from ..pico.clocksync import ClockSync, SlewedClock
+from ..pico.lease import LeaseServer
 from ..pico.transport import SerialLink, default_port
 from .base import (CueStamp, EdgeSource, SourceError, SourceFault, SourceStatus,
                    SourceUnavailable)
@@ -54,7 +55,8 @@ log = logging.getLogger(__name__)
 FIRMWARE_MAJOR = 1
 #: How to put matching firmware on the box (docs/pico.md).
 UPDATE_HINT = ("update the box's firmware from this companion's source tree: "
-               "mpremote cp firmware/*.py : + reset   (docs/pico.md)")
+               "companion pico flash   (mpremote on the box's named port, even while the "
+               "table runs; docs/pico.md)")
 MS = 1_000_000
 S = 1_000_000_000
 #: How long after opening the port to wait for the box's own hello before
@@ -63,6 +65,9 @@ HELLO_WAIT_S = 1.5
 #: After asking a port found by USB ids for its hello, how long to wait for
 #: it before trying the next Pico.
 NO_HELLO_S = 1.0
+#: The first firmware that answers SYNC_HELD_REQUEST (the four-timestamp
+#: sync); an older one gets the plain SYNC_REQUEST.
+HELD_SYNC_FIRMWARE = (1, 2, 0)
 #: Frames of another protocol version, and nothing else, before a box is
 #: refused (one alone is damage on the line).
 VERSION_FRAMES = 3
@@ -133,6 +138,8 @@ class PicoSource(EdgeSource):
             port = lambda: default_port(self._not_box)  # noqa: E731
         self.link = SerialLink(port, self._bytes, self._state, clock=clock,
                                backoff_s=backoff_s)
+        # `companion pico` and the self-test ask for the port here (pico/lease.py)
+        self.lease = LeaseServer(self._lend, self._give_back)
         self.link.start()
         self._syncer = threading.Thread(target=self._sync_loop, name="pico-sync", daemon=True)
         self._syncer.start()
@@ -184,6 +191,8 @@ class PicoSource(EdgeSource):
         self._version_frames = 0
         # a CERTIFY run's stream: trial markers and the presses after each
         self._certifying: list[certificate.Marker | tuple[int, int]] | None = None
+        self.lease: LeaseServer | None = None
+        self._away: str | None = None            # who has the box (an update, the self-test)
 
     @classmethod
     def offline(cls, buzzers, hello: P.Hello, *, clock: Callable[[], int] = time.monotonic_ns,
@@ -226,8 +235,11 @@ class PicoSource(EdgeSource):
         # status says so, so whoever sees the status also finds the fault.
         if not connected:
             self._hello_ev.clear()
-            self._fault(SourceFault("disconnected", f"buzzer box lost ({detail}); "
-                                                    f"reconnecting", t_ns=self.clock()))
+            if self._away is None:          # lent out is not lost: the status says where
+                self._fault(SourceFault("disconnected", f"buzzer box lost ({detail}); "
+                                                        f"reconnecting", t_ns=self.clock()))
+        elif self.lease is not None:
+            self.lease.listen(detail)        # asks for this port reach this table
         with self._lock:
             self._connected = connected
             self._connected_at = self.clock()
@@ -327,6 +339,8 @@ class PicoSource(EdgeSource):
             self._edges(msg)
         elif kind is P.SyncReply:
             self._sync_reply(msg, t_ns)
+        elif kind is P.SyncHeld:
+            self._sync_held(msg, t_ns)
         elif kind is P.Heartbeat:
             self._heartbeat(msg)
         elif kind is P.Fault:
@@ -407,6 +421,20 @@ class PicoSource(EdgeSource):
         if first and self.sync.synced:
             self._flush_early()
         self._status()
+
+    def _sync_held(self, r: P.SyncHeld, t_ns: int) -> None:
+        """A four-timestamp reply: t1 sent, t2 ``r.tick``, t3 = t2 + held,
+        t4 ``t_ns``. The exchange is t1, t2 and t4 less the hold: what the
+        box's loop and queue added to the way back no longer biases the
+        midpoint (the hold is on the box's microsecond timer: at its 100 ppm
+        a 1 ms hold is off by 0.1 us)."""
+        sent = self._tokens.get(r.token)
+        held_ns = r.held_us * 1_000
+        if sent is None or self.sync is None or held_ns > t_ns - sent:
+            self.counters["sync_refused"] = self.counters.get("sync_refused", 0) + 1
+            self._tokens.pop(r.token, None)
+            return
+        self._sync_reply(P.SyncReply(r.seq, r.token, r.tick), t_ns - held_ns)
 
     def _heartbeat(self, h: P.Heartbeat) -> None:
         if self.sync is None:
@@ -530,8 +558,10 @@ class PicoSource(EdgeSource):
     def _send_sync(self) -> None:
         token = next(self._seq) & 0xFFFF_FFFF
         with self._lock:
-            msg, wire = P.encode_command(P.SyncRequest(self._next_seq(), token),
-                                         self._next_seq)
+            h = self.hello
+            ask = (P.SyncHeldRequest if h is not None and h.firmware >= HELD_SYNC_FIRMWARE
+                   else P.SyncRequest)
+            msg, wire = P.encode_command(ask(self._next_seq(), token), self._next_seq)
             t = self.link.write(wire)
             if t is not None:
                 self._tokens[msg.token] = t
@@ -709,6 +739,36 @@ class PicoSource(EdgeSource):
         ack = self.command(P.Pulse(0, width_us, gap_us, count))
         return ack is not None and ack.status == P.ACK_OK
 
+    # -- lent out: an update or the self-test has the box ------------------------------
+
+    def _lend(self, who: str) -> str | None:
+        """Let go of the port for ``who`` (pico/lease.py): the path that was
+        open, or None if it could not be closed (then it is kept)."""
+        path = self.link.path or "the box's port"
+        self._away = who
+        if not self.link.pause():
+            self._away = None
+            self.link.resume()
+            return None
+        log.warning("buzzer box away for an update: %s has %s", who, path)
+        self._status(force=True)
+        return path
+
+    def _give_back(self) -> None:
+        """The lease ended: open the port again (the box says hello, the
+        clock carries on if it did not restart)."""
+        if self._away is None:
+            return
+        log.warning("buzzer box back from %s", self._away)
+        self._away = None
+        self.link.resume()
+        self._status(force=True)
+
+    @property
+    def away(self) -> str | None:
+        """Who has the box now (``companion pico flash (pid 123)``), or None."""
+        return self._away
+
     # -- the seam ------------------------------------------------------------------------
 
     def start(self, sink) -> None:
@@ -737,8 +797,12 @@ class PicoSource(EdgeSource):
             detail = f"{self.link.path}, firmware {fw}, protocol {h.protocol}, {sync}"
         if self.refused:
             detail = self.refused
-        return SourceStatus(self.name, self._connected and h is not None and not self.refused,
-                            self.precision_ns, bound, detail)
+        away = self._away
+        if away is not None:
+            detail = f"away for an update: {away} has the box; it comes back after"
+        return SourceStatus(self.name, self._connected and h is not None and not self.refused
+                            and away is None, self.precision_ns, bound, detail,
+                            away=away is not None)
 
     def _status(self, force: bool = False) -> None:
         now = self.clock()
@@ -753,5 +817,7 @@ class PicoSource(EdgeSource):
 
     def close(self) -> None:
         self._stop.set()
+        if self.lease is not None:
+            self.lease.close()
         super().close()
         self.link.close()

@@ -60,6 +60,7 @@ FAULT = 0x04
 SYNC_REPLY = 0x05
 ACK = 0x06
 TRIAL = 0x07
+SYNC_HELD = 0x09          # firmware 1.2 on: the four-timestamp sync reply
 HELLO_REQUEST = 0x41
 SYNC_REQUEST = 0x42
 SET_LEDS = 0x43
@@ -67,6 +68,7 @@ SET_CUE = 0x44
 CONFIG = 0x45
 PULSE = 0x46
 CERTIFY = 0x47
+SYNC_HELD_REQUEST = 0x49  # firmware 1.2 on: a sync request answered with SYNC_HELD
 
 # -- what each sampled input is (HELLO's pin list) -------------------------------
 ROLE_BUZZER = 1
@@ -173,6 +175,19 @@ class SyncReply(NamedTuple):
     tick: int                 # 64-bit: when the box handled the request
 
 
+class SyncHeld(NamedTuple):
+    """The four-timestamp sync reply (firmware 1.2): ``tick`` is the box's
+    64-bit tick when it read the request (t2), and ``held_us`` how long it
+    held it before the reply went out (t3 - t2, on the box's microsecond
+    timer); the Pi knows t1 (sent) and t4 (received), so the reply's wait
+    in the box's loop and USB queue is taken out of the round trip."""
+
+    seq: int
+    token: int
+    tick: int
+    held_us: int
+
+
 class Ack(NamedTuple):
     seq: int
     acked_seq: int
@@ -201,6 +216,14 @@ class HelloRequest(NamedTuple):
 
 
 class SyncRequest(NamedTuple):
+    seq: int
+    token: int
+
+
+class SyncHeldRequest(NamedTuple):
+    """A sync request a box of firmware 1.2 on answers with :class:`SyncHeld`
+    (an older box would count it corrupt: the Pi asks by HELLO's firmware)."""
+
     seq: int
     token: int
 
@@ -260,6 +283,8 @@ _FIXED: dict[int, tuple[type, struct.Struct | None]] = {
     SYNC_REPLY: (SyncReply, struct.Struct("<IQ")),
     ACK: (Ack, struct.Struct("<HBBQ")),
     TRIAL: (TrialMark, struct.Struct("<IBBIQ")),
+    SYNC_HELD: (SyncHeld, struct.Struct("<IQI")),
+    SYNC_HELD_REQUEST: (SyncHeldRequest, struct.Struct("<I")),
     HELLO_REQUEST: (HelloRequest, struct.Struct("<")),
     SYNC_REQUEST: (SyncRequest, struct.Struct("<I")),
     SET_LEDS: (SetLeds, struct.Struct("<BB")),
@@ -273,7 +298,8 @@ TYPE_NAMES = {HELLO: "hello", EDGES: "edges", HEARTBEAT: "heartbeat", FAULT: "fa
               SYNC_REPLY: "sync-reply", ACK: "ack", TRIAL: "trial",
               HELLO_REQUEST: "hello-request",
               SYNC_REQUEST: "sync-request", SET_LEDS: "set-leds", SET_CUE: "set-cue",
-              CONFIG: "config", PULSE: "pulse", CERTIFY: "certify"}
+              CONFIG: "config", PULSE: "pulse", CERTIFY: "certify",
+              SYNC_HELD: "sync-held", SYNC_HELD_REQUEST: "sync-held-request"}
 
 
 class ProtocolError(ValueError):
@@ -368,7 +394,7 @@ def _nudge(msg, k: int):
     later (the box stamps when it really sounded, and the race is armed at
     that stamp); a little more debounce, stuck time or pulse. For a payload
     that holds CR, Ctrl-C, or whose CRC keeps making them."""
-    if isinstance(msg, SyncRequest):
+    if isinstance(msg, (SyncRequest, SyncHeldRequest)):
         return msg._replace(token=_no_cr((msg.token + k) & 0xFFFF_FFFF, 4) & 0xFFFF_FFFF)
     if isinstance(msg, SetCue) and msg.at_tick:
         return msg._replace(at_tick=_no_cr(msg.at_tick + k - 1, 3))

@@ -54,6 +54,28 @@ def find_pico_ports() -> list[str]:
     return found
 
 
+def named_port(port: str | None = None) -> str:
+    """The box's port, named (for mpremote and the self-test: never "the
+    first MicroPython board found"): ``port``, else ``$COMPANION_PICO_PORT``,
+    else the udev name ``/dev/buzzerbox``, else the one Pico running
+    MicroPython plugged in. ValueError when none or several could be it."""
+    named = port or os.environ.get(ENV_PORT)
+    if named:
+        return named
+    if os.path.exists(STABLE_NAME):
+        return STABLE_NAME
+    found = find_pico_ports()
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ValueError(f"no buzzer box found: no {STABLE_NAME} (the udev rule, "
+                         f"hardware/udev/99-buzzerbox.rules) and no Pico running MicroPython "
+                         f"on USB; plug it in or name its port (--port)")
+    raise ValueError(f"{len(found)} Picos running MicroPython ({', '.join(found)}) and no "
+                     f"{STABLE_NAME}: name the buzzer box's port (--port), or install the udev "
+                     f"rule with its serial number (hardware/udev/99-buzzerbox.rules)")
+
+
 def default_port(skip=()) -> str | None:
     """``$COMPANION_PICO_PORT``, else the first Pico found that is not in
     ``skip`` (ports that did not say HELLO; all skipped: the first again),
@@ -115,6 +137,8 @@ class SerialLink:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._lost_ev = threading.Event()
+        self._wake = threading.Event()
+        self._held = False
         self._thread: threading.Thread | None = None
 
     # -- the port ------------------------------------------------------------------
@@ -137,11 +161,14 @@ class SerialLink:
             return False
         reader = _Reader(ser, lambda: _Protocol(self))
         with self._lock:
+            if self._held:                   # lent out meanwhile (pause): not ours now
+                ser.close()
+                return False
             self._reader = reader
             self.path = path
             self._lost_ev.clear()
+            reader.start()                   # under the lock: a pause drops a started reader
         self.connects += 1
-        reader.start()
         self.on_state(True, path)
         return True
 
@@ -169,12 +196,41 @@ class SerialLink:
     def _run(self) -> None:
         delay = self.backoff_s[0]
         while not self._stop.is_set():
+            if self._held:                       # lent out (pause): wait for resume
+                self._wake.wait()
+                self._wake.clear()
+                delay = self.backoff_s[0]
+                continue
             if self.connected or self.open_once():
                 delay = self.backoff_s[0]
                 self._lost_ev.wait()
                 continue
-            self._stop.wait(delay)
+            self._wake.wait(delay)
+            self._wake.clear()
             delay = min(delay * 2, self.backoff_s[1])
+
+    @property
+    def held(self) -> bool:
+        """The port is let go of and not reopened (:meth:`pause`)."""
+        return self._held
+
+    def pause(self, timeout_s: float = 3.0) -> bool:
+        """Close the port and leave it closed until :meth:`resume` (another
+        program is using the box: an update, the self-test). True once it
+        is closed."""
+        with self._lock:
+            self._held = True
+        self._wake.set()
+        self.drop()
+        end = time.monotonic() + timeout_s
+        while self.connected and time.monotonic() < end:
+            time.sleep(0.005)
+        return not self.connected
+
+    def resume(self) -> None:
+        """Reopen the port again (at once, then with the usual back-off)."""
+        self._held = False
+        self._wake.set()
 
     def write(self, data: bytes) -> int | None:
         """Send ``data``; the Pi's monotonic time just before it went, or None
@@ -205,6 +261,7 @@ class SerialLink:
     def close(self) -> None:
         self._stop.set()
         self._lost_ev.set()
+        self._wake.set()
         self.drop()
         t = self._thread
         if t is not None and t is not threading.current_thread():

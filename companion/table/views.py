@@ -260,7 +260,8 @@ def result(game: Game, state: Any) -> dict | None:
 
 def buzzers_view(status) -> dict | None:
     """The latest status the buzzer source reported (null when never):
-    ``{"source","connected","precision_us","error_bound_us","detail"}``."""
+    ``{"source","connected","precision_us","error_bound_us","detail","away"}``
+    (``away``: lent out for an update, not lost)."""
     if status is None:
         return None
 
@@ -270,7 +271,8 @@ def buzzers_view(status) -> dict | None:
             "connected": bool(getattr(status, "connected", False)),
             "precision_us": us(getattr(status, "precision_ns", None)),
             "error_bound_us": us(getattr(status, "error_bound_ns", None)),
-            "detail": getattr(status, "detail", None)}
+            "detail": getattr(status, "detail", None),
+            "away": bool(getattr(status, "away", False))}
 
 
 def empty_snapshot(faults: Iterable[dict] = (), buzzers: dict | None = None) -> dict:

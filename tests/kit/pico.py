@@ -150,3 +150,31 @@ def usb_leg(rng) -> int:
     """One leg of the simulated USB link, in ns: 0.25-1.25 ms uniform plus a
     capped 0.2 ms exponential tail (bench/bench_pico.py's clock sync figure)."""
     return int(250_000 + rng.random() * 1_000_000 + min(rng.expovariate(1 / 200_000), 750_000))
+
+
+class Wire:
+    """The link of an offline source that keeps what the Pi sends the box."""
+
+    path = "wire"
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.sent: list[tuple[int, object]] = []      # (Pi time, decoded frame)
+
+    def write(self, data: bytes):
+        frames = [m for m in P.Decoder().feed(data) if not isinstance(m, P.LinkFault)]
+        assert len(frames) == 1, frames
+        self.sent.append((self.clock(), frames[0]))
+        return self.clock()
+
+    def where(self):
+        return self.path
+
+    def drop(self):
+        pass
+
+    def close(self):
+        pass
+
+    def of(self, kind):
+        return [(t, m) for t, m in self.sent if isinstance(m, kind)]

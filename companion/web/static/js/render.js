@@ -383,7 +383,7 @@
     const down = !!(b && b.connected === false);
     node.hidden = !down;
     if (down) {
-      node.textContent = TC.t('buzzer box disconnected');
+      node.textContent = b.away ? TC.t('buzzer box away for an update') : TC.t('buzzer box disconnected');
       node.title = b.detail || '';
     }
   };
