@@ -22,14 +22,16 @@ grown since the last reading is not read again (:class:`ReflexCache`).
 from __future__ import annotations
 
 import json
+import sqlite3
 import statistics
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..races.referee import FIRST_PRESS, FIRST_RELEASE, LAST_PRESS
-from .store import Store
+from .history import PALETTE
+from .store import Store, StoreError
 
 US = 1_000
 #: a press this soon after GO was not a reaction to it (sprint starts: 100 ms)
@@ -58,19 +60,65 @@ class ReflexCache:
 
     games: dict[int, tuple[int, list[Race]]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: what was derived from the races, by key, with the logs' lengths then
+    derived: dict[object, tuple[tuple, object]] = field(default_factory=dict)
+
+    def derive(self, store: Store, key, fn: Callable[[list[Race]], object]):
+        """``fn(races)``, computed again only when a log has grown since."""
+        races = self.races(store)
+        heads = tuple((gid, last) for gid, (last, _) in sorted(self.games.items()))
+        with self.lock:
+            got = self.derived.get(key)
+            if got is not None and got[0] == heads:
+                return got[1]
+        out = fn(races)
+        with self.lock:
+            if len(self.derived) > 64:      # a page per player: keep a few
+                self.derived.clear()
+            self.derived[key] = (heads, out)
+        return out
 
     def races(self, store: Store) -> list[Race]:
+        """Every effective race of the store, oldest game first (the store's
+        lock is held one query at a time: the table logs on meanwhile)."""
         with self.lock:
-            heads = store.conn.execute(
-                "SELECT g.id, g.created, MAX(e.id) FROM games g "
-                "LEFT JOIN events e ON e.game_id = g.id GROUP BY g.id").fetchall()
+            heads = _query(store, "SELECT g.id, g.created, MAX(e.id) FROM games g "
+                                  "LEFT JOIN events e ON e.game_id = g.id GROUP BY g.id "
+                                  "ORDER BY g.id")
             out: list[Race] = []
+            for gone in set(self.games) - {h[0] for h in heads}:
+                del self.games[gone]
             for gid, created, last in heads:
                 got = self.games.get(gid)
                 if got is None or got[0] != (last or 0):
                     got = self.games[gid] = (last or 0, read_game(store, gid, created))
                 out += got[1]
             return out
+
+
+def _query(store: Store, sql: str, args: tuple = ()) -> list[tuple]:
+    with store.locked():
+        try:
+            return store.conn.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"read failed: {exc}") from None
+
+
+def player_colours(store: Store) -> dict[str, str]:
+    """Each player's colour in the latest game they played (a light read:
+    only the games' player lists)."""
+    out: dict[str, str] = {}
+    for (text,) in _query(store, "SELECT players FROM games ORDER BY id DESC"):
+        try:
+            players = json.loads(text)
+        except ValueError:
+            continue
+        for i, p in enumerate(players if isinstance(players, list) else ()):
+            if isinstance(p, dict) and isinstance(p.get("name"), str):
+                colour = p.get("colour")
+                out.setdefault(p["name"], colour if isinstance(colour, str)
+                               else PALETTE[i % len(PALETTE)])
+    return out
 
 
 def night_of(created_ns: int | None) -> str:
@@ -108,13 +156,12 @@ _RACE_FIELDS = ("SELECT id, json_extract(body, '$.spec.kind'), json_extract(body
 
 def read_game(store: Store, game_id: int, created_ns: int | None = None) -> list[Race]:
     """The effective races of one game."""
-    conn = store.conn
-    rows = conn.execute("SELECT id, kind FROM events WHERE game_id = ? ORDER BY id",
-                        (game_id,)).fetchall()
+    rows = _query(store, "SELECT id, kind FROM events WHERE game_id = ? ORDER BY id",
+                  (game_id,))
     keep = set(effective_ids(rows))
     night = night_of(created_ns)
     out = []
-    for row in conn.execute(_RACE_FIELDS, (game_id,)):
+    for row in _query(store, _RACE_FIELDS, (game_id,)):
         if row[0] in keep:
             race = _race(game_id, night, row)
             if race is not None:
@@ -235,5 +282,6 @@ def histogram(reactions_us: Iterable[int], bin_ms: int = 50, top_ms: int = 1000)
 
 
 __all__ = ["ANTICIPATION_US", "Race", "ReflexCache", "by_night", "effective_ids",
-           "head_to_head", "histogram", "percentile", "reactions_by_player", "read_game",
+           "head_to_head", "histogram", "percentile", "player_colours",
+           "reactions_by_player", "read_game",
            "suggest_handicaps", "summary"]
