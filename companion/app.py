@@ -147,6 +147,8 @@ class TableServer(Served):
         self.pin = resolve_pin(self.pin, self.pin_file, self.allow_short_pin)
         self._open_store()
         self.session = TableSession(self.store, settings=self.session_settings)
+        # a league's or convention's games are ranked across tables: no head starts
+        self.session.handicaps_allowed = not self.league_options
         try:
             self.session.resume()
         except ResumeError as exc:

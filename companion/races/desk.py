@@ -320,6 +320,7 @@ class RaceDesk:
         if spec is None:
             spec = arming.race_spec(request, armed, self.settings, players,
                                     self.referee.debounce_ns)
+        spec = self.referee.with_handicaps(spec)    # the table's head starts, recorded
         self.drop()
         live = self.referee.start(spec)
         record = {"kind": spec.kind, "announced": armed.announced, "go_ns": armed.go_ns,

@@ -23,6 +23,14 @@ who are not eligible are listed in ``ineligible`` and never count (with
 ``out_of_turn_ns`` set, in a ``first-press`` race, only those up to that long
 after the first counted press; with no counted press, up to the deadline).
 
+A handicap (``handicap_ns``: a head start per player, for a child racing
+adults) is taken off that player's counted press before the verdict, in the
+two press races: their press counts as that much earlier (or, in a
+``last-press`` race, less late). False starts, lockouts and deadlines stay on
+the real stamps (a head start never lets anyone press before GO), the
+verdict's ``order`` keeps the real stamps, in the handicapped order, and a
+handicap of 0 is no handicap (the spec and the verdict are those without).
+
 >>> spec = RaceSpec("first-press", players=("ana", "bo"), arm_ns=1_000)
 >>> judge(spec, [Edge("bo", True, 5_000), Edge("ana", True, 7_000)]).winner
 'bo'
@@ -95,6 +103,9 @@ class RaceSpec:
     debounce_ns: int = DEFAULT_DEBOUNCE_NS
     lockout_ns: int | None = None
     out_of_turn_ns: int | None = None
+    #: per player, a head start taken off their counted press (press races);
+    #: given as a dict or pairs, kept as sorted ``(player, ns)`` pairs, 0s out
+    handicap_ns: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -113,6 +124,11 @@ class RaceSpec:
         for name in ("deadline_ns", "lockout_ns", "out_of_turn_ns"):
             if getattr(self, name) is not None:
                 _check_ns(name, getattr(self, name))
+        object.__setattr__(self, "handicap_ns", _handicaps(self.handicap_ns, players))
+
+    def handicaps(self) -> dict[str, int]:
+        """The head starts, ``{player: ns}`` (empty: none, or a release race)."""
+        return dict(self.handicap_ns) if self.kind != FIRST_RELEASE else {}
 
     def to_json(self) -> dict:
         out = {"kind": self.kind, "players": list(self.players),
@@ -121,6 +137,8 @@ class RaceSpec:
                "debounce_ns": self.debounce_ns, "lockout_ns": self.lockout_ns}
         if self.out_of_turn_ns is not None:
             out["out_of_turn_ns"] = self.out_of_turn_ns
+        if self.handicap_ns:
+            out["handicap_ns"] = dict(self.handicap_ns)
         return out
 
     @classmethod
@@ -128,7 +146,7 @@ class RaceSpec:
         if not isinstance(obj, dict):
             raise RaceError("a race spec must be a JSON object")
         known = {"kind", "players", "eligible", "arm_ns", "deadline_ns", "tie_window_ns",
-                 "debounce_ns", "lockout_ns", "out_of_turn_ns"}
+                 "debounce_ns", "lockout_ns", "out_of_turn_ns", "handicap_ns"}
         extra = set(obj) - known
         if extra:
             raise RaceError(f"unknown race spec key(s) {sorted(extra)}")
@@ -138,6 +156,30 @@ class RaceSpec:
 def _check_ns(name: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise RaceError(f"{name} must be a non-negative integer number of nanoseconds")
+
+
+#: the longest head start a race takes (a child against an adult: ~200 ms)
+MAX_HANDICAP_NS = 2_000 * MS
+
+
+def _handicaps(given, players: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    """``handicap_ns`` checked: sorted ``(player, ns)`` pairs of the race's
+    players, each 0 to :data:`MAX_HANDICAP_NS`; the zeros left out."""
+    try:
+        pairs = list(given.items()) if isinstance(given, dict) else [tuple(x) for x in given]
+        if any(len(x) != 2 for x in pairs):
+            raise TypeError
+    except TypeError:
+        raise RaceError("handicap_ns must map players to nanoseconds") from None
+    for p, ns in pairs:
+        if p not in players:
+            raise RaceError(f"handicap for {p!r}, who is not in the race")
+        _check_ns("handicap_ns", ns)
+        if ns > MAX_HANDICAP_NS:
+            raise RaceError(f"a handicap is at most {MAX_HANDICAP_NS // MS} ms")
+    if len({p for p, _ in pairs}) != len(pairs):
+        raise RaceError("one handicap per player")
+    return tuple(sorted((p, ns) for p, ns in pairs if ns))
 
 
 @dataclass
@@ -153,8 +195,16 @@ class Verdict:
     false_starts: list[str] = field(default_factory=list)
     ineligible: list[str] = field(default_factory=list)
     no_edge: list[str] = field(default_factory=list)
+    #: the head starts taken off counted presses, ``{player: ns}`` (non-zero)
+    handicaps: dict[str, int] = field(default_factory=dict)
+
+    def counted_ns(self, player: str, t_ns: int) -> int:
+        """When ``player``'s press at ``t_ns`` counts: less their head start."""
+        return t_ns - self.handicaps.get(player, 0)
 
     def to_json(self) -> dict:
+        if self.handicaps:
+            return self._handicapped_json()
         t0 = self.order[0][1] if self.order else 0
         return {
             "kind": self.kind,
@@ -167,6 +217,23 @@ class Verdict:
             "ineligible": list(self.ineligible),
             "no_edge": list(self.no_edge),
         }
+
+    def _handicapped_json(self) -> dict:
+        """As without handicaps, plus ``handicap_ns``; each order item's
+        offset is from the first counted press, head starts taken off, and
+        carries its ``handicap_ns``."""
+        t0 = self.counted_ns(*self.order[0]) if self.order else 0
+        order = []
+        for p, t in self.order:
+            c = self.counted_ns(p, t)
+            item = {"player": p, "t_ns": t, "offset_ns": c - t0, "offset_us": (c - t0) / US}
+            if p in self.handicaps:
+                item["handicap_ns"] = self.handicaps[p]
+            order.append(item)
+        return {"kind": self.kind, "winner": self.winner, "loser": self.loser,
+                "tied": list(self.tied), "order": order,
+                "false_starts": list(self.false_starts), "ineligible": list(self.ineligible),
+                "no_edge": list(self.no_edge), "handicap_ns": dict(self.handicaps)}
 
 
 # ---------------------------------------------------------------------------
@@ -280,18 +347,20 @@ def verdict_from_debounced(spec: RaceSpec, per: dict[str, list[Edge]]) -> Verdic
     """The verdict from already-debounced edges per player (each in time order)."""
     timed = _release_time if spec.kind == FIRST_RELEASE else _press_time
     eligible = set(spec.eligible)
-    v = Verdict(spec.kind)
+    v = Verdict(spec.kind, handicaps=spec.handicaps())
     counted: list[tuple[int, str]] = []
+    real: dict[str, int] = {}
     for player in spec.players:
         t = timed(spec, player, per.get(player, ()), player in eligible, v)
         if t is not None:
-            counted.append((t, player))
+            real[player] = t
+            counted.append((v.counted_ns(player, t), player))
     counted.sort()
-    v.order = [(p, t) for t, p in counted]
+    v.order = [(p, real[p]) for _, p in counted]
     if spec.kind == FIRST_PRESS and spec.out_of_turn_ns is not None and counted \
             and v.ineligible:
         # out of turn: this race's only up to its window after the first press
-        last = counted[0][0] + spec.out_of_turn_ns
+        last = real[counted[0][1]] + spec.out_of_turn_ns
         v.ineligible = [p for p in v.ineligible
                         if _first_press_from(per.get(p, ()), spec.arm_ns) <= last]
     _decide(v, counted, spec.tie_window_ns)
@@ -461,6 +530,10 @@ class LiveRace:
         if p in self._seen or p not in self._eligible:
             return False
         spec = self.spec
+        if spec.handicap_ns:    # a head start may put this press before others
+            before = self.provisional
+            self._recount()
+            return self.provisional != before
         if not edge.pressed or edge.t_ns < spec.arm_ns:
             return False
         if spec.deadline_ns is not None and edge.t_ns > spec.deadline_ns:
@@ -485,17 +558,31 @@ class LiveRace:
         dl = None if spec.deadline_ns is None else spec.deadline_ns + hold
         if spec.kind == LAST_PRESS:
             if len(self._seen) == len(spec.eligible) and self.provisional:
-                return self.provisional[-1][0] + hold
+                return max(t for t, _ in self.provisional) + hold
             return dl
         if self.provisional:
             first = self.provisional[0][0]
-            t = first + spec.tie_window_ns + hold
+            t = self._head_start_wait(first) + spec.tie_window_ns + hold
             if self.waits_for:      # a press out of turn may still be this race's
                 t = max(t, first + spec.out_of_turn_ns + hold)
             elif self._waited_until is not None:    # the last of them came: its hold
                 t = max(t, min(self._waited_until, first + spec.out_of_turn_ns) + hold)
             return t if dl is None else min(t, dl)
         return dl
+
+    def _head_start_wait(self, first: int) -> int:
+        """Where a first-press race's tie window starts: its first counted
+        press (stamped ``first``), or with head starts, when a player with
+        one who has not pressed yet could still press and count as early as
+        that press (never before that press's own stamp)."""
+        h = self.spec.handicaps()
+        if not h:
+            return first
+        p0 = self.provisional[0][1]
+        counted = first - h.get(p0, 0)
+        pending = max((h.get(p, 0) for p in self.spec.eligible if p not in self._seen),
+                      default=0)
+        return max(first, counted + pending)
 
     #: how late an edge may arrive after its stamp (the referee's delivery
     #: margin): the verdict taken at the decision time leaves out the edges
@@ -585,6 +672,17 @@ class Referee:
         self._now = 0               # the latest clock time seen (a poll, a stamp)
         self.listeners: list[Callable[[str, object], None]] = []
         self.errors: list[str] = []
+        #: the table's head starts, ``{player: ns}``: every race started here
+        #: whose spec gives none takes them (:meth:`with_handicaps`)
+        self.handicap_ns: dict[str, int] = {}
+
+    def with_handicaps(self, spec: RaceSpec) -> RaceSpec:
+        """``spec`` with the table's head starts (for its players), unless it
+        has its own or the table has none."""
+        h = {p: ns for p, ns in self.handicap_ns.items() if p in spec.players and ns}
+        if spec.handicap_ns or not h:
+            return spec
+        return replace(spec, handicap_ns=h)
 
     def level(self, player: str) -> bool:
         return self._deb[player].level
@@ -597,6 +695,7 @@ class Referee:
             old.finish()
             self._race_decided(old, old.spec.arm_ns)
         spec = replace(spec, debounce_ns=self.debounce_ns) if spec.debounce_ns != self.debounce_ns else spec
+        spec = self.with_handicaps(spec)
         if spec.kind == FIRST_RELEASE:
             self._holding_is_the_game(spec)
         if self.stuck:

@@ -32,7 +32,9 @@ PALETTE = ["#e53935", "#1e88e5", "#43a047", "#fdd835", "#8e24aa", "#fb8c00", "#0
 
 
 def normalise_players(players: list) -> list[dict]:
-    """Player dicts ``{"name","colour","buzzer"}`` from names or partial dicts."""
+    """Player dicts ``{"name","colour","buzzer"}`` from names or partial dicts;
+    a player given a head start keeps it as ``handicap_ms`` (0 to 2000; 0 is
+    none and is left out)."""
     if not isinstance(players, (list, tuple)):
         raise RulesError("players must be a list", "setup")
     out = []
@@ -41,7 +43,7 @@ def normalise_players(players: list) -> list[dict]:
             p = {"name": p}
         if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not p["name"].strip():
             raise RulesError(f"player {i + 1} needs a name", "setup")
-        unknown = set(p) - {"name", "colour", "buzzer"}
+        unknown = set(p) - {"name", "colour", "buzzer", "handicap_ms"}
         if unknown:
             raise RulesError(f"unknown player field(s) {sorted(unknown)}", "setup")
         colour = p.get("colour") or PALETTE[i % len(PALETTE)]
@@ -49,6 +51,13 @@ def normalise_players(players: list) -> list[dict]:
         if not isinstance(colour, str) or (buzzer is not None and not isinstance(buzzer, str)):
             raise RulesError(f"player {p['name']!r}: colour and buzzer must be strings", "setup")
         out.append({"name": p["name"], "colour": colour, "buzzer": buzzer or None})
+        handicap = p.get("handicap_ms") or 0
+        if isinstance(handicap, bool) or not isinstance(handicap, int) \
+                or not 0 <= handicap <= 2000:
+            raise RulesError(f"player {p['name']!r}: a handicap is a whole number of ms "
+                             f"from 0 to 2000", "setup")
+        if handicap:
+            out[-1]["handicap_ms"] = handicap
     buzzers = [p["buzzer"] for p in out if p["buzzer"]]
     if len(set(buzzers)) != len(buzzers):
         raise RulesError("two players have the same buzzer", "setup")

@@ -100,6 +100,9 @@ class TableSession:
         self.races: TableRaces | None = None
         #: the table's one way in (a pipeline's ``call``), None: none yet
         self.way_in = None
+        #: head starts may be given (off when the table plays in a league or
+        #: a convention: its games are ranked against other tables')
+        self.handicaps_allowed = True
         self._clear()
 
     def enter_through(self, way_in) -> None:
@@ -183,6 +186,9 @@ class TableSession:
         """Start a new game at the table (the previous one stays in the
         history); its id. Raises RulesError for bad players or options."""
         players = normalise_players(players)
+        if not self.handicaps_allowed and any("handicap_ms" in p for p in players):
+            raise RulesError("handicaps are off at a league or convention table: its games "
+                             "are ranked against other tables'", "setup")
         options = jsonable(dict(options or {}), "options")
         try:
             tracker = get_game(game)
@@ -249,6 +255,8 @@ class TableSession:
                                 settings=self.settings, arming_settings=self.arming,
                                 publish_state=self.publish_state, fault=self.fault,
                                 referee=ref, cue_wait_ns=self._cue_wait_ns)
+        self.referee.handicap_ns = {p["name"]: p["handicap_ms"] * MS for p in self.players
+                                    if p.get("handicap_ms") and self.handicaps_allowed}
 
     def _log_fault(self, kind: str, message: str) -> None:
         """The game log could not write a derived record (lock held)."""
@@ -586,6 +594,7 @@ class TableSession:
             if extras["race_request"] is not None:
                 extras["race_request"] = jsonable(extras["race_request"], "race request")
             snap.update(extras)
+            snap["handicaps"] = self.handicaps_allowed     # the new-game form offers them
             return snap
 
     # -- subscribers -----------------------------------------------------------

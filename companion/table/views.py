@@ -27,7 +27,7 @@ US = 1_000
 MS = 1_000_000
 
 VERDICT_KEYS = ("kind", "winner", "loser", "tied", "order", "false_starts", "ineligible",
-                "no_edge")
+                "no_edge", "handicap_ns")
 
 RACE_VIEW_KEYS = ("reason", "title", "kind", "phase", "announced", "go_ns", "go_in_ms",
                   "deadline_ns", "window_start_ns", "eligible", "order", "verdict", "text",

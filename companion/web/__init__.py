@@ -196,11 +196,12 @@ def _security_headers(resp):
 
 def _register_routes(app: Flask) -> None:
     """The pages' blueprints, then the route policy over them."""
-    from . import board, host, player, policy
+    from . import board, host, player, policy, stats
 
     app.register_blueprint(board.bp)
     app.register_blueprint(host.bp)
     app.register_blueprint(player.bp)
+    app.register_blueprint(stats.bp)
     # CSRF, the reserve, who, sizes, rates and bodies, as each route declares
     # them; refuses to build an app with a route that declares nothing
     policy.install(app)

@@ -105,6 +105,13 @@ def check_players(players) -> list[dict]:
         if buzzer is not None and not isinstance(buzzer, str):
             raise BadRequest(f"{name}'s buzzer must be a name or null", f"players.{i}.buzzer")
         out.append({"name": name.strip(), "colour": colour, "buzzer": buzzer})
+        handicap = p.get("handicap_ms") or 0
+        if isinstance(handicap, bool) or not isinstance(handicap, int) \
+                or not 0 <= handicap <= 2000:
+            raise BadRequest(f"{name}'s handicap must be a whole number of ms from 0 to 2000",
+                             f"players.{i}.handicap_ms")
+        if handicap:
+            out[-1]["handicap_ms"] = handicap
     return out
 
 

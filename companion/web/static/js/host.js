@@ -621,7 +621,7 @@
     }
 
     /* -- players -------------------------------------------------------- */
-    function playerRow(name, colour, buzzer) {
+    function playerRow(name, colour, buzzer, handicap) {
       const buzzers = cfg.buzzers || [];
       const colourSel = el('select', { class: 'ng-colour' }, colourChoices().map((c) =>
         el('option', { value: c, text: TC.colourWord(c), selected: c === colour })));
@@ -635,7 +635,9 @@
         el('div', { class: 'pr-pick' }, colourSel,
           el('select', { class: 'ng-buzzer' },
             el('option', { value: '', text: TC.t('no buzzer') }),
-            buzzers.map((b) => el('option', { value: b, text: TC.t('buzzer {id}', { id: b }), selected: b === buzzer })))));
+            buzzers.map((b) => el('option', { value: b, text: TC.t('buzzer {id}', { id: b }), selected: b === buzzer }))),
+          /* a head start (ms) the referee gives this player; off in a league */
+          el('input', { class: 'ng-handicap', type: 'number', min: 0, max: 2000, step: 10, inputmode: 'numeric', value: handicap || 0, hidden: !!(hs && hs.handicaps === false) })));
       row.querySelector('.ng-name').addEventListener('input', () => { renumber(); });
       return row;
     }
@@ -651,6 +653,7 @@
         set('.ng-name', '.name', TC.t('player {n}', { n }));
         set('.ng-colour', '.colour', TC.t('colour of player {n}', { n }));
         set('.ng-buzzer', '.buzzer', TC.t('buzzer of player {n}', { n }));
+        set('.ng-handicap', '.handicap_ms', TC.t('head start of player {n}, in ms', { n }));
         set('.ng-remove', '', TC.t('remove player {n}', { n }));
       });
       const g = info();
@@ -678,7 +681,7 @@
         let colour = was && choices.includes(was) ? was : null;
         if (!colour || taken.has(colour)) colour = choices.find((c) => !taken.has(c)) || choices[i % choices.length];
         taken.add(colour);
-        rows.append(playerRow(p.name, colour, p.buzzer || (cfg.buzzers || [])[i]));
+        rows.append(playerRow(p.name, colour, p.buzzer || (cfg.buzzers || [])[i], p.handicap_ms));
       });
       renumber();
     }
@@ -786,6 +789,7 @@
         name: r.querySelector('.ng-name').value.trim(),
         colour: r.querySelector('.ng-colour').value || null,
         buzzer: r.querySelector('.ng-buzzer').value || null,
+        handicap_ms: Math.round(Number(r.querySelector('.ng-handicap').value)) || 0,
       }));
       const empty = players.findIndex((p) => !p.name);
       if (empty >= 0) return { error: TC.t('player {n} needs a name', { n: empty + 1 }), field: `players.${empty}.name` };

@@ -580,6 +580,7 @@
         notes.push(TC.t('margin {ms}', { ms: ms(counted[n - 1].offset_us - counted[n - 2].offset_us) }));
       } else if (!v.loser && counted.length > 1) notes.push(TC.t('margin {ms}', { ms: ms(counted[1].offset_us - counted[0].offset_us) }));
       if (order.length > counted.length) notes.push(TC.t('after the verdict: {names}', { names: order.filter((o) => o.after_verdict).map((o) => o.player).join(', ') }));
+      for (const [who, ns] of Object.entries(v.handicap_ns || {})) notes.push(TC.t('{name}: {ms} head start', { name: who, ms: ms(ns / 1000) }));
       if (race.flipper) notes.push(TC.t('armed by {name}’s flip', { name: race.flipper }));
       if (race.confirm) notes.push(TC.t('waiting for the host: {why}', { why: TC.tx(race.confirm) }));
       if (v.false_starts && v.false_starts.length) notes.push(`${r.false_start ? TC.tx(r.false_start) : TC.t('false start')}: ${v.false_starts.join(', ')}`);
