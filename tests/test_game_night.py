@@ -20,6 +20,7 @@ import pytest
 from tests.kit.browser import BROWSER, CHROMIUM, PHONE, expect_text, open_board, open_host, shot
 
 from companion.races.edges import Edge
+from companion.record import reflexes
 from companion.record.gamefile import rejudge_race
 from companion.record.store import Store
 from companion.table.session import TableSession
@@ -217,6 +218,23 @@ def test_without_the_flippers_press_the_race_is_claimed_as_usual():
     run(s, clock, 60)
     race = races(s)[-1]
     assert race["winner"] == "bo" and race["spec"]["arm_ns"] == t_bo and "armed_by" not in race
+
+
+def test_the_flippers_mark_is_recorded_and_reactions_are_timed_from_it():
+    s, clock = table(flipper_arms=True)
+    t_mark = press(s, clock, "b1")            # ana turns the Table over and presses
+    run(s, clock, 300)
+    t_bo = press(s, clock, "b2")              # bo, 300 ms on
+    run(s, clock, 120)
+    press(s, clock, "b3")                     # cy, a runner-up
+    run(s, clock, 900)
+    flip(s, "table:yellow")
+    run(s, clock, 60)
+    race = races(s)[-1]
+    assert race["winner"] == "bo" and race["order"][0]["t_ns"] == t_bo
+    assert race["armed_by"] == "ana" and race["mark_ns"] == t_mark
+    [got] = reflexes.read_game(s.store, s.game_id)
+    assert dict(got.reactions)["bo"] == (t_bo - t_mark) // 1_000      # us from the mark
 
 
 # ---------------------------------------------------------------------------

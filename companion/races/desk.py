@@ -461,6 +461,21 @@ class RaceDesk:
 
     # -- the race judge ------------------------------------------------------
 
+    def flip_mark(self, race: DeskRace) -> tuple[str, int] | None:
+        """With flipper arming, the flipper's press that marked the decided
+        ``race``'s card: their latest press from 3 s before its first counted
+        press to 150 ms after it (a mark may follow the card's fastest slam),
+        for the record (``armed_by``, ``mark_ns``) and the players'
+        reaction times; None without one."""
+        who = turned_by(race.request) if self.settings.flipper_arms else None
+        v = race.live.verdict
+        if who is None or v is None or not v.order:
+            return None
+        first = min(t for _, t in v.order)
+        marks = [e.t_ns for e in self.edges if e.player == who and e.pressed
+                 and first - 3_000 * MS <= e.t_ns <= first + 150 * MS]
+        return (who, max(marks)) if marks else None
+
     def needs_judge(self, race: DeskRace) -> bool:
         """Whether the judge weighs this decided race before it is logged: a
         card's unannounced race the host has not answered for."""

@@ -4,7 +4,9 @@ known, anticipations, head-to-head records and suggested head starts.
 A pure reading of the store's logs (docs/web.md, "Statistics"). A reaction
 is the time from a race's known start to a player's counted press, in µs:
 the start is known in an announced press race (Chomp!'s reveal: its GO) and
-in a race armed by the flipper's press (a Chope! flip marked, ``armed_by``).
+in a race whose card the flipper marked with their press (flipper arming: a
+Chope! flip, ``armed_by`` and ``mark_ns``; a mark may come up to a quarter
+second after the card lies face up, so such reactions err short).
 Food Poisoning's GO starts a hold, not a reflex (the first to let go loses),
 so it counts in the head-to-head records, not in the reaction times. Only
 effective races count (an undone race never adds a reaction): the log's
@@ -150,7 +152,8 @@ _RACE_FIELDS = ("SELECT id, json_extract(body, '$.spec.kind'), json_extract(body
                 "json_extract(body, '$.winner'), json_extract(body, '$.loser'), "
                 "json_extract(body, '$.spec.eligible'), json_extract(body, '$.spec.arm_ns'), "
                 "json_extract(body, '$.announced'), json_extract(body, '$.armed_by'), "
-                "json_extract(body, '$.order'), json_extract(body, '$.false_starts') "
+                "json_extract(body, '$.order'), json_extract(body, '$.false_starts'), "
+                "json_extract(body, '$.mark_ns') "
                 "FROM events WHERE game_id = ? AND kind = 'race' ORDER BY id")
 
 
@@ -178,8 +181,10 @@ def _names(text) -> tuple[str, ...]:
 
 
 def _race(game_id: int, night: str, row) -> Race | None:
-    _, spec_kind, kind, winner, loser, eligible, arm, announced, armed_by, order, fs = row
+    _, spec_kind, kind, winner, loser, eligible, arm, announced, armed_by, order, fs, mark = row
     kind = spec_kind or kind
+    if isinstance(mark, int) and not isinstance(mark, bool):
+        arm = mark      # flipper arming: from the flipper's mark (the card turned then)
     if kind not in (FIRST_PRESS, LAST_PRESS, FIRST_RELEASE):
         return None
     reactions = []

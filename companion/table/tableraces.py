@@ -563,6 +563,9 @@ class TableRaces:
             self.fault("cue", "the buzzer box did not report when it sounded GO: the race "
                               "was judged on the scheduled GO")
         event = race_event(race, self.arming)
+        mark = self.desk.flip_mark(race)
+        if mark is not None:        # flipper arming: when the card was turned, for the record
+            event["armed_by"], event["mark_ns"] = mark
         if not self._log_race(race, event, now):
             return
         self.desk.drop()
