@@ -100,6 +100,18 @@ def test_where_the_video_cannot_play_the_page_says_the_screen_may_go_dark(browse
     ctx.close()
 
 
+def test_on_the_tv_the_line_does_not_push_the_screen_down(browser, lan_table):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    ctx.add_init_script(NEVER)
+    page = ctx.new_page()
+    page.goto(lan_table.lan_url + "/")
+    page.wait_for_selector("#conn.live")
+    page.locator("#banner").click()
+    expect_text(page, "#awake-note", "This screen may go dark")
+    assert page.evaluate("document.documentElement.scrollHeight") <= 800
+    ctx.close()
+
+
 def test_a_french_phone_is_told_in_french(browser, lan_table):
     ctx, page = lan_page(browser, lan_table.lan_url + "/?lang=fr", NEVER)
     page.locator("#banner").click()
