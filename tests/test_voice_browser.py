@@ -116,3 +116,21 @@ def test_what_the_page_loads_with_is_not_read_out(browser, live_server):
     page.wait_for_timeout(300)          # let a (wrong) cue land; nothing to wait for otherwise
     assert spoken(page) == []
     ctx.close()
+
+
+def test_the_tv_counts_down_out_loud(browser, live_server):
+    """Chomp!'s announced race: 3, 2, 1, GO! said as the countdown shows them."""
+    t = live_server
+    s = t.session
+    s.new_game("chomp", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
+    for _ in range(3):                                     # each player's card turned
+        s.log(s.legal_events()[0])
+    ctx, page = board(browser, t, TV)
+    if (s.snapshot().get("race") or {}).get("phase") is None:
+        s.start_race(countdown_ms=3000)
+    page.wait_for_selector("#countdown.go")
+    assert wait_for(lambda: "GO!" in [x["text"] for x in spoken(page)], 10)
+    said = [x["text"] for x in spoken(page)]
+    assert said[-1] == "GO!" and said[:-1] == sorted(said[:-1], reverse=True), said
+    assert set(said[:-1]) <= {"3", "2", "1"} and "1" in said, said
+    ctx.close()
