@@ -71,8 +71,12 @@
       window.matchMedia('(min-width: 1280px)').addEventListener('change', () => drawSwitch(button));
       drawSwitch(button);
     }
-    /* armed once the page's scripts drew what it loaded with */
-    setTimeout(() => { armed = true; }, 0);
+    /* armed once the page's scripts drew what it loaded with: they all
+     * ran by DOMContentLoaded (the browser may run a timer between two
+     * script files, so not a bare setTimeout) */
+    const arm = () => setTimeout(() => { armed = true; }, 0);
+    if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', arm, { once: true });
+    else arm();
   }
   setUp();
 }());
