@@ -58,13 +58,16 @@ class HostClient:
         return self.client.get(url, **kw)
 
 
-def start_table(tmp_path, settings=None, **config):
+def start_table(tmp_path, settings=None, host="127.0.0.1", players=("Ana", "Bo", "Cy"),
+                **config):
     """The whole table (``companion serve``) running in a thread; ``config``:
-    the web app's (a heartbeat every second unless ``SSE_HEARTBEAT_S`` says)."""
+    the web app's (a heartbeat every second unless ``SSE_HEARTBEAT_S`` says);
+    ``host``: the address it listens on ("0.0.0.0": the LAN's too);
+    ``players``: the mock buzzers' names (the demo game's players)."""
     from companion.app import TableServer
 
-    table = TableServer(host="127.0.0.1", port=0, db_path=str(tmp_path / "live.db"), pin=PIN,
-                  short_pin=True, players=["Ana", "Bo", "Cy"], source="mock", demo=True, threads=16,
+    table = TableServer(host=host, port=0, db_path=str(tmp_path / "live.db"), pin=PIN,
+                  short_pin=True, players=list(players), source="mock", demo=True, threads=16,
                   config={"SSE_HEARTBEAT_S": 1.0, **config}, settings=settings)
     table.open()
     table.start()

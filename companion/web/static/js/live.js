@@ -148,24 +148,6 @@
     };
   };
 
-  /* Keep the screen on while the scoreboard is visible (where allowed:
-   * the Wake Lock API needs a secure context, e.g. not plain-HTTP LAN pages
-   * in every browser). Released by the browser when hidden; asked again. */
-  TC.keepAwake = function () {
-    if (!('wakeLock' in navigator)) return;
-    let lock = null;
-    const ask = async () => {
-      if (lock || document.visibilityState !== 'visible') return;
-      try {
-        lock = await navigator.wakeLock.request('screen');
-        lock.addEventListener('release', () => { lock = null; });
-      } catch (e) { lock = null; }
-    };
-    document.addEventListener('visibilitychange', ask);
-    document.addEventListener('pointerdown', ask, { once: true });
-    ask();
-  };
-
   /* POST JSON with the session's CSRF token. A token that went stale (the
      host logged in on another tab of this browser, which gives the session
      a fresh one) is fetched again once and the request retried, so a tap is

@@ -539,8 +539,15 @@
   TC.say = (node, text) => { if (node.textContent !== text) node.textContent = text; };
 
   /* els: {section, reason, phase, countdown, presses, verdict, notes, stripWrap, strip, stripMax, accuracy} */
+  /* a cue for the voice (voice.js, on the live pages) */
+  const cue = (kind, text) => { if (TC.cue) TC.cue(kind, text); };
   TC.renderRace = function (s, race, els) {
-    if (!race) { els.section.hidden = true; TC.countdown(null, els.countdown); return; }
+    if (!race) {
+      els.section.hidden = true;
+      TC.countdown(null, els.countdown);
+      for (const kind of ['countdown', 'question', 'verdict']) cue(kind, null);
+      return;
+    }
     els.section.hidden = false;
     TC.rememberRace(race);
     const col = colours(s);
@@ -553,6 +560,7 @@
     els.section.dataset.phase = phase;
     const go = phase === 'live' && race.announced;
     els.countdown.hidden = !(phase === 'countdown' || go);
+    if (els.countdown.hidden) cue('countdown', null);
     if (go) { TC.say(els.countdown, TC.t('GO!')); els.countdown.classList.add('go'); felt(els.countdown, 'go'); }
     TC.countdown(race, els.countdown);
 
@@ -570,6 +578,8 @@
     if (v) {
       const [line, cls] = verdictLine(s, race, v);
       TC.say(els.verdict, line);
+      cue('verdict', line);
+      cue('question', null);
       els.verdict.className = 'verdict ' + cls;
       const r = reasonInfo(s, race.reason) || {};
       const notes = [];
@@ -590,6 +600,8 @@
       els.notes.textContent = notes.join(' · ');
     } else if (doubt) {
       TC.say(els.verdict, TC.t('Waiting for the host'));
+      cue('question', TC.t('Waiting for the host'));
+      cue('verdict', null);
       els.verdict.className = 'verdict';
       els.notes.textContent = TC.t('{why}: no winner until the host answers', { why: TC.tx(race.confirm) });
     } else {
@@ -600,6 +612,8 @@
             : TC.t('May win: {names}', { names: who }));
       els.verdict.className = 'verdict';
       els.notes.textContent = '';
+      cue('verdict', null);
+      cue('question', null);
     }
     /* photo finish: every counted press on one time line */
     els.stripWrap.hidden = !(v && order.length > 1);     /* a photo finish needs two */
@@ -738,6 +752,7 @@
     if (node.dataset.felt === shown) return;
     node.dataset.felt = shown;
     TC.feel(shown === 'go' ? [400] : [80]);
+    if (TC.cue) TC.cue('countdown', shown === 'go' ? TC.t('GO!') : shown);
   }
   TC.countdown = function (race, node) {
     if (cdTimer) { clearInterval(cdTimer); cdTimer = null; }

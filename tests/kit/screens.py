@@ -1,0 +1,230 @@
+"""What the screens tests and ``bench/bench_screens.py`` share (issue 33):
+the voice's stub and its latency from a verdict reaching the page to
+``speechSynthesis.speak()``; the TV's games x players x moments, each set
+up on a real table, and the scoreboard's height at 1280 x 800.
+
+:data:`VOICE_STUB` (a context's init script) puts a recording
+``speechSynthesis`` in the page (chromium's own would need a sound card and
+a tap) and wraps ``EventSource`` so each live message's arrival is timed
+(``performance.now()`` before the page's handler runs): ``window.__spoken``
+lists ``{text, lang, t, during}`` (``during``: the arrival time of the
+message being handled when speak() was called, null outside one), and
+``window.__verdicts`` ``{text, t}``: each verdict line (#verdict of a
+decided race) a message brought, with that message's arrival time."""
+
+from __future__ import annotations
+
+import random
+import time
+
+from tests.kit.helpers import wait_for
+
+VOICE_STUB = """(() => {
+  window.__spoken = [];
+  window.__verdicts = [];
+  let handling = null;
+  const stub = {
+    speaking: false, pending: false, paused: false,
+    speak(u) { window.__spoken.push({text: u.text, lang: u.lang, t: performance.now(), during: handling}); },
+    cancel() {}, pause() {}, resume() {}, getVoices() { return []; },
+    addEventListener() {}, removeEventListener() {},
+  };
+  Object.defineProperty(window, 'speechSynthesis', {value: stub, configurable: true});
+  window.SpeechSynthesisUtterance = class { constructor(text) { this.text = text; this.lang = ''; } };
+  const Real = window.EventSource;
+  window.EventSource = class extends Real {
+    addEventListener(type, fn, opts) {
+      return super.addEventListener(type, (ev) => {
+        const t = performance.now();
+        const node = document.getElementById('verdict');
+        const race = document.getElementById('race');
+        const decided = () => !!race && !race.hidden && race.dataset.phase === 'decided';
+        const before = node && decided() ? node.textContent : '';
+        handling = t;
+        try { return fn(ev); } finally {
+          handling = null;
+          const after = node && decided() ? node.textContent : '';
+          if (after && after !== before) window.__verdicts.push({text: after, t});
+        }
+      }, opts);
+    }
+  };
+})()"""
+
+#: [(verdict text, ms from its message's arrival to the speak() saying it,
+#: whether it was said while that message was handled)] of the page
+LATENCIES = """() => window.__verdicts.map((v) => {
+  const s = window.__spoken.find((x) => x.text === v.text && x.t >= v.t);
+  return [v.text, s ? s.t - v.t : null, !!s && s.during === v.t];
+})"""
+
+
+def spoken(page) -> list[dict]:
+    """What the page's stubbed speechSynthesis was asked to say."""
+    return page.evaluate("window.__spoken")
+
+
+# -- the TV at every moment (issue 33, item 3) ---------------------------------
+
+#: the scoreboard on a table TV
+TV = {"viewport": {"width": 1280, "height": 800}}
+NAMES = ("Ana", "Bo", "Cy", "Dee", "Eve", "Fay")
+#: the moments each game is seen at on the TV (item 3: races, questions,
+#: countdowns, verdicts, end of game)
+MOMENTS = {
+    "chope": ("race", "verdict", "question", "end"),
+    "chomp": ("countdown", "verdict", "end"),
+    "hawker": ("food-poisoning", "end"),
+    "chopote": ("play", "end"),
+    "tropichaos": ("play", "end"),
+}
+#: the players each game is seen with: 3 to 6, as far as the game goes
+PLAYERS = {"chope": (3, 4, 5, 6), "chomp": (3, 4, 5, 6), "hawker": (3, 4),
+           "chopote": (3, 4), "tropichaos": (3, 4, 5)}
+
+
+def seats(n: int) -> list[dict]:
+    return [{"name": p, "buzzer": p} for p in NAMES[:n]]
+
+
+def tap(table, buzzer: str) -> None:
+    table.source.press(buzzer)
+    table.source.release(buzzer)
+
+
+def race_phase(table) -> str | None:
+    return (table.session.snapshot().get("race") or {}).get("phase")
+
+
+def play_to_end(table, game: str, n: int, options: dict | None = None,
+                setup=()) -> None:
+    """A new game of ``game`` for ``n`` players (``setup``: its first
+    events), then random legal events from the console's list until it
+    ends: a race someone wins or loses where there is one, and another seed
+    for a game that goes round in circles (Chomp!'s Ink Out that nobody
+    wins)."""
+    s = table.session
+    for seed in range(3, 20):
+        s.new_game(game, seats(n), options or {})
+        for ev in setup:
+            s.log(ev)
+        rng = random.Random(seed)
+        for _ in range(1500):
+            if s.snapshot()["finished"]:
+                return
+            legal = s.host_snapshot()["legal_events"]
+            if not legal:
+                break
+            decisive = [e for e in legal if e.get("winner") or e.get("loser")]
+            s.log(rng.choice(decisive or legal))
+    raise AssertionError(f"no game of {game} for {n} ended")
+
+
+def chope_at(table, n: int, moment: str) -> None:
+    s = table.session
+    if moment == "end":
+        return play_to_end(table, "chope", n)
+    s.new_game("chope", seats(n))
+    if moment == "question":           # a claim older than a card may be: the host is asked
+        tap(table, NAMES[1])
+        s.log({"type": "flip", "card": "table:red"})
+        time.sleep(0.45)
+        tap(table, NAMES[2])
+        time.sleep(0.35)
+        tap(table, NAMES[1])
+        time.sleep(0.15)
+        s.log({"type": "flip", "card": "table:blue"})
+        assert wait_for(lambda: (s.snapshot().get("race") or {}).get("confirm"), 10)
+        return
+    s.log({"type": "flip", "card": "food:laksa"})
+    s.log({"type": "flip", "card": "table:red"})
+    if moment == "verdict":            # every other player slams: the whole photo finish
+        for name in NAMES[1:n]:
+            tap(table, name)
+        assert wait_for(lambda: race_phase(table) == "decided", 10)
+
+
+def chomp_at(table, n: int, moment: str) -> None:
+    s = table.session
+    if moment == "end":
+        return play_to_end(table, "chomp", n)
+    s.new_game("chomp", seats(n))
+    for i in range(n):                     # each player's card turned over
+        legal = s.legal_events()
+        s.log(legal[i % len(legal)])
+    if moment == "countdown":
+        s.start_race(countdown_ms=600_000)
+        return
+    s.start_race(countdown_ms=0)
+    assert wait_for(lambda: race_phase(table) == "live", 10)
+    for name in NAMES[:n]:
+        tap(table, name)
+    assert wait_for(lambda: race_phase(table) == "decided", 10)
+
+
+def hawker_at(table, n: int, moment: str) -> None:
+    from tests.kit.browser import HAWKER_SETUP
+
+    s = table.session
+    stalls = ("malay", "chinese", "indian", "international")
+    setup = [{"type": "choose_stall", "player": name, "stall": stall}
+             for name, stall in zip(NAMES, stalls[:n])] + HAWKER_SETUP[2:]
+    if moment == "end":
+        return play_to_end(table, "hawker", n, setup=setup)
+    s.new_game("hawker", seats(n), {"draws": "private"})
+    for ev in setup:
+        s.log(ev)
+    for name in NAMES[:n]:                 # each draws on their own page
+        for pile in ("ingredient", "action"):
+            s.log_private(name, next(e for e in s.legal_events()
+                                     if e.get("player") == name and e.get("pile") == pile))
+    s.log({"type": "event_check", "event": "food-poisoning"})
+    for name in NAMES[:n]:              # everyone holds their stomach, then GO
+        table.source.press(name)
+    s.start_race(countdown_ms=0)
+    assert wait_for(lambda: race_phase(table) == "live", 10)
+
+
+def board_game_at(game: str):
+    def at(table, n: int, moment: str) -> None:
+        if moment == "end":
+            return play_to_end(table, game, n)
+        table.session.new_game(game, seats(n))
+        rng = random.Random(3)
+        for _ in range(30):
+            legal = table.session.host_snapshot()["legal_events"]
+            if not legal or table.session.snapshot()["finished"]:
+                break
+            table.session.log(rng.choice(legal))
+    return at
+
+
+SET_UP = {"chope": chope_at, "chomp": chomp_at, "hawker": hawker_at,
+          "chopote": board_game_at("chopote"), "tropichaos": board_game_at("tropichaos")}
+
+#: the page's height and what sticks out of a 1280 x 800 screen
+MEASURE = """() => ({height: document.documentElement.scrollHeight,
+                     width: document.documentElement.scrollWidth})"""
+
+
+def tv_height(browser, table, name: str | None = None, lang: str = "en") -> dict:
+    """The scoreboard at 1280 x 800 once it shows the table's state:
+    ``{height, width}`` of the page (a screenshot ``name`` if given)."""
+    from tests.kit.browser import SHOTS, TIMEOUT_MS
+
+    ctx = browser.new_context(**TV)
+    ctx.set_default_timeout(TIMEOUT_MS)
+    try:
+        page = ctx.new_page()
+        page.goto(f"{table.url}/?lang={lang}")
+        page.wait_for_selector("#conn.live")
+        version = table.session.version
+        page.wait_for_function("(v) => Number(document.body.dataset.version) >= v", arg=version)
+        page.wait_for_timeout(100)       # the panel's fonts and boards laid out
+        got = page.evaluate(MEASURE)
+        if name:
+            (SHOTS / name).parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / name))
+        return got
+    finally:
+        ctx.close()
