@@ -144,9 +144,11 @@ def test_seasons_need_the_host_and_the_csrf_token(table):
     bad = host.post("/api/host/seasons", {"name": "J", "start": "2025-06-09", "end": "2025-06-01"})
     assert bad.status_code == 400 and bad.json["field"] == "end"
     sid = r.json["season"]["id"]
-    assert guest.post(f"/api/host/seasons/{sid}/delete", headers=token).status_code == 401
-    assert host.post(f"/api/host/seasons/{sid}/delete").json["seasons"] == []
-    assert host.post(f"/api/host/seasons/{sid}/delete").status_code == 404
+    gone = {"id": sid}
+    assert guest.post("/api/host/seasons/delete", json=gone, headers=token).status_code == 401
+    assert host.post("/api/host/seasons/delete", gone).json["seasons"] == []
+    assert host.post("/api/host/seasons/delete", gone).status_code == 404
+    assert host.post("/api/host/seasons/delete", {"id": "x"}).status_code == 400
 
 
 def test_the_statistics_and_ratings_of_one_season(table):

@@ -457,10 +457,14 @@ def add_season():
     return {"ok": True, "season": season, "seasons": services().session.store.seasons()}
 
 
-@bp.post("/api/host/seasons/<int:season_id>/delete")
+@bp.post("/api/host/seasons/delete")
 @allow(HOST)
-def remove_season(season_id: int):
-    """Forget a season (its games and ratings stay); 404 if there is none."""
+def remove_season():
+    """``{"id": n}``: forget a season (its games and ratings stay); 404 if
+    there is none."""
+    season_id = optional_int(body(), "id")
+    if season_id is None:
+        raise BadRequest("'id' must be a season's id", "id")
     if not services().session.store.remove_season(season_id):
         raise BadRequest(f"no season {season_id}", "season", status=404)
     return {"ok": True, "seasons": services().session.store.seasons()}

@@ -1,5 +1,5 @@
 /* The host console's seasons (issue 35): add a named span of nights, remove
- * one. POST /api/host/seasons and /api/host/seasons/<id>/delete with the
+ * one. POST /api/host/seasons and /api/host/seasons/delete with the
  * session's CSRF token (TC.post); a refusal is shown under the form, on the
  * field it names. The statistics page reads one season at a time. */
 (function () {
@@ -42,7 +42,7 @@
     const b = ev.target.closest('.season-remove');
     if (!b) return;
     clear();
-    const res = await TC.post(`/api/host/seasons/${Number(b.dataset.season)}/delete`, {});
+    const res = await TC.post('/api/host/seasons/delete', { id: Number(b.dataset.season) });
     if (!res.ok) { refuse(res); return; }
     render(res.data.seasons);
   });
