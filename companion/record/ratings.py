@@ -29,7 +29,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Iterable
+from typing import Callable, Iterable
 
 from openskill.models import PlackettLuce
 
@@ -193,11 +193,13 @@ def _best(item) -> tuple:
 @dataclass
 class RatingCache:
     """The finished games, read again only when one more has finished (or
-    a finished game was played on: its summary cleared)."""
+    a finished game was played on: its summary cleared), and what was
+    derived from them (:meth:`derive`), kept until then."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     key: tuple | None = None
     games: list[Finished] = field(default_factory=list)
+    derived: dict = field(default_factory=dict)
 
     def finished(self, store: Store) -> list[Finished]:
         key = query(store, "SELECT COUNT(*), MAX(id), MAX(finished), SUM(finished % 1000003) "
@@ -205,7 +207,21 @@ class RatingCache:
         with self.lock:
             if key != self.key:
                 self.games, self.key = finished_games(store), key
+                self.derived.clear()
             return self.games
+
+    def derive(self, store: Store, key, fn: Callable[[list[Finished]], object]):
+        """``fn(finished games)``, computed again only when they changed."""
+        games = self.finished(store)
+        with self.lock:
+            if key in self.derived:
+                return self.derived[key]
+        out = fn(games)
+        with self.lock:
+            if len(self.derived) > 64:      # a page per player and season: keep a few
+                self.derived.clear()
+            self.derived[key] = out
+        return out
 
 
 __all__ = ["Finished", "RatingCache", "SEASON_NAME_MAX", "SeasonError", "check_season",

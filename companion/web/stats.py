@@ -68,8 +68,9 @@ def table_figures(season: dict | None = None) -> dict:
     figures = _cache().derive(
         store, ("table", tuple(colours), _key(season)),
         lambda races: _table([r for r in races if in_season(r.night, season)], colours))
-    games = _rating_cache().finished(store)
-    return dict(figures, ratings=rate(games, season), season=season)
+    ratings = _rating_cache().derive(store, ("rate", _key(season)),
+                                     lambda games: rate(games, season))
+    return dict(figures, ratings=ratings, season=season)
 
 
 def _table(races, colours: dict[str, str]) -> dict:
@@ -93,16 +94,23 @@ def player_figures(name: str, season: dict | None = None) -> dict | None:
         lambda races: _player([r for r in races if in_season(r.night, season)], name, colours))
     if figures is None:
         return None
-    games = _rating_cache().finished(store)
-    mine = {g: players[name] for g, players in rate(games, season).items() if name in players}
-    return dict(figures, ratings=mine, rating_nights=history(games, name, season),
-                season=season)
+    cache = _rating_cache()
+    rated = cache.derive(store, ("rate", _key(season)), lambda games: rate(games, season))
+    mine = {g: players[name] for g, players in rated.items() if name in players}
+    nights = cache.derive(store, ("history", name, _key(season)),
+                          lambda games: history(games, name, season))
+    return dict(figures, ratings=mine, rating_nights=nights, season=season)
 
 
 def finished_plays(season: dict | None) -> list[dict]:
     """The newest finished games of the season, each with its BG Stats link."""
     store = services().session.store
-    games = [g for g in _rating_cache().finished(store) if in_season(g.night, season)]
+    return _rating_cache().derive(store, ("plays", _key(season)),
+                                  lambda games: _plays(store, games, season))
+
+
+def _plays(store, games, season) -> list[dict]:
+    games = [g for g in games if in_season(g.night, season)]
     out = []
     for g in reversed(games[-PLAYS_SHOWN:]):
         try:
