@@ -86,3 +86,13 @@ def test_the_console_adds_a_season_and_suggests_head_starts(browser, live_server
     assert found == [], "\n".join(found)
     assert len(added) == 4                      # each width in each language
     assert sorted(s["name"] for s in t.store.seasons()) == added
+    t.session.handicaps_allowed = False         # a league or convention table
+    ctx = browser.new_context()
+    try:
+        page = login(watched(ctx.new_page()), t)
+        page.click("#ng-details > summary")
+        page.wait_for_selector("#ng-players .ng-handicap", state="attached")
+        assert page.locator("#ng-suggest").is_hidden()
+        assert page.locator("#ng-players .ng-handicap").first.is_hidden()
+    finally:
+        ctx.close()
