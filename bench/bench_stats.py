@@ -3,7 +3,9 @@
 the Flask app, p50 and p95 over 40 requests after the first (the first reads
 every game once; later ones reuse the figures while no log grew), that
 first one, and the page after each of 20 races logged (a game night: one
-game read again, every figure computed again)."""
+game read again, every figure computed again). Every game has finished, so
+the page also rates them (OpenSkill) and lists the newest for BG Stats;
+``ratings_ms`` is the rating of 2,000 finished 4-player games from scratch."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import random
 import statistics
 import time
 
+from companion.record.ratings import Finished, rate
 from companion.record.store import Store
 from companion.table.session import TableSession
 from companion.web import create_app
@@ -31,7 +34,7 @@ def _times(client, url: str, n: int) -> list[float]:
 
 def run():
     store = Store(":memory:")
-    fill(store, RACES)
+    fill(store, RACES, finished=True)
     app = create_app({"PIN": "bench-pin-1", "TESTING": True},
                      session=TableSession(store))
     client = app.test_client()
@@ -48,3 +51,11 @@ def run():
     after.sort()
     yield ("stats_page_after_a_race_ms_p95", after[int(0.95 * (len(after) - 1))],
            "ms: the page after each of 20 races logged")
+
+    rng = random.Random(2)
+    names = ["Ana", "Bo", "Cy", "Dee", "Eve", "Fay"]
+    games = [Finished(i, "chope", f"2025-{1 + i // 200:02d}-01",
+                      tuple((n,) for n in rng.sample(names, 4))) for i in range(2000)]
+    t = time.perf_counter()
+    rate(games)
+    yield ("ratings_ms", (time.perf_counter() - t) * 1000, "ms: 2,000 finished 4-player games rated")

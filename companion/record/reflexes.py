@@ -84,7 +84,7 @@ class ReflexCache:
         """Every effective race of the store, oldest game first (the store's
         lock is held one query at a time: the table logs on meanwhile)."""
         with self.lock:
-            heads = _query(store, "SELECT g.id, g.created, MAX(e.id) FROM games g "
+            heads = query(store, "SELECT g.id, g.created, MAX(e.id) FROM games g "
                                   "LEFT JOIN events e ON e.game_id = g.id GROUP BY g.id "
                                   "ORDER BY g.id")
             out: list[Race] = []
@@ -98,7 +98,7 @@ class ReflexCache:
             return out
 
 
-def _query(store: Store, sql: str, args: tuple = ()) -> list[tuple]:
+def query(store: Store, sql: str, args: tuple = ()) -> list[tuple]:
     with store.locked():
         try:
             return store.conn.execute(sql, args).fetchall()
@@ -110,7 +110,7 @@ def player_colours(store: Store) -> dict[str, str]:
     """Each player's colour in the latest game they played (a light read:
     only the games' player lists)."""
     out: dict[str, str] = {}
-    for (text,) in _query(store, "SELECT players FROM games ORDER BY id DESC"):
+    for (text,) in query(store, "SELECT players FROM games ORDER BY id DESC"):
         try:
             players = json.loads(text)
         except ValueError:
@@ -159,12 +159,12 @@ _RACE_FIELDS = ("SELECT id, json_extract(body, '$.spec.kind'), json_extract(body
 
 def read_game(store: Store, game_id: int, created_ns: int | None = None) -> list[Race]:
     """The effective races of one game."""
-    rows = _query(store, "SELECT id, kind FROM events WHERE game_id = ? ORDER BY id",
+    rows = query(store, "SELECT id, kind FROM events WHERE game_id = ? ORDER BY id",
                   (game_id,))
     keep = set(effective_ids(rows))
     night = night_of(created_ns)
     out = []
-    for row in _query(store, _RACE_FIELDS, (game_id,)):
+    for row in query(store, _RACE_FIELDS, (game_id,)):
         if row[0] in keep:
             race = _race(game_id, night, row)
             if race is not None:
@@ -286,7 +286,7 @@ def histogram(reactions_us: Iterable[int], bin_ms: int = 50, top_ms: int = 1000)
     return bins
 
 
-__all__ = ["ANTICIPATION_US", "Race", "ReflexCache", "by_night", "effective_ids",
+__all__ = ["ANTICIPATION_US", "Race", "ReflexCache", "by_night", "effective_ids", "query",
            "head_to_head", "histogram", "percentile", "player_colours",
            "reactions_by_player", "read_game",
            "suggest_handicaps", "summary"]

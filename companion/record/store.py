@@ -66,6 +66,10 @@ class UnknownGameId(StoreError, LookupError):
     """No game with that id in the store."""
 
 
+class SeasonNameTaken(StoreError, ValueError):
+    """Another season has that name already."""
+
+
 # ---------------------------------------------------------------------------
 # Schema and migrations. MIGRATIONS[v] takes a database from schema version v
 # to v + 1 (0 is an empty file); each runs in one transaction that also sets
@@ -158,8 +162,21 @@ def _v4_to_v5(conn: sqlite3.Connection) -> None:
     )""")
 
 
+def _v5_to_v6(conn: sqlite3.Connection) -> None:
+    """Seasons the host names: a span of nights (local dates, the end
+    optional: a season still running), for reading ratings and statistics
+    one season at a time. A game belongs to every season its night is in."""
+    conn.execute("""CREATE TABLE seasons (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL UNIQUE,     -- what the host called it
+        start TEXT NOT NULL,           -- its first night, YYYY-MM-DD (local)
+        end TEXT,                      -- its last night, YYYY-MM-DD; NULL: still running
+        created INTEGER NOT NULL       -- wall clock, Unix nanoseconds
+    )""")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v0_to_v1, _v1_to_v2, _v2_to_v3,
-                                                          _v3_to_v4, _v4_to_v5]
+                                                          _v3_to_v4, _v4_to_v5, _v5_to_v6]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -722,6 +739,32 @@ class Store:
                                             (game_id,)))
 
 
+    # -- seasons (see docs/store.md, "Seasons") ---------------------------------
+    def add_season(self, name: str, start: str, end: str | None = None) -> dict:
+        """A new season: ``name`` (unique), its first night ``start`` and last
+        ``end`` (``YYYY-MM-DD``; None: still running); checked by the caller
+        (:func:`companion.record.ratings.check_season`). The new row."""
+        now = self.wall_clock()
+
+        def tx(conn):
+            try:
+                return conn.execute("INSERT INTO seasons (name, start, end, created) "
+                                    "VALUES (?, ?, ?, ?)", (name, start, end, now)).lastrowid
+            except sqlite3.IntegrityError:
+                raise SeasonNameTaken(f"another season is called {name}") from None
+        sid = self._write(tx)
+        return next(s for s in self.seasons() if s["id"] == sid)
+
+    def seasons(self) -> list[dict]:
+        """Every season, ``{"id","name","start","end"}``, the latest start first."""
+        rows = self._read("SELECT id, name, start, end FROM seasons ORDER BY start DESC, id DESC")
+        return [{"id": i, "name": n, "start": a, "end": b} for i, n, a, b in rows]
+
+    def remove_season(self, season_id: int) -> bool:
+        """Forget a season (its games stay); False if there was none."""
+        return bool(self._write(lambda c: c.execute(
+            "DELETE FROM seasons WHERE id = ?", (season_id,)).rowcount))
+
     # -- private player links (see docs/store.md, "Player links") -----------
     @staticmethod
     def seats_key(names: Iterable[str]) -> str:
@@ -837,4 +880,5 @@ def _kind(event: dict) -> str:
 
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Store", "StoreError",
-           "StoreCorrupt", "StaleVersion", "UnknownGameId", "iso", "failure_cause"]
+           "StoreCorrupt", "StaleVersion", "UnknownGameId", "SeasonNameTaken", "iso",
+           "failure_cause"]

@@ -86,4 +86,27 @@ def trend_plot(points: list[tuple[str, int]]) -> dict:
             "labels": dots[::every], "left": LEFT, "right": WIDTH - RIGHT}
 
 
-__all__ = ["histogram_plot", "spread_plot", "top_of", "trend_plot"]
+def rating_plot(points: list[tuple[str, float]]) -> dict:
+    """A player's rating in one game at the end of each night they played
+    it, oldest left; the vertical axis spans the ratings reached (a rating
+    may be below zero), in steps of 5."""
+    h = 100
+    low = min(min(r for _, r in points), 0)
+    high = max(max(r for _, r in points), low + 5)
+    bottom, top = 5 * (low // 5), 5 * -(-high // 5)
+    n = len(points)
+    span = WIDTH - LEFT - RIGHT
+
+    def y(r):
+        return round(8 + h - h * (r - bottom) / (top - bottom), 1)
+    dots = [{"x": round(LEFT + (span * i / (n - 1) if n > 1 else span / 2), 1), "y": y(r),
+             "night": night, "rating": r} for i, (night, r) in enumerate(points)]
+    step = 5 * max(1, -(-int(top - bottom) // 20))     # at most 4 lines across
+    yticks = [{"y": y(v), "label": str(int(v))} for v in range(int(bottom), int(top) + 1, step)]
+    every = max(1, -(-n // 6))
+    return {"width": WIDTH, "height": 8 + h + AXIS, "axis_y": 8 + h, "dots": dots,
+            "line": " ".join(f"{d['x']},{d['y']}" for d in dots), "yticks": yticks,
+            "labels": dots[::every], "left": LEFT, "right": WIDTH - RIGHT}
+
+
+__all__ = ["histogram_plot", "rating_plot", "spread_plot", "top_of", "trend_plot"]

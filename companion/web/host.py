@@ -40,7 +40,8 @@ def console():
                            urls=svc.join_urls, qr=Markup(qr_svg(svc.join_urls[0])),
                            players=default_players(), buzzers=svc.buzzers,
                            heartbeat_s=svc.broker.heartbeat_s,
-                           game=page_game(snap), cert=certificate.load())
+                           game=page_game(snap), cert=certificate.load(),
+                           seasons=svc.session.store.seasons())
 
 
 def default_players() -> list[str]:
@@ -431,3 +432,39 @@ def import_game():
     if not text.strip():
         raise BadRequest("send a game file (JSON lines) as the body")
     return {"ok": True, "game_id": services().session.import_game(text)}
+
+
+# ---------------------------------------------------------------------------
+# seasons: named spans of nights (the statistics pages read one at a time)
+
+
+@bp.post("/api/host/seasons")
+@allow(HOST)
+def add_season():
+    """``{"name", "start": "YYYY-MM-DD", "end": "YYYY-MM-DD" or null}``: a
+    new season (400 naming the field for a bad one or a name taken)."""
+    from ..record.ratings import SeasonError, check_season
+    from ..record.store import SeasonNameTaken
+
+    data = body()
+    try:
+        name, start, end = check_season(data.get("name"), data.get("start"), data.get("end"))
+        season = services().session.store.add_season(name, start, end)
+    except SeasonError as exc:
+        raise BadRequest(str(exc), exc.field) from None
+    except SeasonNameTaken as exc:
+        raise BadRequest(str(exc), "name") from None
+    return {"ok": True, "season": season, "seasons": services().session.store.seasons()}
+
+
+@bp.post("/api/host/seasons/delete")
+@allow(HOST)
+def remove_season():
+    """``{"id": n}``: forget a season (its games and ratings stay); 404 if
+    there is none."""
+    season_id = optional_int(body(), "id")
+    if season_id is None:
+        raise BadRequest("'id' must be a season's id", "id")
+    if not services().session.store.remove_season(season_id):
+        raise BadRequest(f"no season {season_id}", "season", status=404)
+    return {"ok": True, "seasons": services().session.store.seasons()}

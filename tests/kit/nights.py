@@ -37,12 +37,28 @@ def race_event(rng: random.Random, players, go_ns: int, sigma: float = 0.3) -> d
             "virtual": False}
 
 
+def _ended(events, players) -> dict:
+    """A game's summary: its players ranked by the races they won."""
+    wins = {p: 0 for p in players}
+    for e in events:
+        if e.get("type") == "race":
+            wins[e["winner"]] += 1       # the undone ones too: a toy score
+    ranking: list[list[str]] = []
+    for p in sorted(players, key=lambda p: -wins[p]):
+        if ranking and wins[ranking[-1][0]] == wins[p]:
+            ranking[-1].append(p)
+        else:
+            ranking.append([p])
+    return {"scores": wins, "ranking": ranking, "finished": True}
+
+
 def fill(store: Store, races: int, per_game: int = 50, seed: int = 35,
          players=("Ana", "Bo", "Cy", "Dee"), first_night_ns: int = 1_750_000_000 * 10**9,
-         undo_every: int = 25) -> int:
+         undo_every: int = 25, finished: bool = False) -> int:
     """``races`` effective races in games of ``per_game``, a game a night;
     every ``undo_every``-th race is logged twice with an undo between (the
-    undone one never counts). Returns the number of games."""
+    undone one never counts); ``finished``: each game ends, its players
+    ranked by the races they won (their score). Returns the number of games."""
     rng = random.Random(seed)
     games = 0
     left = races
@@ -57,7 +73,8 @@ def fill(store: Store, races: int, per_game: int = 50, seed: int = 35,
             go += 10 * 10**9
         store.create_game("coinrace", [{"name": p} for p in players], {},
                           created_ns=first_night_ns + games * DAY_NS, events=events,
-                          make_current=False)
+                          make_current=False, summary=_ended(events, players) if finished
+                          else None)
         games += 1
         left -= n
     return games

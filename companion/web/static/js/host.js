@@ -637,7 +637,7 @@
             el('option', { value: '', text: TC.t('no buzzer') }),
             buzzers.map((b) => el('option', { value: b, text: TC.t('buzzer {id}', { id: b }), selected: b === buzzer }))),
           /* a head start (ms) the referee gives this player; off in a league */
-          el('input', { class: 'ng-handicap', type: 'number', min: 0, max: 2000, step: 10, inputmode: 'numeric', value: handicap || 0, hidden: !!(hs && hs.handicaps === false) })));
+          el('input', { class: 'ng-handicap', type: 'number', min: 0, max: 2000, step: 5, inputmode: 'numeric', value: handicap || 0, hidden: !!(hs && hs.handicaps === false) })));
       row.querySelector('.ng-name').addEventListener('input', () => { renumber(); });
       return row;
     }
@@ -846,8 +846,38 @@
       $('ng-start').hidden = false;
     }
 
+    /* "Suggest from their reaction times": each head start from the
+     * statistics (GET /api/stats: every player's median less the fastest
+     * median), taken again from the fastest of the players in the form;
+     * a player with no reaction time gets none. Off in a league. */
+    const handicapsOff = () => !!(hs && hs.handicaps === false);
+    async function suggestHandicaps() {
+      const note = $('ng-suggest-note');
+      let known = {};
+      try {
+        const res = await fetch('/api/stats', { credentials: 'same-origin' });
+        known = ((await res.json()) || {}).suggested_handicap_ms || {};
+      } catch (e) { known = {}; }
+      const seated = [...rows.children].map((r) => [r, r.querySelector('.ng-name').value.trim()]);
+      const timed = seated.filter(([, n]) => Number.isInteger(TC.own(known, n)));
+      note.hidden = false;
+      if (timed.length < 2) {
+        note.textContent = TC.t('Not enough reaction times yet: at least two of these players need some (they come from announced races).');
+        return;
+      }
+      const fastest = Math.min(...timed.map(([, n]) => TC.own(known, n)));
+      for (const [r, n] of seated) {
+        const v = TC.own(known, n);
+        r.querySelector('.ng-handicap').value = Number.isInteger(v) ? v - fastest : 0;
+      }
+      note.textContent = TC.t('Head starts from their median reactions: {list}', {
+        list: seated.map(([r, n]) => `${n || '?'} ${r.querySelector('.ng-handicap').value} ms`).join(', ') });
+    }
+
     function setup() {
       fillPlayers();
+      $('ng-suggest').hidden = handicapsOff();
+      $('ng-suggest').onclick = suggestHandicaps;
       $('ng-add').onclick = () => {
         const taken = new Set([...rows.querySelectorAll('.ng-colour')].map((s) => s.value));
         const colour = colourChoices().find((c) => !taken.has(c));
@@ -874,7 +904,10 @@
         }
       });
     }
-    return { setup, onState() { if (confirming && (!hs.game || hs.finished)) endConfirm(); } };
+    return { setup, onState() {
+      if (confirming && (!hs.game || hs.finished)) endConfirm();
+      $('ng-suggest').hidden = handicapsOff();
+    } };
   }());
 
   /* --- wiring ------------------------------------------------------------ */
