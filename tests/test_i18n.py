@@ -65,6 +65,14 @@ def test_every_msgid_is_translated_with_the_same_fields():
     assert not bad, bad[:10]
 
 
+def test_french_says_bust_as_the_card_term():
+    """A lowercase "bust" in a French sentence is English ("1 carte sur les 9
+    restantes feraient bust" on a Chope! verdict, issue 33): the call is the
+    cards' term "Bust", capitalised as tests/kit/french.py keeps it."""
+    bad = [m.string for m in po("fr") if m.id and re.search(r"\bbust\b", str(m.string))]
+    assert bad == []
+
+
 def test_the_compiled_catalog_is_the_po_files_own():
     """The committed .mo (what a fresh clone serves) says what the .po says:
     an edited .po without `tasks.py i18n compile` fails here."""

@@ -298,6 +298,31 @@ def test_a_field_that_is_a_message_is_translated_and_a_name_is_not(live_server, 
         "Au tour d’Ana", "Au tour de Bo", "c’est le tour d’Eve, pas d’Ana"]
 
 
+def test_hawker_wars_counted_and_joined_lines_in_french(live_server, ctx):
+    """Hawker Wars' lines (issue 33, item 4): a count of cards is a number
+    ("{n} {what} cards" does not take "Ana draws 2 Ingredient cards" with
+    n = "Ana"); a message written with a joint ("; ") is matched whole before
+    the line is split there; a line the console capitalised matches its
+    message exactly before a looser pattern ("{name} on {target}")."""
+    page = open_page(ctx(), live_server.url + "/")
+    assert page.evaluate("""() => [
+      TC.tx('Ana draws 2 Ingredient cards and 1 Action card (an Event on top of the Action pile first)'),
+      TC.tx('Cy gives up 2 cards for Food Poisoning'),
+      TC.tx('Bo draws 1 Action card'),
+      TC.tx('Ingredient pile reshuffled; left in the Black Market: Egg, 2 Water'),
+      TC.tx('No Event on the Action pile'),
+      TC.tx('Price Inflation on Bo'),
+    ]""") == [
+        ("Ana pioche 2 cartes Ingredient et 1 carte Action "
+         "(d’abord un Event sur le dessus de la pile Action)"),
+        "Cy cède 2 cartes pour Food Poisoning",
+        "Bo pioche 1 carte Action",
+        "Pile Ingredient remélangée ; restent au Black Market : Egg, 2 Water",
+        "Aucun Event sur la pile Action",
+        "Price Inflation sur Bo",
+    ]
+
+
 def test_a_convention_in_french_on_the_tables_and_the_league(tmp_path, live_server, ctx):
     """The league's pairing notice on a table's scoreboard, and the league
     page with a convention (pods, their states, the standings), in French."""

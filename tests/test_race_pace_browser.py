@@ -18,7 +18,7 @@ import pytest
 
 from tests.kit.browser import BROWSER, PHONE, expect_text, open_board, open_host, shot
 from tests.kit.helpers import wait_for
-from tests.kit.moments import chope, chope_board, doubtful, tap
+from tests.kit.moments import chope, chope_board, doubtful, doubtful_nobody, tap
 
 pytestmark = BROWSER
 
@@ -155,6 +155,38 @@ def test_a_doubtful_claim_is_answered_with_one_tap_on_the_console(live_server, p
     expect_text(b, "#verdict", "Cy chopes it!")
     assert b.evaluate("window.__seen.green_while_asking") == 0
     assert h.locator("#race-confirm").is_hidden()
+    assert b.errors == [] and h.errors == []
+
+
+#: each mark of the race card's timeline: (its player, its label), and the
+#: timeline's spoken line
+MARKS = """() => { const tl = document.querySelector('#race .timeline');
+  return [[...tl.querySelectorAll('.tl-mark')].map((m) => [m.dataset.player ?? null,
+          m.textContent, m.className]), tl.getAttribute('aria-label')]; }"""
+
+
+@pytest.mark.browser
+def test_a_nobody_choice_is_no_press_on_the_timeline(live_server, phone):
+    """Issue 33: the console's timeline read "null +2.68 s": the question's
+    "nobody slammed it" choice (no player; its t_ns is only the answer's
+    key, the moment the judge asked) was drawn as a press. Only presses are
+    marks; "nobody" stays a button of the question."""
+    t, s, b = chope_board(live_server, phone)
+    h = open_host(phone(), t)
+    doubtful_nobody(t)
+    assert wait_for(lambda: (s.snapshot()["race"] or {}).get("confirm"))
+    choices = s.snapshot()["race"]["choices"]
+    assert [(c["player"], bool(c.get("nobody"))) for c in choices] == [("Cy", False), (None, True)]
+    expect_text(h, "#race-confirm", "Nobody: discard it")
+    for page in (b, h):
+        synced(page, s)
+        page.wait_for_selector("#race .timeline .tl-mark.choice")
+        marks, spoken = page.evaluate(MARKS)
+        assert "null" not in spoken and "undefined" not in spoken, spoken
+        assert [m[0] for m in marks if "choice" in m[2]] == ["Cy"], marks
+        assert all(m[0] in ("Bo", "Cy") and m[1].startswith(m[0]) for m in marks), marks
+    h.locator('#race-confirm button.choice:not([data-player])').click()    # nobody: discarded
+    assert wait_for(lambda: not (s.snapshot()["race"] or {}).get("confirm"))
     assert b.errors == [] and h.errors == []
 
 

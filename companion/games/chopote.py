@@ -570,13 +570,14 @@ class Chopote(Game):
             return f"{p} is blocked and passes"
         if t == "move":
             src, dst = spoken(ev.get("from")), spoken(ev.get("to", "?"))
-            line = f"{p}: {src} → {dst}"      # one message, its fields translated too
             caught = ev.get("captures") or {}
-            if isinstance(caught, dict) and caught:
-                line += ", takes " + " and ".join(
-                    f"{n} of {q}'s bottles" if n > 1 else f"{q}'s bottle"
-                    for q, n in caught.items())
-            return line
+            if not (isinstance(caught, dict) and caught):
+                return f"{p}: {src} → {dst}"      # one message, its fields translated too
+            # one message with the capture in it (a square holds one player's
+            # bottles, so one "taken" as a rule): a page translates it whole
+            taken = " and ".join(f"{n} of {q}'s bottles" if n > 1 else f"{q}'s bottle"
+                                 for q, n in caught.items())
+            return f"{p}: {src} → {dst}, takes {taken}"
         return super().describe(ev)
 
     def check_invariants(self, s) -> None:

@@ -173,8 +173,11 @@ def name(card) -> str:
 
 
 def n_cards(n: int, what: str = "") -> str:
-    """"1 card", "2 Ingredient cards": a count in plain English."""
-    return f"{n} {what + ' ' if what else ''}card{'' if n == 1 else 's'}"
+    """"1 card", "2 Ingredient cards": a count in plain English, each form a
+    message of its own (the French puts the kind after: "2 cartes Ingredient")."""
+    if what:
+        return f"{n} {what} card" if n == 1 else f"{n} {what} cards"
+    return f"{n} card" if n == 1 else f"{n} cards"
 
 
 def _add(d: dict, k: str, n: int = 1) -> None:
@@ -1762,7 +1765,8 @@ class HawkerWars(Game):
             if t == "draw":               # never name the cards: they are hidden
                 n = self.public_event(ev).get("count")   # none logged: the draw due
                 pile = str(ev.get("pile")).capitalize()
-                return f"{who} draws " + (f"{pile} cards" if n is None else n_cards(n, pile))
+                drawn = f"{pile} cards" if n is None else n_cards(n, pile)
+                return f"{who} draws {drawn}"
             if t == "event_check":
                 return (f"Event! {name(ev['event'])}" if ev.get("event")
                         else "no Event on the Action pile")

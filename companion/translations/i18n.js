@@ -55,6 +55,8 @@
   };
 
   /* --- lines the server wrote in English ------------------------------- */
+  /* the joints of a line the server joined from several (see parts) */
+  const JOINS = [' and ', '; ', ' · ', ' → '];
   const escapeRe = (t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   let patterns = null;
   function compile() {
@@ -71,13 +73,21 @@
         if (f) {
           if (names.includes(f[1])) return '\\k<' + f[1] + '>';
           names.push(f[1]);
+          /* {n} is a count: a number, never a sentence ("{n} {what} cards"
+           * does not take "Ana draws 2 Ingredient cards" with n = "Ana") */
+          if (f[1] === 'n') return '(?<n>[-+−]?\\d+(?:[.,]\\d+)?)';
           return '(?<' + f[1] + '>[\\s\\S]+?)';
         }
         literal += part.length;
         return escapeRe(part);
       }).join('');
       if (literal < 4) continue;                       /* too loose to match safely */
-      try { patterns.push({ re: new RegExp('^' + src + '$', 'u'), id, literal }); } catch (e) { /* skip */ }
+      /* a message written with a joint in it ("Ingredient pile reshuffled;
+       * left in the Black Market: {cards}") is a whole line: matched before
+       * the line is split at that joint */
+      const text = id.replace(/\{\w+\}/g, '\u0000');
+      const joined = JOINS.some((sep) => text.includes(sep));
+      try { patterns.push({ re: new RegExp('^' + src + '$', 'u'), id, literal, joined }); } catch (e) { /* skip */ }
     }
     patterns.sort((a, b) => b.literal - a.literal);    /* the most specific first */
   }
@@ -91,9 +101,10 @@
    * moves)": {k} is "Full game"; "Round 1 of 2: not this table's pairing")
    * is translated too, one level down; a one-word field is left as it is:
    * it is a name (a player called "Players" stays so) */
-  function matched(text, inner) {
+  function matched(text, inner, joinedOnly) {
     if (!patterns) compile();
     for (const p of patterns) {
+      if (joinedOnly && !p.joined) continue;
       const m = p.re.exec(text);
       if (!m) continue;
       const fields = Object.create(null);
@@ -107,7 +118,6 @@
   /* a line the server joined from several ("Bo draws 4 … and Cy draws 4 …",
    * "Round 2 of 3 · Chope!"): each part translated; with " and ", only
    * when every part is a message (else it joins names: "Ana and Bo") */
-  const JOINS = [' and ', '; ', ' · ', ' → '];
   function parts(text) {
     for (const sep of JOINS) {
       if (!text.includes(sep)) continue;
@@ -138,18 +148,23 @@
   }
   function lookup(text) {
     /* a race's title first ("Ink Out! nobody chomps" is not "{winner} chomps") */
-    return exact(text) ?? parts(text) ?? titled(text) ?? matched(text);
+    return exact(text) ?? matched(text, false, true) ?? parts(text) ?? titled(text) ?? matched(text);
   }
+  /* a line the page capitalised ("No Event on the Action pile" for the
+   * catalog's "no Event on the Action pile") */
+  const lowered = (text) => (/^[A-Z][a-z]/.test(text) ? text.charAt(0).toLowerCase() + text.slice(1) : null);
+  const upper = (t) => (t == null ? t : t.charAt(0).toUpperCase() + t.slice(1));
   const seen = new Map();
   TC.tx = function (text) {
     if (typeof text !== 'string' || !text || TC.lang === 'en') return text;
     if (seen.has(text)) return seen.get(text);
-    let out = lookup(text);
-    /* a line the page capitalised ("Stop and claim…" for "stop and claim…") */
-    if (out == null && /^[A-Z][a-z]/.test(text)) {
-      const low = lookup(text.charAt(0).toLowerCase() + text.slice(1));
-      if (low != null) out = low.charAt(0).toUpperCase() + low.slice(1);
-    }
+    const low = lowered(text);
+    /* the whole line as a message first, as written or capitalised by the
+     * page, before a looser match of a part ("{name} on {target}" would
+     * take "No Event on the Action pile" for a card played on a player) */
+    let out = exact(text) ?? (low == null ? null : upper(exact(low))) ?? lookup(text);
+    /* "Stop and claim…" for "stop and claim…" */
+    if (out == null && low != null) out = upper(lookup(low));
     if (out == null) out = text;
     if (seen.size > 2000) seen.clear();
     seen.set(text, out);

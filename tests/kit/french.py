@@ -53,7 +53,7 @@ three four five seven eight nine ten bust busts keep keeps kept discard
 discarded claim claims claimed slam slams slammed slapped slap choped chopes pressing
 held hold holds release released nothing something settings setting penalty penalties stray strays host move moves moved
 roll rolls rolled blocked passes pass passed new rematch same cancel offline reconnecting
-connecting virtual details show shows shown hidden own ready set""".split())
+connecting virtual details show shows shown hidden own ready set bottle bottles corridor""".split())
 #: words the games print on their cards and call out, kept as written when
 #: capitalised (the race calls, the card types, a variant's name): "Food"
 #: is the Chope! card type, "la food" in a sentence is English

@@ -75,6 +75,22 @@ def tap(t, name, hold_s=0.08):
     t.source.release(name)
 
 
+def doubtful_nobody(t):
+    """Bo slams the Red Table (logged); Cy presses 0.45 s after Bo, and
+    nobody after: the Red Table's runner-up, or the Blue Table's first slam?
+    The Blue Table is logged 0.5 s later: the judge asks the host "Cy, or
+    nobody slammed it" (a choice with no player)."""
+    s = t.session
+    t0 = time.monotonic()
+    at = lambda sec: time.sleep(max(0.0, t0 + sec - time.monotonic()))   # noqa: E731
+    tap(t, "Bo", 0.03)
+    s.log({"type": "flip", "card": "table:red"})
+    at(0.45)
+    tap(t, "Cy", 0.03)
+    at(0.95)
+    s.log({"type": "flip", "card": "table:blue"})
+
+
 def doubtful(t):
     """Bo slams the Red Table (logged); Cy presses 0.45 s after Bo: the Red
     Table's runner-up, or the first slam of the Blue one? Bo presses again

@@ -303,6 +303,17 @@
     return { node, types };
   }
 
+  /* an event's field as the builder's label says it ("cards" -> "Cartes") */
+  const FIELD_WORDS = {
+    player: TC.t('Player'), card: TC.t('Card'), cards: TC.t('Cards'), pile: TC.t('Pile'),
+    count: TC.t('Number'), event: TC.t('Event'), dish: TC.t('Dish'), target: TC.t('Target'),
+    give: TC.t('Given'), take: TC.t('Taken'), keep: TC.t('Kept'), stall: TC.t('Stall'),
+    value: TC.t('Value'), from: TC.t('From'), to: TC.t('To'), chip: TC.t('Chip'),
+    chips: TC.t('Chips'), season: TC.t('Season'), sale: TC.t('Sale'), slot: TC.t('Slot'),
+    winner: TC.t('Winner'), loser: TC.t('Loser'),
+  };
+  const fieldWord = (k) => TC.own(FIELD_WORDS, k) || TC.tx(cap(String(k).replace(/_/g, ' ')));
+
   /* Too many combinations for buttons (e.g. one card per player): a select
    * per field, offering only values some legal event has. */
   function builder(type, events) {
@@ -336,7 +347,7 @@
         }));
       selects.push(sel);
       const name = k.includes('.') ? k.split('.').slice(1).join('.') : k;
-      form.append(el('label', { for: id, text: name }), sel);
+      form.append(el('label', { for: id, text: fieldWord(name) }), sel);
     }
     form.append(el('p', {}, el('button', { type: 'submit', class: 'primary', text: TC.t('Log {type}', { type: typeWord(type) }) })));
     form.addEventListener('submit', (ev) => {

@@ -641,11 +641,15 @@
     if (o && typeof o.t_ns === 'number') TC.lastFirst = { t_ns: o.t_ns, player: o.player };
   };
   TC.secs = (ns) => `+${TC.num(Math.max(0, ns) / 1e9, 2)} s`;
+  /* a choice that is a press: not "nobody slammed it" (no player) nor "Cy
+   * never slapped" (no press), whose t_ns is only the answer's key (the
+   * moment the judge asked), never a press to draw as "null +2.68 s" */
+  const aPress = (c) => !!c && typeof c.player === 'string' && !c.nobody && !c.never && typeof c.t_ns === 'number';
   /* where a doubtful race's offsets count from: the previous race's first
    * press (if the page saw it, and it came before every choice), else the
-   * earliest choice */
+   * earliest choice that is a press */
   TC.choiceZero = function (race) {
-    const ts = (race.choices || []).map((c) => c.t_ns).filter((t) => typeof t === 'number');
+    const ts = (race.choices || []).filter(aPress).map((c) => c.t_ns);
     const first = ts.length ? Math.min(...ts) : null;
     const prev = TC.lastFirst;
     if (prev && first != null && prev.t_ns < first && first - prev.t_ns < 10e9) return prev;
@@ -653,25 +657,27 @@
   };
   TC.renderTimeline = function (s, race, els) {
     let box = els.section.querySelector('.timeline-wrap');
-    if (!race || !(race.choices || []).length) { if (box) box.remove(); return; }
+    const all = (race && race.choices) || [];
+    if (!all.some(aPress)) { if (box) box.remove(); return; }
     if (!box) {
       box = el('div', { class: 'timeline-wrap' });
       els.verdict.before(box);
     }
     const zero = TC.choiceZero(race);
-    const choices = race.choices || [];
+    const choices = all.filter(aPress);
     const marks = [];
     const seen = new Set();
     const add = (player, t, cls) => {
       const key = `${player}@${t}`;
-      if (seen.has(key) || typeof t !== 'number') return;
+      if (seen.has(key) || typeof t !== 'number' || typeof player !== 'string' || !player) return;   /* a press of nobody: never a mark */
       seen.add(key);
       marks.push({ player, t, cls });
     };
     if (zero.player) add(zero.player, zero.t_ns, 'prior');
-    const likely = choices.findIndex((c) => c.likely);
-    const dflt = likely >= 0 ? likely : choices.length - 1;
-    choices.forEach((c, i) => add(c.player, c.t_ns, 'choice' + (i === dflt ? ' default' : '')));
+    /* the default (the likeliest, else the last) outlined when it is a press */
+    const likely = all.findIndex((c) => c.likely);
+    const dflt = all[likely >= 0 ? likely : all.length - 1];
+    choices.forEach((c) => add(c.player, c.t_ns, 'choice' + (c === dflt ? ' default' : '')));
     for (const o of race.order || []) add(o.player, o.t_ns, '');
     const lo = zero.t_ns;
     const hiChoice = Math.max(...choices.map((c) => c.t_ns));
