@@ -27,9 +27,9 @@ STILL_FRAMES = 4
 #: ... its corners within this many pixels of where they first lay
 STILL_PX = 4.0
 #: the spot is "as it lay" when less than this share of the frame changed
-QUIET_SHARE = 0.002
+QUIET_SHARE = 0.005
 #: a spot unchanged this many frames with no card found is the new reference
-REBASE_FRAMES = 45
+REBASE_FRAMES = 15
 
 
 @dataclass(frozen=True, eq=False)
