@@ -385,8 +385,10 @@ def register_source(name: str, cls: type[EdgeSource] | str) -> None:
     _REGISTRY[name] = cls
 
 
-def declared_sources(folder: Path | None = None, package: str = __package__) -> dict[str, str]:
-    """``{name: "module:Class"}`` for every :class:`EdgeSource` subclass with a
+def declared_sources(folder: Path | None = None, package: str = __package__,
+                     base: str = "EdgeSource") -> dict[str, str]:
+    """``{name: "module:Class"}`` for every :class:`EdgeSource` subclass (or
+    subclass of the class named ``base``: the camera's ``FrameSource``) with a
     ``name`` that the modules of ``package`` (this one: its ``folder``)
     declare, read from their source text: nothing is imported, so an
     optional source's library is imported only when that source is chosen.
@@ -411,13 +413,13 @@ def declared_sources(folder: Path | None = None, package: str = __package__) -> 
                 classes.setdefault(node.name, (mod.name, bases, _class_name_attr(node)))
 
     def is_source(cls: str, seen: frozenset = frozenset()) -> bool:
-        if cls == EdgeSource.__name__:
+        if cls == base:
             return True
         return cls in classes and cls not in seen and any(
             is_source(b, seen | {cls}) for b in classes[cls][1])
 
     found = {value: f"{package}.{mod}:{cls}" for cls, (mod, _, value) in classes.items()
-             if value and cls != EdgeSource.__name__ and is_source(cls)}
+             if value and cls != base and is_source(cls)}
     return dict(sorted(found.items(), key=lambda kv: (kv[0] != "none", kv[0])))
 
 

@@ -43,7 +43,7 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 import numpy as np
@@ -83,6 +83,9 @@ class People:
     mark_lo_ns: int = -50 * MS      # ... pressing from this long before it lies face up ...
     mark_hi_ns: int = 250 * MS      # ... to this long after
     mark_alt_per_s: float = 0.3     # a flipper's press explained otherwise (another card's mark)
+    #: a card the camera saw turned is logged at its flip: the log lies this
+    #: long at most after the moment its face could be seen (docs/camera.md)
+    camera_lag_ns: int = 250 * MS
 
     @classmethod
     def from_settings(cls, settings: dict) -> "People":
@@ -99,9 +102,23 @@ class People:
         tail = max(d.lag_tail_ns, lag + S)
         if window is not None:
             tail = max(min(tail, window), 100 * MS)
+        camera = int(settings.get("camera_lag_ms") or d.camera_lag_ns // MS) * MS
         return cls(median_ns=max(MS, median - d.floor_ns),
                    lag_hi_ns=min(max(lag, 100 * MS), tail - MS), lag_tail_ns=tail,
-                   threshold=min(max(sure, 0.5), 0.99999))
+                   threshold=min(max(sure, 0.5), 0.99999), camera_lag_ns=max(camera, MS))
+
+    def seen(self) -> "People":
+        """The same people for a card the camera logged at its flip: the
+        log lies 0 to ``camera_lag_ns`` after the flip (rarely up to twice
+        that), and no card is forgotten or logged out of order.
+
+        >>> p = People().seen()
+        >>> (p.lag_hi_ns // MS, p.lag_tail_ns // MS, p.forgot_p, p.swap_p)
+        (250, 500, 0.0, 0.0)
+        """
+        lag = self.camera_lag_ns
+        return replace(self, lag_lo_ns=0, lag_hi_ns=lag, lag_tail_ns=2 * lag, lag_tail_p=0.02,
+                       forgot_p=0.0, swap_p=0.0)
 
 
 def react_pdf(p: People, r_ns: int) -> float:

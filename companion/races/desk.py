@@ -117,6 +117,9 @@ class DeskRace:
     #: the host said which of this card and the next was turned first (the
     #: swap they took): the judge weighs no other order
     order_known: bool = False
+    #: the camera saw the card turned: its log time is its flip time
+    #: (docs/camera.md; the judge assumes a lag of ~0, People.seen)
+    camera: bool = False
 
     @property
     def confirm(self) -> str | None:
@@ -503,6 +506,8 @@ class RaceDesk:
         people = self.settings.people
         if race.order_known:        # the host said the next card came after it
             people = replace(people, swap_p=0.0, forgot_p=0.0)
+        if race.camera:             # logged at its flip, as the camera saw it
+            people = people.seen()
         got = attribution.judge(card, self.edges, now, people, before,
                                 race.cut_ns, exclude=arming.taken_before(events, prior),
                                 players=tuple(spec.players))

@@ -287,25 +287,31 @@ class TableSession:
     # -- the host's and the players' events ------------------------------------
 
     @_way_in
-    def log(self, event: dict, expected_version: int | None = None) -> dict:
+    def log(self, event: dict, expected_version: int | None = None, *,
+            seen_ns: int | None = None) -> dict:
         """Log one event the host made against ``expected_version`` (None:
         no check); the state update, or a ``queued`` one when the event waits
         behind the open race. Raises RulesError or StaleVersion and changes
-        nothing if the event is refused."""
+        nothing if the event is refused. ``seen_ns``: a card the camera saw
+        turned then (docs/camera.md): logged at that time, its race armed
+        there and judged with a lag of ~0 (``camera_lag_ms``)."""
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
             raise RulesError("an event must be a JSON object with a 'type'", "format")
+        if seen_ns is not None and (isinstance(seen_ns, bool) or not isinstance(seen_ns, int)):
+            raise RulesError("seen_ns must be integer nanoseconds", "format")
         with self._lock:
             self._need_game()
             event = jsonable(event)
             kind = event["type"]
             if kind not in ("undo", "redo", "race") and self.races.must_queue(event,
                                                                               expected_version):
-                update = self.races.queue(event)
+                update = self.races.queue(event, seen_ns)
             else:
                 eid = self.gamelog.append(event, expected_version)
                 # the race first: the state update must not carry a race the
                 # game no longer asks for (a live board would keep "May win")
-                self.races.sync("host" if kind not in ("undo", "redo", "race") else kind)
+                self.races.sync("host" if kind not in ("undo", "redo", "race") else kind,
+                                seen_ns, camera=seen_ns is not None)
                 update = self.publish_state(eid, event)
                 self.races.drain()
         self._outbox.dispatch()

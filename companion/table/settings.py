@@ -47,6 +47,8 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     # taken without asking the host, and the players' median reaction
     "race_sure_permille": round(_RACE.people.threshold * 1000),
     "react_median_ms": (_RACE.people.floor_ns + _RACE.people.median_ns) // MS,
+    # a card the camera logged: its log lies at most this long after its face could be seen
+    "camera_lag_ms": _RACE.people.camera_lag_ns // MS,
     "countdown_ms": _RACE.countdown_ns // MS,          # announced race: countdown before GO
     "announced_wait_ms": _RACE.announced_wait_ns // MS,  # announced race: deadline after GO
     "auto_start": False,        # start announced races as soon as the game asks for one

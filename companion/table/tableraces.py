@@ -90,6 +90,8 @@ class TableRaces:
         self._plans: dict[Any, tuple] = {}
         self.declined: set = set()      # the pairs of event ids the host kept as logged
         self._order_known_at: int | None = None     # the log time of a swap's first card
+        #: the log times of the queued cards the camera saw turned (each is its flip time)
+        self.seen_at: set[int] = set()
 
     @property
     def race(self) -> DeskRace | None:
@@ -140,20 +142,23 @@ class TableRaces:
         held = race is not None and not race.announced and race.request is not None
         return self.queued.must_queue(g.game, g.state, event, race is not None, held)
 
-    def queue(self, event: dict) -> dict:
-        """Keep ``event`` (with the time it was logged) until the open race
-        is logged; a card stops the open unannounced race taking presses now
-        (later ones are the new card's). Saved durably in the queue's own row
-        before it is acknowledged (StoreError: not queued), so a power cut
-        loses no acknowledged card. The ``queued`` update."""
+    def queue(self, event: dict, seen_ns: int | None = None) -> dict:
+        """Keep ``event`` (with the time it was logged: ``seen_ns``, the flip
+        the camera saw, else now) until the open race is logged; a card stops
+        the open unannounced race taking presses then (later ones are the new
+        card's). Saved durably in the queue's own row before it is
+        acknowledged (StoreError: not queued), so a power cut loses no
+        acknowledged card. The ``queued`` update."""
         g = self.gamelog
-        now = self.clock()
+        now = self.clock() if seen_ns is None else seen_ns
         self.queued.add(event, now)
         try:
             self.store.save_queued(g.game_id, self.queued.to_json())
         except StoreError:
             self.queued.items.pop()
             raise
+        if seen_ns is not None:
+            self.seen_at.add(seen_ns)
         race = self.race
         if race is not None and g.game.is_draw(event):
             self.desk.cut(now)
@@ -193,7 +198,8 @@ class TableRaces:
                                      f"was refused once the race was logged: {exc}")
                 self.save_queued()
                 continue
-            self.sync("host", logged_ns)
+            self.sync("host", logged_ns, camera=logged_ns in self.seen_at)
+            self.seen_at.discard(logged_ns)
             self.publish_state(eid, event)
             self.cut_at_next_draw()
 
@@ -222,10 +228,11 @@ class TableRaces:
 
     # -- following the game ---------------------------------------------------
 
-    def sync(self, trigger: str, logged_ns: int | None = None) -> None:
+    def sync(self, trigger: str, logged_ns: int | None = None, camera: bool = False) -> None:
         """After the state changed: drop a race the game no longer asks for;
         after the host logged a card (at ``logged_ns``, default now), give an
-        unannounced race the presses that are its own."""
+        unannounced race the presses that are its own. ``camera``: the camera
+        saw the card turned at ``logged_ns`` (the judge's lag is ~0)."""
         now = self.clock()
         if trigger == "host":
             self.logged_at[self.gamelog.version] = now if logged_ns is None else logged_ns
@@ -257,6 +264,8 @@ class TableRaces:
                     self._order_known_at = None     # the host's swap: its order is known
                     if self.race is not None:
                         self.race.order_known = True
+                if camera and self.race is not None:
+                    self.race.camera = True
             elif req.announced and (self.settings["auto_start"] or req.auto_start) \
                     and trigger in ("host", "race"):
                 self.start_announced(req, None)

@@ -133,6 +133,14 @@ class Pace:
     #: also the flipper's slap: they do not slap it again)
     mark_chance: float = 0.0
     mark_ms: tuple[int, int] = (0, 120)
+    #: the camera logs every card instead of the host (docs/camera.md): its
+    #: flip time is seen a frame after the card lies face up (``camera_seen_ms``)
+    #: and the log goes in ``camera_log_ms`` after the flip (the frames it
+    #: must lie still, and the recognition); the host still logs the
+    #: table's choices and stops, and never forgets a card
+    camera: bool = False
+    camera_seen_ms: tuple[int, int] = (0, 34)
+    camera_log_ms: tuple[int, int] = (140, 220)
 
 
 @dataclass
@@ -233,6 +241,7 @@ class SimulatedTable:
         self._answered: list = []
         self._offered: set = set()      # the swaps offered (their event ids)
         self._flip_ns: dict = {}        # id(the host's flip event) -> when it was turned
+        self._seen_ns: dict = {}        # id(a flip the camera logs) -> the flip time it saw
         self._logging: dict | None = None   # the event the host is logging now
         #: the table's one way in (companion.buzzers.pipeline): a host's log
         #: waits the delivery margin; the edges stamped after it that arrive
@@ -393,7 +402,7 @@ class SimulatedTable:
                         x["rec"]["log_ns"] = x["log_ns"]
                     last_log = self._schedule_log(flip_ev, rec, flip_at, first, next_flip,
                                                   last_log)
-            elif (not choices and not stop and i + 1 < len(deck)
+            elif (not choices and not stop and i + 1 < len(deck) and not p.camera
                   and rng.random() < p.forget_chance):
                 log_at = self._log_time(flip_at, first, next_flip, last_log)
                 pending = {"event": flip_ev, "rec": rec, "log_ns": log_at, "last_log": last_log,
@@ -414,7 +423,11 @@ class SimulatedTable:
         self._score()
 
     def _schedule_log(self, event, rec, flip_at, first, next_flip, last_log) -> int:
-        log_at = self._log_time(flip_at, first, next_flip, last_log)
+        if self.pace.camera:
+            self._seen_ns[id(event)] = flip_at + self._ms(self.pace.camera_seen_ms)
+            log_at = max(flip_at + self._ms(self.pace.camera_log_ms), last_log + MS)
+        else:
+            log_at = self._log_time(flip_at, first, next_flip, last_log)
         self._at(log_at, "log", (event, rec))
         if rec is not None:
             rec["log_ns"] = log_at
@@ -588,7 +601,7 @@ class SimulatedTable:
                 self._log(opts[0], None)
         self._logging = dict(event)     # its own state update is not a queued one's
         try:
-            out = s.log(dict(event))
+            out = s.log(dict(event), seen_ns=self._seen_ns.get(id(event)))
         except RulesError as exc:       # the session's state went another way
             self.tally.refused += 1
             self.tally.refusals.append((event, str(exc)))

@@ -1,0 +1,90 @@
+"""When a card was turned: it appears on the reveal spot and lies still (pure).
+
+:class:`Spotter` takes the frames one by one (their time in integer ns and
+the image: it reads no clock) and says when a new card has come to rest: a
+card's outline (:func:`companion.camera.recognise.card_in`: what changed
+since the pile as it lay before, light changes aside) found in
+``still_frames`` frames in a row, its corners within ``still_px`` of where
+they were in the first of them. The flip's time is that first frame's: the
+first frame where the card lay in place. The card is then part of the pile
+(the reference the next card is found against); a hand passing over it, or
+the light changing, is no new card. While nothing new lies on the spot the
+reference follows the light; a spot that stays the same for ``rebase_frames``
+with no card found in it (a card taken away, the pile squared) becomes the
+reference as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .recognise import Params, card_in, changed, light, straighten
+
+#: a card lies still when found this many frames in a row (133 ms at 30 fps) ...
+STILL_FRAMES = 4
+#: ... its corners within this many pixels of where they first lay
+STILL_PX = 4.0
+#: the spot is "as it lay" when less than this share of the frame changed
+QUIET_SHARE = 0.005
+#: a spot unchanged this many frames with no card found is the new reference
+REBASE_FRAMES = 15
+
+
+@dataclass(frozen=True, eq=False)
+class Settled:
+    """A new card lies on the spot since ``t_ns`` (its first frame in
+    place); ``face`` its straightened face, ``quad`` its outline, ``seen_ns``
+    the frame that made it sure."""
+
+    t_ns: int
+    seen_ns: int
+    quad: np.ndarray
+    face: np.ndarray
+
+
+class Spotter:
+    """Frames in, :class:`Settled` cards out (see the module docstring)."""
+
+    def __init__(self, still_frames: int = STILL_FRAMES, still_px: float = STILL_PX,
+                 params: Params = Params(), rebase_frames: int = REBASE_FRAMES):
+        if still_frames < 1:
+            raise ValueError("still_frames must be at least 1")
+        self.still_frames, self.still_px, self.params = still_frames, still_px, params
+        self.rebase_frames = rebase_frames
+        self.reference = None               # the pile as it lay (light(frame))
+        self._last = None                   # the frame before (light(frame))
+        self._same = 0                      # frames the spot stayed the same
+        self._run: tuple[int, np.ndarray, int] | None = None   # (first t, quad, frames)
+
+    def feed(self, t_ns: int, image) -> Settled | None:
+        """The card that settled with this frame, if one did."""
+        lit = light(image)
+        last, self._last = self._last, lit
+        if self.reference is None:
+            self.reference = lit            # the spot as the camera first saw it
+            return None
+        quiet = last is not None and changed(lit, last).mean() / 255 < QUIET_SHARE
+        self._same = self._same + 1 if quiet else 0
+        quad = card_in(changed(lit, self.reference), self.params)
+        if quad is None:
+            self._run = None
+            if self._same >= self.rebase_frames or \
+                    changed(lit, self.reference).mean() / 255 < QUIET_SHARE:
+                self.reference = lit        # nothing new: follow the light
+            return None
+        run = self._run
+        if run is not None and float(np.abs(quad - run[1]).max()) <= self.still_px:
+            run = (run[0], run[1], run[2] + 1)
+        else:
+            run = (t_ns, quad, 1)
+        self._run = run
+        if run[2] < self.still_frames:
+            return None
+        self._run = None
+        self.reference = lit                # the card is part of the pile now
+        return Settled(run[0], t_ns, quad, straighten(image, quad))
+
+
+__all__ = ["Settled", "Spotter", "STILL_FRAMES", "STILL_PX"]

@@ -1,0 +1,248 @@
+"""Which card lies on the reveal spot (pure: images in, answers out; no
+clock, no file).
+
+Three steps, each a function:
+
+* :func:`find_card`: the card's outline in a frame: the edges (Canny), every
+  closed contour, the four-cornered convex ones of a card's proportions and
+  size; the largest that is really a rectangle (a card on a pile shows its
+  own outline, sharpened by its shadow on the card below).
+* :func:`straighten`: the card seen from above, upright (a fixed size; a
+  card turned half round is tried both ways up when it is compared).
+* :func:`rank`: compared with the taught faces (:class:`Look` each): the
+  whole face (normalised cross-correlation of the colour-balanced image,
+  light and colour casts taken out), its colours (a hue histogram), its
+  features (ORB keypoints matched), and the printed corner, which alone
+  tells apart two faces that share their art. Only the cards that can
+  still be drawn are candidates; the answer is each candidate's share of
+  the evidence (a softmax of the scores), so the best one's is the
+  confidence the flip is logged with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import cv2
+import numpy as np
+
+#: the straightened face (width, height): a poker card's 63 x 88 proportions
+FACE_W, FACE_H = 126, 176
+#: a card's long side over its short side, and how far it may be off
+ASPECT, ASPECT_TOL = 88 / 63, 0.3
+#: the corner's share of the face's width and height
+CORNER_W, CORNER_H = 0.26, 0.2
+#: how the scores add up, and how sharply the best is preferred
+WEIGHTS = {"face": 0.45, "colour": 0.15, "corner": 0.3, "features": 0.1}
+TEMPERATURE = 0.025
+
+
+@dataclass(frozen=True)
+class Params:
+    """What a card looks like in the frame: its area as a share of the
+    frame's (the camera is fixed over the reveal spot)."""
+
+    min_area: float = 0.02
+    max_area: float = 0.5
+    min_fill: float = 0.82     # the contour's area over its rotated rectangle's
+    min_support: float = 0.8   # the share of its outline on an edge
+
+
+def order_corners(pts) -> np.ndarray:
+    """The four corners clockwise from the top-left of the card upright:
+    the first side is a short one."""
+    pts = np.asarray(pts, dtype=np.float32).reshape(4, 2)
+    c = pts.mean(axis=0)
+    ang = np.arctan2(pts[:, 1] - c[1], pts[:, 0] - c[0])
+    pts = pts[np.argsort(ang)]              # clockwise on the image (y down)
+    start = int(np.argmin(pts.sum(axis=1)))
+    pts = np.roll(pts, -start, axis=0)
+    if np.linalg.norm(pts[1] - pts[0]) > np.linalg.norm(pts[2] - pts[1]):
+        pts = np.roll(pts, -1, axis=0)      # lying sideways: start on a short side
+    return pts
+
+
+def find_card(image, params: Params = Params(), reference=None) -> np.ndarray | None:
+    """The outline of the card on top (4 x 2, :func:`order_corners`), or None.
+    ``reference``: the spot before this card came (the pile as it lay): the
+    card is what changed since, light changes aside (:func:`changed`); without
+    one, the card is the largest closed outline of a card's shape with an edge
+    all along it."""
+    frame_area = image.shape[0] * image.shape[1]
+    if reference is not None:
+        return card_in(changed(light(image), light(reference)), params)
+    grey = cv2.GaussianBlur(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), (7, 7), 0)
+    edges = cv2.morphologyEx(cv2.Canny(grey, 40, 120), cv2.MORPH_CLOSE,
+                             np.ones((5, 5), np.uint8))
+    contours, _ = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
+    near = cv2.dilate(edges, np.ones((5, 5), np.uint8))   # an edge within 2 px
+    best, best_key = None, None
+    for c in contours:
+        quad = _card_quad(c, frame_area, params)
+        if quad is None:
+            continue
+        key = (round(_support(near, quad), 1), cv2.contourArea(quad))
+        if key[0] >= params.min_support and (best_key is None or key > best_key):
+            best, best_key = quad, key
+    return None if best is None else order_corners(best)
+
+
+def _support(edges, quad) -> float:
+    """The share of the quad's outline that lies on an edge (the card on
+    top has one all along; two cards of a pile together bridge a corner)."""
+    pts = np.asarray(quad, dtype=np.float32).reshape(4, 2)
+    h, w = edges.shape
+    u = np.linspace(0, 1, 24, endpoint=False)[:, None]
+    on = 0
+    for k in range(4):
+        seg = pts[k] + (pts[(k + 1) % 4] - pts[k]) * u
+        x = np.clip(seg[:, 0].round().astype(int), 0, w - 1)
+        y = np.clip(seg[:, 1].round().astype(int), 0, h - 1)
+        on += int((edges[y, x] > 0).sum())
+    return on / (4 * len(u))
+
+
+def light(image) -> np.ndarray:
+    """``image`` as :func:`changed` compares it: each channel over its median
+    (a lamp dimmed or a cloud passing changes no card; the table, most of
+    the frame, sets it, not the card), a little blurred."""
+    f = cv2.GaussianBlur(image, (5, 5), 0).astype(np.float32)
+    return f / (np.median(f[::4, ::4].reshape(-1, 3), axis=0) + 1.0)
+
+
+def changed(lit, reference_lit, threshold: float = 0.22) -> np.ndarray:
+    """Where an image differs from the reference more than the light does
+    (both as :func:`light` gives them), a 0/255 mask, specks removed."""
+    diff = np.abs(lit - reference_lit).max(axis=2)
+    mask = (diff > threshold).astype(np.uint8) * 255
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    return cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((7, 7), np.uint8))
+
+
+def card_in(mask, params: Params = Params()) -> np.ndarray | None:
+    """The card's outline in a mask of what changed (its largest part), or None."""
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    if not contours:
+        return None
+    quad = _card_quad(max(contours, key=cv2.contourArea), mask.shape[0] * mask.shape[1], params)
+    return None if quad is None else order_corners(quad)
+
+
+def _card_quad(contour, frame_area: float, params: Params):
+    """The contour's four corners when it is a card's outline (its hull: a
+    speck of the table touching it is no corner), else None."""
+    hull = cv2.convexHull(contour)
+    area = cv2.contourArea(hull)
+    if not params.min_area * frame_area <= area <= params.max_area * frame_area:
+        return None
+    peri = cv2.arcLength(hull, True)
+    for eps in (0.02, 0.035, 0.05):
+        quad = cv2.approxPolyDP(hull, eps * peri, True)
+        if len(quad) <= 4:
+            break
+    if len(quad) != 4:
+        return None
+    (_, _), (w, h), _ = cv2.minAreaRect(quad)
+    if min(w, h) <= 0 or abs(max(w, h) / min(w, h) - ASPECT) > ASPECT_TOL:
+        return None
+    if min(cv2.contourArea(contour), area) / (w * h) < params.min_fill:
+        return None
+    return quad
+
+
+def straighten(image, quad) -> np.ndarray:
+    """The card inside ``quad`` seen from above, upright, FACE_W x FACE_H."""
+    dst = np.array([[0, 0], [FACE_W - 1, 0], [FACE_W - 1, FACE_H - 1], [0, FACE_H - 1]],
+                   dtype=np.float32)
+    m = cv2.getPerspectiveTransform(np.asarray(quad, dtype=np.float32), dst)
+    return cv2.warpPerspective(image, m, (FACE_W, FACE_H), flags=cv2.INTER_AREA)
+
+
+def balanced(face) -> np.ndarray:
+    """``face`` with its light and colour cast taken out: each channel to
+    mean 0, spread 1 over the whole face (grey-world balance), float32."""
+    f = face.astype(np.float32)
+    mean = f.reshape(-1, 3).mean(axis=0)
+    std = f.reshape(-1, 3).std(axis=0) + 1.0
+    return (f - mean) / std
+
+
+@dataclass
+class Look:
+    """What is compared of one face: the balanced face (small), its corner,
+    its hue histogram and its ORB descriptors."""
+
+    small: np.ndarray
+    corner: np.ndarray
+    hues: np.ndarray
+    descriptors: np.ndarray | None
+
+    @classmethod
+    def of(cls, face) -> "Look":
+        """The look of a straightened face (FACE_W x FACE_H, BGR)."""
+        b = balanced(cv2.GaussianBlur(face, (3, 3), 0))
+        small = cv2.resize(b, (32, 44), interpolation=cv2.INTER_AREA)
+        cw, ch = int(FACE_W * CORNER_W), int(FACE_H * CORNER_H)
+        corner = cv2.resize(b[:ch, :cw].mean(axis=2), (24, 24), interpolation=cv2.INTER_AREA)
+        hsv = cv2.cvtColor(face, cv2.COLOR_BGR2HSV)
+        hues = cv2.calcHist([hsv], [0], (hsv[:, :, 1] > 60).astype(np.uint8), [18], [0, 180])
+        hues = hues.ravel() / max(float(hues.sum()), 1.0)
+        grey = cv2.cvtColor(face, cv2.COLOR_BGR2GRAY)
+        _, des = cv2.ORB_create(120, edgeThreshold=8, patchSize=15).detectAndCompute(grey, None)
+        return cls(small, corner, hues, des)
+
+
+def _ncc(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = a.ravel() - a.mean(), b.ravel() - b.mean()
+    d = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b) / d if d > 0 else 0.0
+
+
+_MATCHER = cv2.BFMatcher(cv2.NORM_HAMMING, crossCheck=True)
+
+
+def _features(a: np.ndarray | None, b: np.ndarray | None) -> float:
+    if a is None or b is None or not len(a) or not len(b):
+        return 0.0
+    good = [m for m in _MATCHER.match(a, b) if m.distance < 40]
+    return len(good) / min(len(a), len(b))
+
+
+def similarity(seen: Look, taught: Look) -> float:
+    """How alike two looks are, 1 for the same image (the weighted parts)."""
+    colour = 1.0 - 0.5 * float(np.abs(seen.hues - taught.hues).sum())
+    return (WEIGHTS["face"] * _ncc(seen.small, taught.small)
+            + WEIGHTS["colour"] * colour
+            + WEIGHTS["corner"] * _ncc(seen.corner, taught.corner)
+            + WEIGHTS["features"] * _features(seen.descriptors, taught.descriptors))
+
+
+def scores(face, taught: dict[str, Look]) -> dict[str, float]:
+    """Each taught face's similarity to ``face``, the better of both ways up."""
+    ups = (Look.of(face), Look.of(cv2.rotate(face, cv2.ROTATE_180)))
+    return {name: max(similarity(u, look) for u in ups) for name, look in taught.items()}
+
+
+def rank(face, taught: dict[str, Look], allowed: Iterable[str] | None = None,
+         temperature: float = TEMPERATURE) -> list[tuple[str, float]]:
+    """The candidates (taught faces, of ``allowed`` only when given), likeliest
+    first, each with its share of the evidence (they add up to 1). A face
+    not allowed that looks better than every allowed one halves the shares:
+    the tracker and the camera disagree, so the host is asked."""
+    got = scores(face, taught)
+    allowed = None if allowed is None else set(allowed)
+    names = [n for n in got if allowed is None or n in allowed]
+    if not names:
+        return []
+    s = np.array([got[n] for n in names])
+    w = np.exp((s - s.max()) / temperature)
+    p = w / w.sum()
+    outside = max((v for n, v in got.items() if n not in names), default=None)
+    if outside is not None and outside > s.max():
+        p = p * 0.5
+    return sorted(zip(names, (float(x) for x in p)), key=lambda kv: -kv[1])
+
+
+__all__ = ["FACE_W", "FACE_H", "Params", "Look", "order_corners", "find_card", "straighten",
+           "balanced", "light", "changed", "card_in", "similarity", "scores", "rank"]

@@ -1,0 +1,132 @@
+"""The camera at the table: frames in, cards logged through the table's one way in.
+
+:class:`CameraWatcher` takes a source's frames (:meth:`CameraWatcher.frame`,
+any thread), spots each card that comes to rest (:mod:`companion.camera.flips`),
+recognises it among the faces taught at this table
+(:mod:`companion.camera.recognise`), narrowed to the cards the tracker says
+can still be drawn (:func:`drawable`), and:
+
+* at ``threshold`` or above, logs the game's draw event for it
+  (``{"type": "flip", "card": ...}``) with ``session.log(event,
+  seen_ns=flip)``: the host's ``log``, through the same way in
+  (the pipeline's ``call``), with the card's flip time as its log time, so
+  its race is armed there and judged with a lag of ~0;
+* below it, keeps a :class:`Question` with the two or three likeliest faces
+  (:attr:`CameraWatcher.questions`; :meth:`CameraWatcher.answer` logs the one
+  the host taps, at the same flip time).
+
+A log the tracker refuses (the host logged that card by hand already) is
+counted in :attr:`refused`, never raised: the camera never blocks the game.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..games import RulesError
+from .flips import Settled, Spotter
+from .recognise import Look, rank
+
+log = logging.getLogger(__name__)
+
+#: the share of the evidence a face must have to be logged without asking
+THRESHOLD = 0.9
+
+
+def drawable(game, state) -> dict[str, dict]:
+    """``{card: its draw event}`` for every card the tracker says can come
+    next (``Game.chance_outcomes``); while a race or a choice is still open,
+    the cards that can come once it is settled (its first outcome)."""
+    for _ in range(4):
+        found = {e["card"]: e for e, _p in game.chance_outcomes(state)
+                 if isinstance(e, dict) and game.is_draw(e) and isinstance(e.get("card"), str)}
+        if found:
+            return found
+        nxt = (game.race_outcomes(state) if game.race_request(state) is not None
+               else game.decisions(state))
+        if not nxt:
+            return {}
+        try:
+            state = game.apply(state, nxt[0])
+        except RulesError:
+            return {}
+    return {}
+
+
+@dataclass
+class Question:
+    """A card the camera was not sure of: the likeliest faces, for one tap."""
+
+    id: int
+    t_ns: int
+    choices: list = field(default_factory=list)     # [(card, share)], likeliest first
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "t_ns": self.t_ns,
+                "choices": [{"card": c, "p": round(p, 3)} for c, p in self.choices]}
+
+
+class CameraWatcher:
+    """The camera's eye on one table's reveal spot (see the module docstring).
+    ``taught``: ``{face name: Look}`` (:mod:`companion.camera.faces`)."""
+
+    def __init__(self, session, taught: dict[str, Look], threshold: float = THRESHOLD,
+                 spotter: Spotter | None = None):
+        self.session = session
+        self.taught = taught
+        self.threshold = threshold
+        self.spotter = spotter or Spotter()
+        self.questions: list[Question] = []
+        self.logged: list[tuple[int, str, float]] = []     # (flip t_ns, card, share)
+        self.refused = 0
+        self._ids = 0
+        self._lock = threading.Lock()
+
+    def frame(self, frame) -> None:
+        """One frame from the source (its ``t_ns`` and ``image``)."""
+        with self._lock:
+            settled = self.spotter.feed(frame.t_ns, frame.image)
+        if settled is not None:
+            self.settled(settled)
+
+    def settled(self, card: Settled) -> None:
+        """A card came to rest: log it, or ask."""
+        s = self.session
+        game, state = s.game, s.state
+        if game is None:
+            return
+        can = drawable(game, state)
+        ranked = rank(card.face, self.taught, can if can else None)
+        if ranked and ranked[0][1] >= self.threshold and ranked[0][0] in can:
+            self._log(can[ranked[0][0]], card.t_ns, ranked[0][1])
+            return
+        self._ids += 1
+        self.questions.append(Question(self._ids, card.t_ns, ranked[:3]))
+
+    def answer(self, question_id: int, card: str) -> dict | None:
+        """The host's tap on a question: log ``card`` at the flip time seen."""
+        q = next((x for x in self.questions if x.id == question_id), None)
+        if q is None:
+            raise KeyError(f"no camera question {question_id}")
+        self.questions.remove(q)
+        return self._log({"type": "flip", "card": card}, q.t_ns, 1.0)
+
+    def _log(self, event: dict, t_ns: int, share: float) -> dict | None:
+        try:
+            out = self.session.log(dict(event), seen_ns=t_ns)
+        except RulesError as exc:
+            self.refused += 1
+            log.info("camera: %s refused: %s", event, exc)
+            return None
+        self.logged.append((t_ns, event["card"], share))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"questions": [q.to_json() for q in self.questions],
+                "logged": len(self.logged), "refused": self.refused}
+
+
+__all__ = ["CameraWatcher", "Question", "THRESHOLD", "drawable"]

@@ -1,0 +1,297 @@
+"""A synthetic test set for the camera: card faces and the clips of their reveals.
+
+No card art is shipped: the faces are drawn here (OpenCV drawing, seeded):
+a tinted card with a border and shapes of its own (circles, triangles,
+stars, bars in its own colours and places) and a printed corner mark
+(letters top left, and the same upside down bottom right). Two faces can
+share their art and differ only in the corner (:func:`draw_faces`'s
+``shared``).
+
+:func:`render_reveals` plays a sequence of cards as a camera over the reveal
+spot sees them (30 frames a second, 480 x 360): a felt table with its own
+texture; each card slides in from the flipper's side (motion-blurred) and
+comes to rest on the pile, offset and turned a little, tilted by the
+camera's perspective, with its shadow on the card below; the light drifts
+and flickers, the whole clip has a colour cast, a glare spot comes and
+goes, a hand (palm and fingers) carries some cards in and passes over
+others once they lie still, and the frames are JPEG-compressed when
+written. The truth of each reveal is the card and the first frame where it
+lies in place.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+MS = 1_000_000
+S = 1_000 * MS
+FPS = 30
+FRAME_NS = S // FPS
+W, H = 480, 360
+#: the card's size in the frame (pixels, upright), a poker card's proportions
+CARD_W, CARD_H = 84, 117
+#: faces are drawn this size (pixels)
+FACE_W, FACE_H = 252, 352
+
+PALETTE = [(40, 40, 200), (30, 140, 240), (30, 200, 230), (60, 170, 60), (200, 120, 30),
+           (160, 50, 140), (90, 60, 30), (20, 20, 20), (200, 200, 60), (120, 200, 255)]
+
+
+def _shape(img, kind: str, centre, size: int, colour, angle: float) -> None:
+    cx, cy = centre
+    if kind == "circle":
+        cv2.circle(img, centre, size, colour, -1, cv2.LINE_AA)
+        return
+    n = {"triangle": 3, "square": 4, "pentagon": 5, "star": 10}[kind]
+    pts = []
+    for k in range(n):
+        a = angle + 2 * math.pi * k / n
+        r = size * (0.45 if kind == "star" and k % 2 else 1.0)
+        pts.append((cx + r * math.cos(a), cy + r * math.sin(a)))
+    cv2.fillPoly(img, [np.array(pts, dtype=np.int32)], colour, cv2.LINE_AA)
+
+
+def draw_art(seed: int) -> np.ndarray:
+    """A face's art (no corner mark): its tint, border and shapes."""
+    rng = random.Random(seed)
+    tint = tuple(int(200 + rng.random() * 55) for _ in range(3))
+    img = np.full((FACE_H, FACE_W, 3), tint, np.uint8)
+    border = PALETTE[rng.randrange(len(PALETTE))]
+    cv2.rectangle(img, (12, 12), (FACE_W - 13, FACE_H - 13), border, 6)
+    for _ in range(rng.randint(3, 6)):
+        kind = rng.choice(["circle", "triangle", "square", "pentagon", "star"])
+        centre = (rng.randint(55, FACE_W - 55), rng.randint(85, FACE_H - 85))
+        _shape(img, kind, centre, rng.randint(22, 48), PALETTE[rng.randrange(len(PALETTE))],
+               rng.random() * math.pi)
+    if rng.random() < 0.5:
+        y = rng.randint(100, FACE_H - 100)
+        cv2.rectangle(img, (30, y), (FACE_W - 30, y + 16), PALETTE[rng.randrange(len(PALETTE))],
+                      -1)
+    return img
+
+
+def draw_faces(names: list[str], seed: int = 0,
+               shared: list[tuple[str, str]] = ()) -> dict[str, np.ndarray]:
+    """A face for each of ``names`` (BGR, FACE_W x FACE_H). Each pair in
+    ``shared`` has the same art; every face has its own corner mark."""
+    art_of = {n: i for i, n in enumerate(names)}
+    for a, b in shared:
+        art_of[b] = art_of[a]
+    faces = {}
+    for i, name in enumerate(names):
+        img = draw_art(seed * 1000 + art_of[name])
+        mark = _mark(i)
+        cv2.rectangle(img, (14, 14), (72, 58), (250, 250, 250), -1)
+        cv2.putText(img, mark, (18, 50), cv2.FONT_HERSHEY_DUPLEX, 1.2, (20, 20, 20), 2,
+                    cv2.LINE_AA)
+        corner = img[14:58, 14:72]          # and upside down, bottom right
+        img[FACE_H - 58:FACE_H - 14, FACE_W - 72:FACE_W - 14] = cv2.rotate(corner,
+                                                                          cv2.ROTATE_180)
+        faces[name] = img
+    return faces
+
+
+def _mark(i: int) -> str:
+    letters = "ABCDEFGHJKLMNPQRSTUVWXYZ"
+    return letters[i % len(letters)] + str(i // len(letters) + 2)
+
+
+def photo_of(face: np.ndarray, rng: random.Random | None = None) -> np.ndarray:
+    """The host holding ``face`` under the camera to teach it: a frame with
+    the card flat and square in the middle (a little turned), on the felt."""
+    rng = rng or random.Random(0)
+    table = felt(rng.randrange(1000))
+    quad = _pose((W // 2, H // 2), rng.uniform(-4, 4), 0.0)
+    out, _ = _paste(table, face, quad)
+    return out
+
+
+def felt(seed: int) -> np.ndarray:
+    """The table: green felt with a texture of its own."""
+    rng = np.random.default_rng(seed)
+    noise = rng.normal(0, 9, (H // 4, W // 4)).astype(np.float32)
+    noise = cv2.resize(noise, (W, H), interpolation=cv2.INTER_CUBIC)
+    base = np.empty((H, W, 3), np.float32)
+    base[:] = (45, 95, 40)
+    base += noise[:, :, None] + rng.normal(0, 4, (H, W, 1))
+    return np.clip(base, 0, 255).astype(np.uint8)
+
+
+def _pose(centre, angle_deg: float, tilt: float) -> np.ndarray:
+    """The card's corners in the frame: upright card of CARD_W x CARD_H at
+    ``centre``, turned ``angle_deg``, with a keystone ``tilt`` (the camera
+    not quite above the spot: the far side a little narrower)."""
+    cx, cy = centre
+    hw, hh = CARD_W / 2, CARD_H / 2
+    pts = np.array([[-hw * (1 - tilt), -hh], [hw * (1 - tilt), -hh], [hw * (1 + tilt), hh],
+                    [-hw * (1 + tilt), hh]], dtype=np.float32)
+    a = math.radians(angle_deg)
+    rot = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]], dtype=np.float32)
+    return pts @ rot.T + np.array([cx, cy], dtype=np.float32)
+
+
+def _paste(scene: np.ndarray, face: np.ndarray, quad: np.ndarray,
+           shadow: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """``face`` warped onto ``scene`` at ``quad`` with its soft shadow; the
+    new scene and the card's mask."""
+    src = np.array([[0, 0], [FACE_W - 1, 0], [FACE_W - 1, FACE_H - 1], [0, FACE_H - 1]],
+                   dtype=np.float32)
+    m = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
+    warped = cv2.warpPerspective(face, m, (W, H), flags=cv2.INTER_AREA)
+    mask = np.zeros((H, W), np.uint8)
+    cv2.fillConvexPoly(mask, quad.astype(np.int32), 255, cv2.LINE_AA)
+    out = scene.astype(np.float32)
+    if shadow:
+        sh = cv2.GaussianBlur(np.roll(mask, (3, 3), axis=(0, 1)), (9, 9), 0) / 255.0
+        out *= (1 - 0.55 * sh)[:, :, None]
+    a = (mask / 255.0)[:, :, None]
+    out = out * (1 - a) + warped.astype(np.float32) * a
+    return np.clip(out, 0, 255).astype(np.uint8), mask
+
+
+def _hand(scene: np.ndarray, x: float, y: float, angle: float) -> np.ndarray:
+    """A hand (palm and four fingers, skin coloured) with its palm at (x, y)."""
+    over = scene.copy()
+    skin = (120, 160, 215)
+    a = math.radians(angle)
+    ux, uy = math.cos(a), math.sin(a)
+    cv2.ellipse(over, (int(x), int(y)), (48, 40), angle, 0, 360, skin, -1, cv2.LINE_AA)
+    for k in range(4):
+        off = (k - 1.5) * 20
+        bx, by = x + ux * 30 - uy * off, y + uy * 30 + ux * off
+        ex, ey = bx + ux * 62, by + uy * 62
+        cv2.line(over, (int(bx), int(by)), (int(ex), int(ey)), skin, 17, cv2.LINE_AA)
+    return over
+
+
+@dataclass
+class Reveal:
+    """One card of a clip: its name and the truth of its flip."""
+
+    card: str
+    settle_frame: int            # the first frame where it lies in place
+    t_ns: int                    # ... its time (from the clip's first frame)
+    carried: bool = False        # a hand carried it in
+    passed: bool = False         # a hand passed over it once it lay still
+
+
+@dataclass
+class Clip:
+    """The frames (BGR) and their times, and the truth of every reveal."""
+
+    frames: list = field(default_factory=list)
+    times: list = field(default_factory=list)
+    reveals: list = field(default_factory=list)
+
+    def save(self, folder: Path) -> Path:
+        """As a frame folder (companion.camera.clip's format): JPEG frames
+        and times.csv."""
+        from companion.camera.clip import write_times
+
+        folder.mkdir(parents=True, exist_ok=True)
+        rows = []
+        for i, (img, t) in enumerate(zip(self.frames, self.times)):
+            name = f"{i + 1:05d}.jpg"
+            cv2.imwrite(str(folder / name), img, [cv2.IMWRITE_JPEG_QUALITY, 88])
+            rows.append((name, t))
+        write_times(folder, rows)
+        return folder
+
+    def save_video(self, path: Path) -> Path:
+        """As an MJPG video at FPS."""
+        w = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), FPS, (W, H))
+        for img in self.frames:
+            w.write(img)
+        w.release()
+        return path
+
+
+@dataclass
+class Look:
+    """How hard the clip is (each reveal draws its own from these)."""
+
+    light: float = 0.25          # the light drifts by up to this (a share)
+    flicker: float = 0.04        # ... and flickers frame to frame
+    cast: float = 0.12           # the clip's colour cast, per channel
+    glare_p: float = 0.5         # the clip has a glare spot (the lamp's reflection)
+    carry_p: float = 0.4         # a hand carries the card in
+    pass_p: float = 0.3          # a hand passes over the card once it lies still
+    tilt: float = 0.08           # the camera's keystone, at most
+    slide_frames: tuple = (4, 9)
+    still_frames: tuple = (18, 40)  # the card lies still this long before the next
+
+
+def render_reveals(cards: list[str], faces: dict[str, np.ndarray], seed: int = 0,
+                   look: Look = Look(), gaps_ns: list[int] | None = None,
+                   lead_frames: int = 10) -> Clip:
+    """The clip of ``cards`` turned one after the other onto the pile (see
+    the module docstring). ``gaps_ns``: the time from each card's settling to
+    the next card's start (else ``look.still_frames``)."""
+    rng = random.Random(seed)
+    table = felt(seed)
+    cast = np.array([1 + rng.uniform(-look.cast, look.cast) for _ in range(3)], np.float32)
+    tilt = rng.uniform(0, look.tilt)
+    glare = _glare(rng) if rng.random() < look.glare_p else None     # the lamp's, all along
+    clip = Clip()
+    for _ in range(lead_frames):            # the camera is on before the first card
+        _emit(clip, table, look, cast, glare, rng)
+    base = (W // 2, H // 2 + 10)
+    for n, card in enumerate(cards):
+        angle = rng.uniform(-15, 15) + (180 if rng.random() < 0.5 else 0)
+        rest = (base[0] + rng.randint(-28, 28), base[1] + rng.randint(-22, 22))
+        side = rng.choice([(-1, 0), (1, 0), (0, 1), (0, -1)])
+        slide = rng.randint(*look.slide_frames)
+        start = (rest[0] + side[0] * 200, rest[1] + side[1] * 150)
+        carried, passed = rng.random() < look.carry_p, rng.random() < look.pass_p
+        for k in range(slide):
+            u = 1 - (1 - k / slide) ** 2                # eases into place
+            c = (start[0] + (rest[0] - start[0]) * u, start[1] + (rest[1] - start[1]) * u)
+            quad = _pose(c, angle + (1 - u) * 25, tilt)
+            img, _ = _paste(table, faces[card], quad)
+            img = cv2.blur(img, (max(1, int(9 * (1 - u))) * 2 + 1, 1)) if u < 0.95 else img
+            if carried:
+                img = _hand(img, c[0] - side[0] * 70 - side[1] * 0, c[1] - side[1] * 75, 0)
+            _emit(clip, img, look, cast, glare, rng)
+        table, _ = _paste(table, faces[card], _pose(rest, angle, tilt))
+        settle = len(clip.frames)
+        clip.reveals.append(Reveal(card, settle, settle * FRAME_NS, carried, passed))
+        if gaps_ns is not None and n < len(gaps_ns):
+            still = max(6, round(gaps_ns[n] / FRAME_NS))
+        else:
+            still = rng.randint(*look.still_frames)
+        hand_at = rng.randint(8, max(8, still - 8)) if passed and still >= 16 else None
+        for k in range(still):
+            img = table
+            if hand_at is not None and hand_at <= k < hand_at + 6:
+                x = rest[0] - 160 + (k - hand_at) * 64
+                img = _hand(table, x, rest[1] + 20, -10)
+            _emit(clip, img, look, cast, glare, rng)
+    return clip
+
+
+def _glare(rng: random.Random) -> np.ndarray:
+    """A soft spot of the lamp's light (added to every frame)."""
+    spot = np.zeros((H, W), np.float32)
+    r = rng.randint(18, 40)
+    cv2.circle(spot, (rng.randint(150, 330), rng.randint(110, 250)), r, 1.0, -1)
+    return (cv2.GaussianBlur(spot, (0, 0), r / 2) * 110)[:, :, None]
+
+
+def _emit(clip: Clip, img: np.ndarray, look: Look, cast, glare, rng: random.Random) -> None:
+    i = len(clip.frames)
+    gain = 1 + look.light * math.sin(i / 45.0) + rng.uniform(-look.flicker, look.flicker)
+    out = img.astype(np.float32) * (cast * gain)
+    if glare is not None:
+        out += glare * gain          # the lamp's reflection dims with the lamp
+    clip.frames.append(np.clip(out, 0, 255).astype(np.uint8))
+    clip.times.append(i * FRAME_NS)
+
+
+__all__ = ["FPS", "FRAME_NS", "Clip", "Look", "Reveal", "draw_faces", "felt", "photo_of",
+           "render_reveals"]
