@@ -551,7 +551,9 @@ def test_a_dma_that_laps_the_drain_mid_way_never_shifts_the_clock():
         end = t0 + 700_000
         while board.now_us() < end:
             box.poll()
-            sent.append(cdc.host_take())
+            got = cdc.host_take()
+            if got:             # (a quiet machine polls so often that a list of
+                sent.append(got)    # every empty take outgrew the 16 MB heap)
         board.stop_dma()
         truth = [(board.counter(t), g, lv) for t, g, lv in changes]
         done(truth=truth, now=board.counter(board.now_us()), words=board.words, late=late)

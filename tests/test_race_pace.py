@@ -35,6 +35,7 @@ def _wrongs(tally):
     return [w for w in tally.wrongs if w["verdict"] in ("wrong", "wrong_after_answer")]
 
 
+@pytest.mark.slow   # 12 simulated games of 24 race cards: the full suite and CI run it
 @settings(**SLOW)
 @given(seed=st.integers(0, 2**32 - 1), pace_ms=st.integers(800, 4_000))
 @example(seed=113277, pace_ms=800)  # Ana and Dee missed a Mynah; Dee's next slam came 0.8 s on
