@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from tests.kit.browser import BROWSER, expect_text, open_host, shot
+from tests.kit.helpers import wait_for
 
 pytestmark = BROWSER
 
@@ -105,7 +106,14 @@ def test_a_clash_between_two_logs_is_shown_to_the_host_where_undo_is(live_server
     expect_text(host, "#legal #tracker-faults",
                 re.escape("The logs disagree: Wildcard (4 logged, 3 in the game)"))
     assert "Undo" in box.inner_text()
-    box.scroll_into_view_if_needed()
+
+    def scrolled():                           # (the list is redrawn on each update: a
+        try:                                  # box found may be replaced before it scrolls)
+            box.scroll_into_view_if_needed(timeout=2_000)
+            return True
+        except Exception:  # noqa: BLE001 - detached mid-scroll: find it again
+            return False
+    assert wait_for(scrolled)
     shot(host, "hawker-host-clash.png")
     host.reload()
     host.wait_for_selector("#conn.live")
