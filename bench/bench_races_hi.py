@@ -61,6 +61,7 @@ from companion.races.edges import ButtonEdge, Edge
 from companion.record.store import Store
 from companion.table.session import TableSession
 from tests.kit.helpers import Clock, run_until
+from tests.kit.moments import hawker_dealt
 
 MS = 1_000_000
 S = 1_000 * MS
@@ -82,11 +83,6 @@ TIE_WINDOW_US = 3_000
 BAD_CHOMP_AFTER_NS = 500 * MS       # companion.games.chomp.BAD_CHOMP_AFTER_MS, the rule
 
 POISONING_NAMES = ("ana", "bo", "cy", "di")
-STALLS = ("malay", "chinese", "indian", "international")
-HANDS = {"ana": (["egg", "egg", "flour", "chili"], ["family-recipe"]),
-         "bo": (["meat-seafood", "water", "spices", "spices"], ["copycat-stall"]),
-         "cy": (["rice-noodles", "rice-noodles", "water", "wildcard"], ["price-inflation"]),
-         "di": (["meat-seafood", "egg", "flour", "chili"], ["licence-suspended"])}
 COUNTDOWN_NS = 3 * S
 LET_GO_EARLY_P = 0.08
 REGRAB_P = 0.40
@@ -260,23 +256,10 @@ def chomp_bench(rounds: int, rng: random.Random) -> dict:
 # -- I. Food Poisoning ---------------------------------------------------------
 
 def hawker_table(names, clock: Clock) -> TableSession:
-    """Hawker Wars set up as tests/test_food_poisoning.py does, up to the
-    turn's event check (the card is logged by :func:`poisoning_card`)."""
+    """Hawker Wars set up and dealt as tests/test_food_poisoning.py does, up
+    to the turn's event check (the card is logged by :func:`poisoning_card`)."""
     t = TableSession(Store(":memory:"), clock=clock)
-    t.new_game("hawker", [{"name": n, "buzzer": str(i + 1)} for i, n in enumerate(names)],
-               {"draws": "private"})
-    for name, stall in zip(names, STALLS):
-        t.log({"type": "choose_stall", "player": name, "stall": stall})
-    for dish in ("you-tiao", "fish-head-curry", "nasi-lemak", "rojak"):
-        t.log({"type": "dish", "card": dish})
-    for card in ("water", "water", "spices"):
-        t.log({"type": "market", "card": card})
-    for name in names:
-        ingredients, actions = HANDS[name]
-        t.log_private(name, {"type": "draw", "player": name, "pile": "ingredient",
-                             "cards": ingredients})
-        t.log_private(name, {"type": "draw", "player": name, "pile": "action",
-                             "cards": actions})
+    hawker_dealt(t, names)
     return t
 
 

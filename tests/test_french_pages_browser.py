@@ -16,7 +16,7 @@ from companion.games import RulesError
 from tests.kit.browser import BROWSER, PHONE, TIMEOUT_MS
 from tests.kit.french import VISIBLE_TEXT, english_words, names_of, report
 from tests.kit.helpers import wait_for
-from tests.kit.moments import HANDS, STALLS, chope, doubtful, seats, tap
+from tests.kit.moments import chope, doubtful, hawker_dealt, seats, tap
 
 pytestmark = BROWSER
 NAMES = ["Ana", "Bo", "Cy"]
@@ -135,18 +135,7 @@ def chomp_moments(t, phone, tmp_path):
 
 def hawker_moments(t, phone, tmp_path):
     s = t.session
-    s.new_game("hawker", seats(["ana", "bo", "cy"]), {"draws": "private"})
-    for name, stall in zip(["ana", "bo", "cy"], STALLS):
-        s.log({"type": "choose_stall", "player": name, "stall": stall})
-    for dish in ("you-tiao", "fish-head-curry", "nasi-lemak", "rojak"):
-        s.log({"type": "dish", "card": dish})
-    for card in ("water", "water", "spices"):
-        s.log({"type": "market", "card": card})
-    for name in ["ana", "bo", "cy"]:
-        ingredients, actions = HANDS[name]
-        s.log_private(name, {"type": "draw", "player": name, "pile": "ingredient",
-                             "cards": ingredients})
-        s.log_private(name, {"type": "draw", "player": name, "pile": "action", "cards": actions})
+    hawker_dealt(s, ["ana", "bo", "cy"])
     s.log({"type": "event_check", "event": "food-poisoning"})
     link = phone.host.evaluate("async () => (await TC.post('/api/host/player-links', {})).data")
     url = next(p["url"] for p in link["players"] if p["player"] == "cy")

@@ -220,7 +220,39 @@ def as_sink(sink) -> SourceSink:
     raise TypeError(f"a sink must be a SourceSink or a callable, not {type(sink).__name__}")
 
 
-class EdgeSource:
+class Device:
+    """What every device the table reads shares, buzzer sources
+    (:class:`EdgeSource`) and cameras (``companion.camera.FrameSource``):
+    a registry ``name``, auto-detection, the clock it stamps with, and
+    release by :meth:`close` (also as a context manager)."""
+
+    #: The registry name of this kind of device.
+    name: ClassVar[str] = "device"
+
+    @classmethod
+    def detect(cls) -> bool:
+        """True when this machine has this device's hardware (auto-detection)."""
+        return False
+
+    def now_ns(self) -> int:
+        """Now on the clock this device stamps with."""
+        return time.monotonic_ns()
+
+    def stop(self) -> None:
+        """Stop reporting (the hardware stays claimed until :meth:`close`)."""
+
+    def close(self) -> None:
+        """Release the hardware. Safe to call twice."""
+        self.stop()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class EdgeSource(Device):
     """Base class of every buzzer source (see the module docstring for what a
     subclass must and may override).
 
@@ -259,11 +291,6 @@ class EdgeSource:
         """The buzzer ids (the name older callers use)."""
         return self.buzzers
 
-    @classmethod
-    def detect(cls) -> bool:
-        """True when this machine has this source's hardware (auto-detection)."""
-        return False
-
     # -- the flow of edges --------------------------------------------------
 
     def start(self, sink) -> None:
@@ -276,21 +303,7 @@ class EdgeSource:
         """Stop reporting (the hardware stays claimed until :meth:`close`)."""
         self._sink = None
 
-    def close(self) -> None:
-        """Release the hardware. Safe to call twice."""
-        self.stop()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
     # -- clock and state ------------------------------------------------------
-
-    def now_ns(self) -> int:
-        """Now on the clock this source stamps edges with."""
-        return time.monotonic_ns()
 
     def status(self) -> SourceStatus:
         """The connection state and clock quality now."""
@@ -534,7 +547,7 @@ for _name, _path in declared_sources().items():
     register_source(_name, NoSource if _name == NoSource.name else _path)
 del _name, _path
 
-__all__ = ["EdgeSource", "SourceSink", "SourceFault", "SourceStatus", "CueStamp", "SourceError",
+__all__ = ["Device", "EdgeSource", "SourceSink", "SourceFault", "SourceStatus", "CueStamp", "SourceError",
            "SourceUnavailable", "CallbackSink", "NoSource", "register_source", "source_names",
            "source_class", "source_errors", "declared_sources", "choose_source", "open_source",
            "ENV_VAR", "AUTO_ORDER", "ENTRY_POINT_GROUP",

@@ -31,12 +31,11 @@ import importlib
 import logging
 import os
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator
 
-from ..buzzers.base import declared_sources
+from ..buzzers.base import Device, declared_sources
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +63,7 @@ class Frame:
     image: Any
 
 
-class FrameSource:
+class FrameSource(Device):
     """Base class of every camera (see the module docstring).
 
     A subclass sets ``name`` and overrides :meth:`frames` (and :meth:`close`
@@ -80,15 +79,6 @@ class FrameSource:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.error: str | None = None
-
-    @classmethod
-    def detect(cls) -> bool:
-        """True when this machine has this camera (auto-detection)."""
-        return False
-
-    def now_ns(self) -> int:
-        """Now on the clock frames are stamped with."""
-        return time.monotonic_ns()
 
     def frames(self) -> Iterator[Frame]:
         """Every frame, in order, until the source ends or :meth:`stop`."""
@@ -128,16 +118,6 @@ class FrameSource:
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(5)
-
-    def close(self) -> None:
-        """Release the device. Safe to call twice."""
-        self.stop()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 _REGISTRY: dict[str, type[FrameSource] | str] = {}

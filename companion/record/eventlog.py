@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
 from ..games import Game, RulesError, get_game
+
+T = TypeVar("T")
 
 #: The log's own event types.
 LOG_EVENTS = ("undo", "redo")
@@ -31,16 +33,21 @@ def jsonable(value: Any, what: str = "event") -> Any:
         raise RulesError(f"the {what} is not JSON: {exc}", "format") from None
 
 
-def effective_events(events: Iterable[dict]) -> list[dict]:
-    """The events a log's undo/redo leave in effect (no tracker needed).
+def effective_events(events: Iterable[T], kind_of: Callable[[T], Any] | None = None) -> list[T]:
+    """The events a log's undo/redo leave in effect (no tracker needed);
+    ``kind_of`` reads an event's kind (by default its ``"type"``: the log's
+    own dicts; the reflexes pass ``(id, kind)`` rows from the store).
 
     >>> effective_events([{"type": "a"}, {"type": "b"}, {"type": "undo"}, {"type": "c"}])
     [{'type': 'a'}, {'type': 'c'}]
+    >>> effective_events([(1, "race"), (2, "undo"), (3, "redo")], kind_of=lambda r: r[1])
+    [(1, 'race')]
     """
-    eff: list[dict] = []
-    undone: list[dict] = []
+    kind_of = kind_of or (lambda ev: ev.get("type"))
+    eff: list[T] = []
+    undone: list[T] = []
     for ev in events:
-        kind = ev.get("type")
+        kind = kind_of(ev)
         if kind == "undo":
             if eff:
                 undone.append(eff.pop())

@@ -32,6 +32,7 @@ from datetime import datetime
 from typing import Callable, Iterable
 
 from ..races.referee import FIRST_PRESS, FIRST_RELEASE, LAST_PRESS
+from .eventlog import effective_events
 from .history import PALETTE
 from .store import Store, StoreError
 
@@ -132,20 +133,8 @@ def night_of(created_ns: int | None) -> str:
 
 def effective_ids(rows: Iterable[tuple[int, str]]) -> list[int]:
     """The ids of the events the log's undo and redo leave in effect, from
-    ``(id, kind)`` rows in log order (as :func:`eventlog.effective_events`)."""
-    eff: list[int] = []
-    undone: list[int] = []
-    for eid, kind in rows:
-        if kind == "undo":
-            if eff:
-                undone.append(eff.pop())
-        elif kind == "redo":
-            if undone:
-                eff.append(undone.pop())
-        else:
-            eff.append(eid)
-            undone.clear()
-    return eff
+    ``(id, kind)`` rows in log order (:func:`eventlog.effective_events`)."""
+    return [eid for eid, _ in effective_events(rows, kind_of=lambda row: row[1])]
 
 
 _RACE_FIELDS = ("SELECT id, json_extract(body, '$.spec.kind'), json_extract(body, '$.kind'), "

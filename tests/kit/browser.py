@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.kit.moments import hawker_setup
+
 CHROMIUM = os.environ.get("COMPANION_CHROMIUM", "/usr/bin/chromium")
 SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2,
@@ -89,12 +91,7 @@ def open_host(ctx, table, strict: bool = False):
 
 # -- games the browser tests set up ----------------------------------------------
 
-HAWKER_SETUP = [{"type": "choose_stall", "player": "Ana", "stall": "malay"},
-         {"type": "choose_stall", "player": "Bo", "stall": "chinese"},
-         {"type": "dish", "card": "you-tiao"}, {"type": "dish", "card": "fish-head-curry"},
-         {"type": "dish", "card": "nasi-lemak"}, {"type": "dish", "card": "rojak"},
-         {"type": "market", "card": "water"}, {"type": "market", "card": "water"},
-         {"type": "market", "card": "spices"}]
+HAWKER_SETUP = hawker_setup(["Ana", "Bo"])
 
 
 def hawker_game(t):

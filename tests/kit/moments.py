@@ -13,11 +13,35 @@ from companion.table.session import TableSession
 STALLS = ["malay", "chinese", "indian", "international"]
 HANDS = {"ana": (["egg", "egg", "flour", "chili"], ["family-recipe"]),
          "bo": (["meat-seafood", "water", "spices", "spices"], ["copycat-stall"]),
-         "cy": (["rice-noodles", "rice-noodles", "water", "wildcard"], ["price-inflation"])}
+         "cy": (["rice-noodles", "rice-noodles", "water", "wildcard"], ["price-inflation"]),
+         "di": (["meat-seafood", "egg", "flour", "chili"], ["licence-suspended"])}
 
 
 def seats(names):
     return [{"name": n, "buzzer": str(i + 1)} for i, n in enumerate(names)]
+
+
+def hawker_setup(names) -> list[dict]:
+    """Hawker Wars' setup events for ``names`` (in seat order): stalls, the
+    four dishes and the market, as the host logs them."""
+    return ([{"type": "choose_stall", "player": n, "stall": st} for n, st in zip(names, STALLS)]
+            + [{"type": "dish", "card": d}
+               for d in ("you-tiao", "fish-head-curry", "nasi-lemak", "rojak")]
+            + [{"type": "market", "card": c} for c in ("water", "water", "spices")])
+
+
+def hawker_dealt(session, names) -> None:
+    """A new Hawker Wars game on ``session`` (players log their own draws)
+    for ``names`` (keys of :data:`HANDS`), set up and dealt."""
+    session.new_game("hawker", seats(names), {"draws": "private"})
+    for ev in hawker_setup(names):
+        session.log(ev)
+    for name in names:                        # each from their own page
+        ingredients, actions = HANDS[name]
+        session.log_private(name, {"type": "draw", "player": name, "pile": "ingredient",
+                                   "cards": ingredients})
+        session.log_private(name, {"type": "draw", "player": name, "pile": "action",
+                                   "cards": actions})
 
 
 def hawker_at_food_poisoning(store, names, clock=None, **settings) -> TableSession:
@@ -27,19 +51,7 @@ def hawker_at_food_poisoning(store, names, clock=None, **settings) -> TableSessi
     (default the monotonic clock)."""
     session = (TableSession(store, settings=settings or None) if clock is None
                else TableSession(store, clock=clock, settings=settings or None))
-    session.new_game("hawker", seats(names), {"draws": "private"})
-    for name, stall in zip(names, STALLS):
-        session.log({"type": "choose_stall", "player": name, "stall": stall})
-    for dish in ("you-tiao", "fish-head-curry", "nasi-lemak", "rojak"):
-        session.log({"type": "dish", "card": dish})
-    for card in ("water", "water", "spices"):
-        session.log({"type": "market", "card": card})
-    for name in names:                        # each from their own page
-        ingredients, actions = HANDS[name]
-        session.log_private(name, {"type": "draw", "player": name, "pile": "ingredient",
-                                   "cards": ingredients})
-        session.log_private(name, {"type": "draw", "player": name, "pile": "action",
-                                   "cards": actions})
+    hawker_dealt(session, names)
     session.log({"type": "event_check", "event": "food-poisoning"})
     req = session.host_snapshot()["race_request"]
     assert req["kind"] == "first-release" and req["reason"] == "food-poisoning"
@@ -75,11 +87,10 @@ def tap(t, name, hold_s=0.08):
     t.source.release(name)
 
 
-def doubtful_nobody(t):
-    """Bo slams the Red Table (logged); Cy presses 0.45 s after Bo, and
-    nobody after: the Red Table's runner-up, or the Blue Table's first slam?
-    The Blue Table is logged 0.5 s later: the judge asks the host "Cy, or
-    nobody slammed it" (a choice with no player)."""
+def _red_then_blue(t, bo_again: bool) -> None:
+    """Bo slams the Red Table (logged); Cy presses 0.45 s after Bo;
+    ``bo_again``: Bo presses again at 0.80 s; the Blue Table is logged at
+    0.95 s."""
     s = t.session
     t0 = time.monotonic()
     at = lambda sec: time.sleep(max(0.0, t0 + sec - time.monotonic()))   # noqa: E731
@@ -87,22 +98,23 @@ def doubtful_nobody(t):
     s.log({"type": "flip", "card": "table:red"})
     at(0.45)
     tap(t, "Cy", 0.03)
+    if bo_again:
+        at(0.80)
+        tap(t, "Bo", 0.03)
     at(0.95)
     s.log({"type": "flip", "card": "table:blue"})
+
+
+def doubtful_nobody(t):
+    """Bo slams the Red Table (logged); Cy presses 0.45 s after Bo, and
+    nobody after: the Red Table's runner-up, or the Blue Table's first slam?
+    The Blue Table is logged 0.5 s later: the judge asks the host "Cy, or
+    nobody slammed it" (a choice with no player)."""
+    _red_then_blue(t, bo_again=False)
 
 
 def doubtful(t):
     """Bo slams the Red Table (logged); Cy presses 0.45 s after Bo: the Red
     Table's runner-up, or the first slam of the Blue one? Bo presses again
     (his second press is the Blue Table's). The Blue Table is logged."""
-    s = t.session
-    t0 = time.monotonic()
-    at = lambda sec: time.sleep(max(0.0, t0 + sec - time.monotonic()))   # noqa: E731
-    tap(t, "Bo", 0.03)
-    s.log({"type": "flip", "card": "table:red"})
-    at(0.45)
-    tap(t, "Cy", 0.03)
-    at(0.80)
-    tap(t, "Bo", 0.03)
-    at(0.95)
-    s.log({"type": "flip", "card": "table:blue"})
+    _red_then_blue(t, bo_again=True)

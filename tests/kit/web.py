@@ -4,6 +4,8 @@ serve``) in a thread. conftest.py's fixtures are built from these."""
 
 from __future__ import annotations
 
+from tests.kit.moments import hawker_setup
+
 PIN = "2468"
 
 
@@ -76,12 +78,7 @@ def start_table(tmp_path, settings=None, host="127.0.0.1", players=("Ana", "Bo",
 
 # -- a table with its app, a host and bare phones (the private pages' tests) -----
 
-HAWKER_SETUP = [{"type": "choose_stall", "player": "ana", "stall": "malay"},
-                {"type": "choose_stall", "player": "bo", "stall": "chinese"},
-                {"type": "dish", "card": "you-tiao"}, {"type": "dish", "card": "fish-head-curry"},
-                {"type": "dish", "card": "nasi-lemak"}, {"type": "dish", "card": "rojak"},
-                {"type": "market", "card": "water"}, {"type": "market", "card": "water"},
-                {"type": "market", "card": "spices"}]
+HAWKER_SETUP = hawker_setup(["ana", "bo"])
 ANA_A = (["chili", "egg", "egg", "flour"], ["family-recipe"])
 ANA_B = (["meat-seafood", "rice-noodles", "chili", "wildcard"], ["price-inflation"])
 BO = (["meat-seafood", "water", "spices", "spices"], ["copycat-stall"])
