@@ -28,16 +28,7 @@ from pathlib import Path
 
 from bench.tapkit import CHROMIUM, CHROMIUM_ARGS, missing
 from tests.kit.browser import PHONE
-from tests.kit.screens import (
-    LATENCIES,
-    MOMENTS,
-    NAMES,
-    PLAYERS,
-    SET_UP,
-    TV,
-    VOICE_STUB,
-    tv_height,
-)
+from tests.kit.screens import LATENCIES, NAMES, PLAYERS, TV, VOICE_STUB, tv_heights
 from tests.kit.web import start_table
 
 RACES = 20
@@ -82,18 +73,10 @@ def speech(browser, root: Path) -> list[tuple[str, float, str]]:
 
 def overflow(browser, root: Path) -> list[tuple[str, float, str]]:
     worst, where, seen = 0, "", 0
-    for game, moments in MOMENTS.items():
-        for n in PLAYERS[game]:
-            for moment in moments:
-                table = start_table(root / f"tv-{game}-{n}-{moment}", players=NAMES)
-                try:
-                    SET_UP[game](table, n, moment)
-                    height = tv_height(browser, table)["height"]
-                finally:
-                    table.close()
-                seen += 1
-                if height - 800 > worst:
-                    worst, where = height - 800, f" worst: {game} {n} players {moment}"
+    for game, n, moment, got in tv_heights(browser, root, PLAYERS):
+        seen += 1
+        if got["height"] - 800 > worst:
+            worst, where = got["height"] - 800, f" worst: {game} {n} players {moment}"
     return [("tv_overflow_px", worst, f"px over 800 ({seen} screens;{where or ' none over'}; goal 0)")]
 
 

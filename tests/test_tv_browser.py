@@ -18,8 +18,7 @@ from __future__ import annotations
 import pytest
 
 from tests.kit.browser import BROWSER
-from tests.kit.screens import MOMENTS, NAMES, PLAYERS, SET_UP, tv_height
-from tests.kit.web import start_table
+from tests.kit.screens import PLAYERS, SET_UP, tv_heights
 
 pytestmark = BROWSER
 
@@ -27,19 +26,9 @@ pytestmark = BROWSER
 def overflows(browser, tmp_path, game: str, counts, lang: str) -> list[str]:
     """Every (players, moment) of ``game`` whose page is taller than 800 or
     wider than 1280."""
-    found = []
-    for n in counts:
-        for moment in MOMENTS[game]:
-            table = start_table(tmp_path / f"{game}-{n}-{moment}-{lang}", players=NAMES)
-            try:
-                SET_UP[game](table, n, moment)
-                prefix = "" if lang == "en" else f"{lang}/"
-                got = tv_height(browser, table, f"{prefix}tv-{game}-{n}-{moment}.png", lang)
-            finally:
-                table.close()
-            if got["height"] > 800 or got["width"] > 1280:
-                found.append(f"{game} {n} players {moment} ({lang}): {got}")
-    return found
+    return [f"{game} {n} players {moment} ({lang}): {got}"
+            for _, n, moment, got in tv_heights(browser, tmp_path, {game: counts}, lang, shots=True)
+            if got["height"] > 800 or got["width"] > 1280]
 
 
 @pytest.mark.parametrize("game", sorted(SET_UP))

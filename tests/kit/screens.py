@@ -207,15 +207,24 @@ MEASURE = """() => ({height: document.documentElement.scrollHeight,
                      width: document.documentElement.scrollWidth})"""
 
 
-def tv_height(browser, table, name: str | None = None, lang: str = "en") -> dict:
-    """The scoreboard at 1280 x 800 once it shows the table's state:
-    ``{height, width}`` of the page (a screenshot ``name`` if given)."""
-    from tests.kit.browser import SHOTS, TIMEOUT_MS
+class Tv:
+    """A table TV: one 1280 x 800 tab kept from table to table (a new tab
+    costs chromium a renderer and the page's scripts again: about a second
+    a screen). Each :meth:`height` loads the scoreboard afresh in it."""
 
-    ctx = browser.new_context(**TV)
-    ctx.set_default_timeout(TIMEOUT_MS)
-    try:
-        page = ctx.new_page()
+    def __init__(self, browser):
+        from tests.kit.browser import TIMEOUT_MS
+
+        self.ctx = browser.new_context(**TV)
+        self.ctx.set_default_timeout(TIMEOUT_MS)
+        self.page = self.ctx.new_page()
+
+    def height(self, table, name: str | None = None, lang: str = "en") -> dict:
+        """The scoreboard of ``table`` once it shows the table's state:
+        ``{height, width}`` of the page (a screenshot ``name`` if given)."""
+        from tests.kit.browser import SHOTS
+
+        page = self.page
         page.goto(f"{table.url}/?lang={lang}")
         page.wait_for_selector("#conn.live")
         version = table.session.version
@@ -226,5 +235,35 @@ def tv_height(browser, table, name: str | None = None, lang: str = "en") -> dict
             (SHOTS / name).parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SHOTS / name))
         return got
-    finally:
-        ctx.close()
+
+    def close(self) -> None:
+        self.ctx.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def tv_heights(browser, root, plan: dict, lang: str = "en", shots: bool = False):
+    """``(game, players, moment, {height, width})`` of the TV for every
+    moment of every game in ``plan`` (``{game: player counts}``), each set
+    up on a table of its own under ``root``, all seen on one TV tab;
+    ``shots``: a screenshot of each (``tv-<game>-<n>-<moment>.png``, in
+    ``<lang>/`` but for English)."""
+    from tests.kit.web import start_table
+
+    prefix = "" if lang == "en" else f"{lang}/"
+    with Tv(browser) as tv:
+        for game, counts in plan.items():
+            for n in counts:
+                for moment in MOMENTS[game]:
+                    table = start_table(root / f"tv-{game}-{n}-{moment}-{lang}", players=NAMES)
+                    try:
+                        SET_UP[game](table, n, moment)
+                        name = f"{prefix}tv-{game}-{n}-{moment}.png" if shots else None
+                        got = tv.height(table, name, lang)
+                    finally:
+                        table.close()
+                    yield game, n, moment, got
