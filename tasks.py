@@ -22,6 +22,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -138,12 +139,38 @@ def pytest_args(args: list[str]) -> list[str]:
     return out if chosen else PARALLEL + out
 
 
+#: where the tests' temporary folders go when the caller did not choose
+#: (``--basetemp``): memory, not disk. Every table a test opens keeps its
+#: SQLite store durable (``synchronous=FULL``: a sync to disk per logged
+#: event, as on game night); on this machine's disk that made a 1,137-event
+#: game take 17 s to log, 9 s in memory. What is measured is the logic, not
+#: the disk: the store's own durability tests kill a writer, not the power.
+MEMORY_TMP = Path("/dev/shm")
+
+
+def test_tmp(args: list[str]):
+    """A fresh folder in :data:`MEMORY_TMP` for this run's ``--basetemp``
+    (each run its own: pytest empties its basetemp first), or None when the
+    caller chose one or the machine has no such memory folder."""
+    if any(a == "--basetemp" or a.startswith("--basetemp=") for a in args):
+        return None
+    if not (MEMORY_TMP.is_dir() and os.access(MEMORY_TMP, os.W_OK | os.X_OK)):
+        return None
+    return Path(tempfile.mkdtemp(prefix="companion-tests-", dir=MEMORY_TMP))
+
+
 def cmd_test(args: list[str]) -> int:
     ensure_venv("test")
     if "--fast" not in args:
         ensure_chromium()
     ensure_mosquitto()
-    return subprocess.call([str(PY), "-m", "pytest", *pytest_args(args)], cwd=ROOT)
+    tmp = test_tmp(args)
+    extra = [f"--basetemp={tmp / 'pytest'}"] if tmp is not None else []
+    try:
+        return subprocess.call([str(PY), "-m", "pytest", *extra, *pytest_args(args)], cwd=ROOT)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def cmd_run(args: list[str]) -> int:

@@ -42,6 +42,21 @@ def test_fast_and_long_are_handed_to_pytest_as_its_own_options():
         assert tasks.pytest_args(own) == own             # the caller's choice stands
 
 
+def test_the_tests_temporary_folders_go_to_memory_one_folder_a_run(tmp_path, monkeypatch):
+    sys.path.insert(0, str(ROOT))
+    try:
+        import tasks
+    finally:
+        sys.path.remove(str(ROOT))
+    monkeypatch.setattr(tasks, "MEMORY_TMP", tmp_path)
+    one, two = tasks.test_tmp(["-q"]), tasks.test_tmp([])
+    assert one.parent == two.parent == tmp_path and one != two      # two runs never share
+    assert tasks.test_tmp(["--basetemp=/x"]) is None                 # the caller's choice stands
+    assert tasks.test_tmp(["--basetemp", "/x"]) is None
+    monkeypatch.setattr(tasks, "MEMORY_TMP", tmp_path / "none")
+    assert tasks.test_tmp([]) is None                                # no such folder: pytest's own
+
+
 def test_long_plays_the_long_count_of_random_games_and_a_count_given_wins():
     from tests.kit.conformance import random_play_of
 

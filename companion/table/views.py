@@ -319,7 +319,7 @@ def host_extras(game: Game | None, replay, *, request, log_rows: list[tuple[int,
         "redo": public_line(game, replay.undone[-1][0]) if replay.undone else None,
         "race_request": None if request is None else request.to_json(),
         "host_view": game.host_view(st),
-        "log": log_lines(game, log_rows)[-50:],
+        "log": log_lines(game, log_rows, last=50),
         "settings": dict(settings),
         "windows": list(windows or []),
     }
@@ -333,27 +333,38 @@ def host_events(game: Game, state) -> list[dict]:
     return game.host_events(state)
 
 
-def log_lines(game: Game, log_rows: list[tuple[int, dict]]) -> list[dict]:
+def log_lines(game: Game, log_rows: list[tuple[int, dict]], last: int | None = None) -> list[dict]:
     """The log as the console lists it: each event's public line, and for an
     undo or a redo the line of the event it took away or put back ("undo:
-    flip Red Table"), so the host sees what an undo undid."""
+    flip Red Table"), so the host sees what an undo undid. ``last``: only
+    the last rows (the undo and redo stacks still follow the whole log, but
+    only those rows are worded: a long game's log is not worded again on
+    every change).
+
+    >>> rows = [(1, {"type": "note", "text": "a"}), (2, {"type": "undo"})]
+    >>> [r["line"] for r in log_lines(None, rows)]
+    ["{'type': 'note', 'text': 'a'}", "undo: {'type': 'note', 'text': 'a'}"]
+    """
     done: list[dict] = []
     undone: list[dict] = []
-    out = []
+    said = []                   # (id, kind, prefix, the event worded)
     for i, e in log_rows:
         kind = e.get("type")
-        text = None
         if kind == "undo" and done:
             undone.append(done.pop())
-            text = f"undo: {public_line(game, undone[-1])}"
+            said.append((i, kind, "undo: ", undone[-1]))
         elif kind == "redo" and undone:
             done.append(undone.pop())
-            text = f"redo: {public_line(game, done[-1])}"
-        elif kind not in ("undo", "redo"):
-            done.append(e)
-            undone.clear()
-        out.append({"id": i, "type": kind, "line": text or public_line(game, e)})
-    return out
+            said.append((i, kind, "redo: ", done[-1]))
+        else:
+            if kind not in ("undo", "redo"):
+                done.append(e)
+                undone.clear()
+            said.append((i, kind, "", e))
+    if last is not None:
+        said = said[-last:] if last > 0 else []
+    return [{"id": i, "type": kind, "line": prefix + public_line(game, e)}
+            for i, kind, prefix, e in said]
 
 
 def private_snapshot(game: Game, state: Any, player: str, version: int) -> dict:
