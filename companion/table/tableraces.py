@@ -376,6 +376,8 @@ class TableRaces:
 
     def _find_offer(self, now: int) -> dict | None:
         race = self.race
+        if not self.gamelog.game.race_reasons:
+            return None         # a game with no race: no order changes a verdict
         if self.interrupted is not None or any(not self.gamelog.game.is_draw(e)
                                                for e in self.queued.events()):
             return None
