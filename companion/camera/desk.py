@@ -84,6 +84,8 @@ class CameraDesk:
                                      on_logged=self._logged)
         self.logs: deque[CameraLog] = deque(maxlen=LOGS_KEPT)
         self.frames = 0
+        #: the first frame's time (a clip's first frame: its start on the table's clock)
+        self.first_ns: int | None = None
         self.started_ns: int | None = None
         self._latest = None
         self._rate: deque[int] = deque(maxlen=31)     # frame arrival times (fps)
@@ -106,6 +108,8 @@ class CameraDesk:
         then looked at unless the host is teaching or nothing is taught."""
         with self._lock:
             self._latest = frame
+            if self.first_ns is None:
+                self.first_ns = frame.t_ns
             self.frames += 1
             self._rate.append(self.clock())
         if self.is_teaching() or not self.watcher.taught or self.session.game is None:
@@ -198,7 +202,9 @@ class CameraDesk:
         version = self.session.version if self.session.game is not None else None
         with self._lock:
             logs = [x.to_json(version) for x in reversed(self.logs)]
+        running = self.started_ns is not None and not self.source.join(0)
         return {"on": True, "source": self.source.name, "error": self.source.error,
+                "running": running,
                 "frames": self.frames, "fps": round(self.fps(), 1),
                 "teaching": self.is_teaching(), "threshold": self.watcher.threshold,
                 "faces": self.faces(),

@@ -81,8 +81,8 @@
     if (!c.on) { card.hidden = true; return; }
     names = Object.fromEntries(c.faces.map((f) => [f.card, f.name]));
     const badge = $('cam-badge');
-    badge.textContent = c.error ? TC.t('stopped') : c.teaching ? TC.t('teaching')
-      : TC.t('{fps} frames/s', { fps: c.fps });
+    badge.textContent = c.error ? TC.t('stopped') : !c.running ? TC.t('no pictures')
+      : c.teaching ? TC.t('teaching') : TC.t('{fps} frames/s', { fps: c.fps });
     badge.className = c.error ? 'badge alert' : 'badge';
     const untaught = !c.faces.some((f) => f.taught);
     $('cam-note').textContent = c.error
@@ -90,7 +90,7 @@
       : untaught ? TC.t('Teach the cards below first: until then the camera logs nothing.')
         : c.teaching ? TC.t('Teaching: the camera logs nothing until the list is closed.') : '';
     renderQuestion(c.questions[0]);
-    $('cam-logs').replaceChildren(...c.logs.slice(0, 6).map(logLine));
+    $('cam-logs').replaceChildren(...c.logs.slice(0, 4).map(logLine));
     renderFaces(c.faces);
     $('cam-preview').hidden = !c.frames;
     /* teaching lapses on the server after two idle minutes (a tab left
@@ -117,7 +117,11 @@
     }
     img.src = `/api/host/camera/preview.jpg?n=${Date.now()}`;
   }
-  img.addEventListener('load', () => setTimeout(nextPicture, PREVIEW_MS));
+  let pictures = 0;
+  img.addEventListener('load', () => {
+    img.dataset.pictures = String(++pictures);      // how many came (the tests wait on it)
+    setTimeout(nextPicture, PREVIEW_MS);
+  });
   img.addEventListener('error', () => setTimeout(nextPicture, 4 * PREVIEW_MS));
 
   /* the teaching list open: the camera logs nothing (the card held up is no flip) */
