@@ -128,3 +128,52 @@ def _fresh_preview(page) -> None:
 
 def _races(s) -> list[dict]:
     return [e for _, e in s.store.events(s.game_id) if e.get("type") == "race"]
+
+
+def test_the_camera_panel_passes_axe_with_a_question_a_log_and_the_teaching_list(browser,
+                                                                                  tmp_path):
+    """axe-core on the console's Camera panel (tests/kit/a11y.py: both widths,
+    schemes and languages): a card logged with its Undo, a question with
+    its faces, the preview and the teaching list open."""
+    from companion.camera.flips import Settled
+    from tests.kit.a11y import check_everywhere, login, screen, watched
+
+    faces = chope_faces(DECK)
+    table = start_table(tmp_path)
+    teach_all(tmp_path / "faces", faces)
+    cam = CameraDesk(table.session, HeldCamera(), tmp_path / "faces")
+    table.services.camera = cam
+    cam.start()
+    try:
+        for card, threshold in (("food:laksa", 0.9), ("food:otah", 1.01)):
+            photo = photo_of(faces[card])
+            quad = find_card(photo)
+            cam.watcher.threshold = threshold
+            cam.watcher.settled(Settled(table.session.clock(), table.session.clock(), quad,
+                                        straighten(photo, quad)))
+        assert len(cam.logs) == 1 and len(cam.watcher.questions) == 1
+
+        def console(ctx):
+            page = watched(ctx.new_page())
+            login(page, table)
+            page.wait_for_selector("#cam-question:not([hidden]) button.choice")
+            page.wait_for_selector("#cam-logs button.cam-undo")
+            page.wait_for_function("document.getElementById('cam-preview').naturalWidth > 0")
+            return page
+
+        def teaching(ctx):
+            page = console(ctx)
+            page.click("#cam-teach summary")
+            page.wait_for_selector("#cam-faces button.taught")
+            return page
+
+        found = check_everywhere(browser, [("camera panel", console),
+                                           ("teaching list", teaching)], "Camera")
+        assert not found, "\n".join(found)
+        for scheme, lang in (("dark", "en"), ("light", "fr")):   # for a person to look at
+            page = console(screen(browser, scheme, 390, lang=lang))
+            page.locator("#camera-card").scroll_into_view_if_needed()
+            shot(page, f"camera_question_390_{scheme}_{lang}.png", full_page=False)
+    finally:
+        cam.close()
+        table.close()
