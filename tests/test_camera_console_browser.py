@@ -39,7 +39,7 @@ def test_the_host_teaches_the_deck_by_tapping_each_name(phone, tmp_path):
     try:
         page = open_host(phone(), table, strict=True)
         expect_text(page, "#cam-note", "Teach the cards below first")
-        page.wait_for_function("document.getElementById('cam-preview').naturalWidth > 0")
+        page.wait_for_function("() => document.getElementById('cam-preview').naturalWidth > 0")
         page.click("#cam-teach summary")
         expect_text(page, "#cam-badge", "teaching")
         for name, face in faces.items():
@@ -113,7 +113,7 @@ def test_chope_is_played_from_a_clip_with_no_card_logged_by_hand(phone, tmp_path
         expect_text(page, "#cam-logs", "Green Table")
         expect_text(page, "#log", "Bo")
         page.locator("#camera-card").scroll_into_view_if_needed()
-        page.wait_for_function("document.getElementById('cam-preview').naturalWidth > 0")
+        page.wait_for_function("() => document.getElementById('cam-preview').naturalWidth > 0")
         shot(page, "camera_chope_390.png", full_page=False)
         assert not page.errors, page.errors
     finally:
@@ -123,7 +123,8 @@ def test_chope_is_played_from_a_clip_with_no_card_logged_by_hand(phone, tmp_path
 def _fresh_preview(page) -> None:
     """Wait for two more pictures: the preview shows the camera as it is now."""
     n = int(page.get_attribute("#cam-preview", "data-pictures") or 0)
-    page.wait_for_function(f"+document.getElementById('cam-preview').dataset.pictures >= {n + 2}")
+    page.wait_for_function("(n) => +document.getElementById('cam-preview').dataset.pictures >= n",
+                           arg=n + 2)
 
 
 def _races(s) -> list[dict]:
@@ -158,7 +159,7 @@ def test_the_camera_panel_passes_axe_with_a_question_a_log_and_the_teaching_list
             login(page, table)
             page.wait_for_selector("#cam-question:not([hidden]) button.choice")
             page.wait_for_selector("#cam-logs button.cam-undo")
-            page.wait_for_function("document.getElementById('cam-preview').naturalWidth > 0")
+            page.wait_for_function("() => document.getElementById('cam-preview').naturalWidth > 0")
             return page
 
         def teaching(ctx):
