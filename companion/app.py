@@ -10,8 +10,12 @@
 4. the buzzer box's lights and cue (:class:`~companion.buzzers.feedback.Feedback`);
 5. the :class:`~companion.buzzers.pipeline.Pipeline` from the source to the
    session, with the box attached (the table's clock thread);
-6. the web app (:func:`companion.web.create_app`, which only *receives* the
-   session, the pipeline and the buzzer ids) on waitress, a production WSGI
+6. the camera over the reveal spot, when one is asked for
+   (:func:`~companion.camera.desk.open_desk`: ``--camera``, else
+   ``COMPANION_CAMERA``, else none), logging cards through the session's
+   one way in, started with the pipeline;
+7. the web app (:func:`companion.web.create_app`, which only *receives* the
+   session, the pipeline, the buzzer ids and the camera) on waitress, a production WSGI
    server with one worker thread per open live page, so ``threads`` must
    exceed the phones at the table: 64 covers about 50 phones and the host.
 
@@ -131,6 +135,7 @@ class TableServer(Served):
         self.session_settings = t.settings
         self.store = self.session = self.source = self.feedback = None
         self.pipeline = self.app = self.services = None
+        self.camera_spec, self.camera = t.camera, None
         self.urls: list[str] = []
         self.notes: list[str] = []
         self._init_serving()
@@ -173,8 +178,9 @@ class TableServer(Served):
         if self.announce is not None:
             config["ANNOUNCE"] = self.announce
         config.update(self.config)
+        self._open_camera()
         self.app = create_app(config, session=self.session, pipeline=self.pipeline,
-                              buzzers=buzzers)
+                              buzzers=buzzers, camera=self.camera)
         self.services = self.app.extensions["companion"]
         self.pin = self.services.pin
         if self.league is not None:       # a convention's pairing, shown on the table's pages
@@ -254,6 +260,15 @@ class TableServer(Served):
         if self.demo is None:
             self.demo = self.source_kind == "mock"
 
+    def _open_camera(self) -> None:
+        """The camera ``--camera`` names (none: none); CameraError (a
+        ValueError) or CameraUnavailable (a RuntimeError) say what is wrong,
+        and ``companion serve`` stops with that line."""
+        from .camera.desk import open_desk
+
+        store_path = None if self.store.memory else self.store.path
+        self.camera = open_desk(self.session, self.camera_spec, store_path)
+
     def _open_feedback(self) -> None:
         """The buzzer LEDs and the cue, on the same pins' factory as the buttons."""
         factory = getattr(self.source, "pin_factory", None)
@@ -291,8 +306,12 @@ class TableServer(Served):
 
     def _run_starts(self) -> None:
         self.pipeline.start()
+        if self.camera is not None:
+            self.camera.start()
 
     def _run_ends(self) -> None:
+        if self.camera is not None:
+            self.camera.source.stop()
         self.pipeline.stop()
 
     def _end_streams(self) -> None:
@@ -309,6 +328,9 @@ class TableServer(Served):
         elif self.feedback is not None:
             self.feedback.close()
         self.feedback = None
+        if self.camera is not None:
+            self.camera.close()
+            self.camera = None
         if self.source is not None:
             self.source.close()
             self.source = None
@@ -346,6 +368,9 @@ class TableServer(Served):
             src += f" ({status.detail})"
         players = self.session.names if self.session.game is not None else self.players
         lines.append(f"Buzzers: {src}; players {', '.join(players)}")
+        if self.camera is not None:
+            lines.append(f"Camera: {self.camera.source.name} (the console's Camera panel: "
+                         f"{len(self.camera.watcher.taught)} faces taught)")
         if self.demo:
             lines.append("Demo mode: virtual buzzers on the scoreboard (millisecond accuracy).")
         if self.session.game is not None:

@@ -40,7 +40,10 @@ class TableConfig:
     ``short_pin`` accepts a PIN under 6 characters. ``settings``: the table
     session's race settings (:data:`DEFAULT_SETTINGS`).
     ``league``: the league publisher's options (``url``, ``table_id``,
-    ``user``, ``password_file``, ``ca_file``), None: not in a league."""
+    ``user``, ``password_file``, ``ca_file``), None: not in a league.
+    ``camera``: the camera over the reveal spot (``picamera``, ``webcam[:N]``,
+    a clip's path, ``auto``, ``none``; None: ``COMPANION_CAMERA``, else none:
+    :func:`companion.camera.base.parse_camera`)."""
 
     host: str = "0.0.0.0"
     port: int = 8080
@@ -57,6 +60,7 @@ class TableConfig:
     settings: dict | None = None
     league: dict | None = None
     demo_game: str | None = DEMO_GAME
+    camera: str | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "TableConfig":
@@ -71,7 +75,8 @@ class TableConfig:
                    pin_file=args.pin_file, short_pin=args.short_pin,
                    players=split_names(args.players), source=args.source, demo=args.demo,
                    pinmap=args.pinmap, threads=args.threads,
-                   settings=parse_settings(args.set), league=league)
+                   settings=parse_settings(args.set), league=league,
+                   camera=getattr(args, "camera", None))
 
 
 def split_names(text: str | None) -> list[str] | None:
@@ -135,6 +140,11 @@ def add_arguments(s: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="a race setting, e.g. tie_window_us=500, lockout_ms=300, "
                         "debounce_ms=20, hold_ms=30, stuck_ms=10000, countdown_ms=3000 "
                         "(docs/rules-notes.md)")
+    s.add_argument("--camera", metavar="SPEC", default=None,
+                   help="the camera over the reveal spot: picamera, webcam, webcam:N "
+                        "(/dev/videoN), a recorded clip (a video file or a folder of frames "
+                        "with times.csv), auto or none (default: COMPANION_CAMERA, else "
+                        "none; docs/camera.md)")
     s.add_argument("--league", metavar="URL", default=None,
                    help="publish this table to a league broker, mqtt://host:port (off by "
                         "default; docs/league.md)")

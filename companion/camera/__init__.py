@@ -7,7 +7,7 @@ OpenCV or picamera2) is loaded only when it is chosen (:func:`open_camera`).
 from __future__ import annotations
 
 from .base import (CameraError, CameraUnavailable, Frame, FrameSource, camera_names,
-                   choose_camera, open_camera, register_camera)
+                   choose_camera, open_camera, parse_camera, register_camera)
 
 __all__ = ["CameraError", "CameraUnavailable", "Frame", "FrameSource", "camera_names",
-           "choose_camera", "open_camera", "register_camera"]
+           "choose_camera", "open_camera", "parse_camera", "register_camera"]

@@ -180,10 +180,40 @@ def open_camera(name: str | None, **options) -> FrameSource | None:
     return None if chosen is None else camera_class(chosen)(**options)
 
 
+def parse_camera(spec: str | None) -> tuple[str, dict] | None:
+    """``companion serve --camera SPEC`` as ``(name, options)`` for
+    :func:`open_camera`; None: no camera. SPEC is ``none``, ``auto``,
+    ``picamera``, ``webcam`` or ``webcam:N`` (``/dev/videoN``, or a device
+    path), or a recorded clip: a video file or a folder of frames
+    (docs/camera.md, "The clip format"), played at its own pace
+    (``realtime``). None or empty: ``COMPANION_CAMERA``, else no camera.
+    CameraError says what is wrong: an unknown name, a clip that is not there."""
+    spec = (spec or os.environ.get(ENV_VAR) or "none").strip()
+    name, _, arg = spec.partition(":")
+    if spec == "none":
+        return None
+    if spec == "auto":
+        chosen = choose_camera("auto")
+        return None if chosen is None else (chosen, {})
+    if name == "webcam" and (not arg or arg.isdigit() or arg.startswith("/dev/")):
+        return "webcam", ({} if not arg else {"device": int(arg) if arg.isdigit() else arg})
+    if name in _REGISTRY and name not in ("clip", "webcam") and not arg:
+        return name, {}
+    path = Path(arg if name == "clip" and arg else spec).expanduser()
+    if path.exists() or "/" in spec or path.suffix:
+        if not path.exists():
+            raise CameraError(f"no clip at {path} (a video file, or a folder of frames "
+                              f"with times.csv: docs/camera.md)")
+        return "clip", {"path": str(path), "realtime": True}
+    raise CameraError(f"unknown camera {spec!r}: picamera, webcam, webcam:N (/dev/videoN), "
+                      f"a clip (a video file or a folder of frames), auto or none")
+
+
 for _name, _path in declared_sources(Path(__file__).parent, __package__,
                                      base="FrameSource").items():
     register_camera(_name, _path)
 del _name, _path
 
 __all__ = ["Frame", "FrameSource", "CameraError", "CameraUnavailable", "ENV_VAR", "AUTO_ORDER",
-           "register_camera", "camera_names", "camera_class", "choose_camera", "open_camera"]
+           "register_camera", "camera_names", "camera_class", "choose_camera", "open_camera",
+           "parse_camera"]

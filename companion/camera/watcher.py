@@ -74,7 +74,7 @@ class CameraWatcher:
     ``taught``: ``{face name: Look}`` (:mod:`companion.camera.faces`)."""
 
     def __init__(self, session, taught: dict[str, Look], threshold: float = THRESHOLD,
-                 spotter: Spotter | None = None):
+                 spotter: Spotter | None = None, on_logged=None, max_questions: int = 5):
         self.session = session
         self.taught = taught
         self.threshold = threshold
@@ -84,6 +84,9 @@ class CameraWatcher:
         self.refused = 0
         self._ids = 0
         self._lock = threading.Lock()
+        #: called after each log: ``on_logged(t_ns, card, share, update, auto)``
+        self.on_logged = on_logged
+        self.max_questions = max_questions
 
     def frame(self, frame) -> None:
         """One frame from the source (its ``t_ns`` and ``image``)."""
@@ -105,23 +108,41 @@ class CameraWatcher:
             return
         self._ids += 1
         self.questions.append(Question(self._ids, card.t_ns, ranked[:3]))
+        del self.questions[:-self.max_questions]      # the oldest go: the game moved on
 
     def answer(self, question_id: int, card: str) -> dict | None:
-        """The host's tap on a question: log ``card`` at the flip time seen."""
-        q = next((x for x in self.questions if x.id == question_id), None)
+        """The host's tap on a question: log ``card`` at the flip time seen
+        (KeyError: no such question; RulesError, the question kept: the
+        tracker refuses that card now)."""
+        q = self._question(question_id)
+        event = next((e for c, e in drawable(self.session.game, self.session.state).items()
+                      if c == card), {"type": "flip", "card": card})
+        out = self._log(event, q.t_ns, 1.0, auto=False)
+        self.questions.remove(q)
+        return out
+
+    def dismiss(self, question_id: int) -> None:
+        """The host's "none of these": forget the question, log nothing."""
+        self.questions.remove(self._question(question_id))
+
+    def _question(self, question_id: int) -> Question:
+        q = next((x for x in list(self.questions) if x.id == question_id), None)
         if q is None:
             raise KeyError(f"no camera question {question_id}")
-        self.questions.remove(q)
-        return self._log({"type": "flip", "card": card}, q.t_ns, 1.0)
+        return q
 
-    def _log(self, event: dict, t_ns: int, share: float) -> dict | None:
+    def _log(self, event: dict, t_ns: int, share: float, auto: bool = True) -> dict | None:
         try:
             out = self.session.log(dict(event), seen_ns=t_ns)
         except RulesError as exc:
             self.refused += 1
             log.info("camera: %s refused: %s", event, exc)
+            if not auto:
+                raise
             return None
         self.logged.append((t_ns, event["card"], share))
+        if self.on_logged is not None:
+            self.on_logged(t_ns, event["card"], share, out, auto)
         return out
 
     def to_json(self) -> dict[str, Any]:

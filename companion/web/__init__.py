@@ -78,6 +78,7 @@ class Services:
     pipeline: Any = None            # the buzzer pipeline, when the table has one
     buzzers: list[str] = field(default_factory=list)   # buzzer ids of the source
     pin_epoch: str = ""             # changes with the PIN: a new PIN logs everybody out
+    camera: Any = None              # the camera beside the table (companion.camera.desk), or None
 
     @property
     def store(self):
@@ -115,7 +116,7 @@ def _as_bytes(key) -> bytes:
 
 
 def create_app(config: dict | None = None, *, session=None, pipeline=None,
-               buzzers: Iterable[str] = ()) -> Flask:
+               buzzers: Iterable[str] = (), camera=None) -> Flask:
     """The Flask app serving ``session``: scoreboard ``/``, ``/events``,
     ``/api/state``, ``/api/games``, host console ``/host`` and
     ``/api/host/...`` (see docs/web.md). ``pipeline`` is the table's buzzer
@@ -123,7 +124,9 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
     one the app makes a pipeline with no source and no thread, so every
     change a request makes still goes through one queue, applied in order
     on the request's thread (the Flask test client takes the table's path).
-    ``buzzers`` are the ids of its buzzers (the new-game form offers them)."""
+    ``buzzers`` are the ids of its buzzers (the new-game form offers them);
+    ``camera`` the :class:`~companion.camera.desk.CameraDesk` beside the
+    table (the console's Camera panel), None: no camera."""
     app = Flask(__name__)
     app.config.update(DEFAULTS)
     app.config.update(auth.COOKIE_CONFIG)
@@ -142,6 +145,7 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
 
         pipeline = Pipeline(None, session, name="companion-requests").start(thread=False)
     app.extensions["companion"] = _services(app, session, pipeline, list(buzzers))
+    app.extensions["companion"].camera = camera
 
     auth.install(app)                  # server-side logins, the table-wide PIN limit
     i18n.install(app)                  # English and French (companion/translations)
@@ -196,10 +200,11 @@ def _security_headers(resp):
 
 def _register_routes(app: Flask) -> None:
     """The pages' blueprints, then the route policy over them."""
-    from . import board, host, player, policy, stats
+    from . import board, camera, host, player, policy, stats
 
     app.register_blueprint(board.bp)
     app.register_blueprint(host.bp)
+    app.register_blueprint(camera.bp)
     app.register_blueprint(player.bp)
     app.register_blueprint(stats.bp)
     # CSRF, the reserve, who, sizes, rates and bodies, as each route declares

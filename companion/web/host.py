@@ -41,7 +41,7 @@ def console():
                            players=default_players(), buzzers=svc.buzzers,
                            heartbeat_s=svc.broker.heartbeat_s,
                            game=page_game(snap), cert=certificate.load(),
-                           seasons=svc.session.store.seasons())
+                           seasons=svc.session.store.seasons(), camera=svc.camera is not None)
 
 
 def default_players() -> list[str]:

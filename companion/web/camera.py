@@ -1,0 +1,132 @@
+"""The console's Camera panel: ``/api/host/camera...``, the logged-in host's only.
+
+The camera beside the table (:class:`~companion.camera.desk.CameraDesk`,
+``companion serve --camera``) is the host's: its preview is served to the
+logged-in host alone (a player's phone gets 401, like every host route),
+made in memory from the newest frame and never stored; teaching, the
+questions' taps and the Undo of a card it logged are the host's changes
+(the CSRF token, like every one). With no camera the status says
+``{"on": false}`` and the rest answer 404 (docs/web.md, "The Camera panel").
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response
+
+from ..camera.desk import CameraBusy, TeachError
+from .api import BadRequest, body, need_game, optional_int, services
+from .policy import HOST, allow
+
+bp = Blueprint("camera", __name__)
+
+#: the largest body a camera tap sends (``{"id", "card"}``)
+TAP_MAX_BYTES = 1024
+
+
+def _camera():
+    cam = services().camera
+    if cam is None:
+        raise BadRequest("no camera at this table: start it with companion serve --camera",
+                         rule="camera", status=404)
+    return cam
+
+
+def _card(data: dict, key: str = "card", none_ok: bool = False) -> str | None:
+    value = data.get(key)
+    if value is None and none_ok:
+        return None
+    if not isinstance(value, str) or not value or len(value) > 80:
+        raise BadRequest(f"{key!r} must be a card's name", key)
+    return value
+
+
+def _status() -> dict:
+    cam = services().camera
+    return {"on": False} if cam is None else cam.status()
+
+
+@bp.get("/api/host/camera")
+@allow(HOST)
+def status():
+    """The camera's state: its source, frames per second, the game's faces
+    (taught or not), the open questions and the cards it logged."""
+    return _status()
+
+
+@bp.get("/api/host/camera/preview.jpg")
+@allow(HOST)
+def preview():
+    """The newest frame, small, with the outline found (never stored)."""
+    jpeg = _camera().preview_jpeg()
+    if jpeg is None:
+        raise BadRequest("the camera has sent no picture yet", rule="camera", status=503)
+    return Response(jpeg, mimetype="image/jpeg",
+                    headers={"Cache-Control": "no-store, private", "Pragma": "no-cache"})
+
+
+@bp.post("/api/host/camera/teaching")
+@allow(HOST, max_bytes=TAP_MAX_BYTES)
+def teaching():
+    """``{"on": true}``: the host is teaching (the camera logs nothing); false: done."""
+    on = body().get("on")
+    if not isinstance(on, bool):
+        raise BadRequest("'on' must be true or false", "on")
+    _camera().teaching(on)
+    return {"ok": True, "camera": _status()}
+
+
+@bp.post("/api/host/camera/teach")
+@allow(HOST, max_bytes=TAP_MAX_BYTES)
+def teach():
+    """``{"card": name}``: the card under the camera now is that face."""
+    cam = _camera()
+    card = _card(body())
+    need_game()
+    try:
+        cam.teach(card)
+    except TeachError as exc:
+        raise BadRequest(str(exc), "card", rule="camera") from None
+    except CameraBusy as exc:
+        raise BadRequest(str(exc), rule="camera", status=409) from None
+    return {"ok": True, "camera": _status()}
+
+
+@bp.post("/api/host/camera/answer")
+@allow(HOST, max_bytes=TAP_MAX_BYTES)
+def answer():
+    """``{"id": n, "card": name}``: the question's face the host tapped,
+    logged at the flip the camera saw; ``"card": null``: none of these."""
+    cam = _camera()
+    data = body()
+    qid = optional_int(data, "id")
+    if qid is None:
+        raise BadRequest("'id' must be a question's id", "id")
+    card = _card(data, none_ok=True)
+    need_game()
+    try:
+        update = cam.answer(qid, card)
+    except KeyError:
+        raise BadRequest(f"no camera question {qid}: it was answered or the game moved on",
+                         "id", rule="camera", status=404) from None
+    return {"ok": True, "update": update, "camera": _status()}
+
+
+@bp.post("/api/host/camera/undo")
+@allow(HOST, max_bytes=TAP_MAX_BYTES)
+def undo():
+    """``{"id": n}``: undo a card the camera logged, while it is the last event."""
+    cam = _camera()
+    lid = optional_int(body(), "id")
+    if lid is None:
+        raise BadRequest("'id' must be a camera log's id", "id")
+    need_game()
+    try:
+        update = cam.undo(lid)
+    except KeyError:
+        raise BadRequest(f"no camera log {lid}", "id", rule="camera", status=404) from None
+    except CameraBusy as exc:
+        raise BadRequest(str(exc), rule="camera", status=409) from None
+    return {"ok": True, "update": update, "camera": _status()}
+
+
+__all__ = ["bp"]

@@ -1,0 +1,180 @@
+"""The console's Camera panel in chromium at a phone's 390 x 844 (docs/web.md,
+"The Camera panel"): a deck taught by tapping each face's name while the
+card is held under the camera, and a game of Chope! played from a rendered
+clip (tests/kit/cardscenes.py) through ``companion serve --camera``, its
+slams on the mock buzzers' pins beside it, no card logged by hand."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.kit.browser import BROWSER, TIMEOUT_MS, expect_text, open_host, shot
+from tests.kit.helpers import wait_for
+from tests.kit.web import PIN, start_table
+
+cv2 = pytest.importorskip("cv2")
+
+from companion.camera.desk import CameraDesk  # noqa: E402
+from companion.camera.faces import taught  # noqa: E402
+from companion.camera.recognise import find_card, rank, straighten  # noqa: E402
+from companion.games import get_game  # noqa: E402
+from tests.kit.camerakit import HeldCamera, chope_faces, teach_all  # noqa: E402
+from tests.kit.cardscenes import Look, photo_of, render_reveals  # noqa: E402
+
+pytestmark = BROWSER
+
+MS = 1_000_000
+S = 1_000 * MS
+DECK = list(get_game("chope").setup(["a", "b"], {})["deck"])
+
+
+def test_the_host_teaches_the_deck_by_tapping_each_name(phone, tmp_path):
+    faces = chope_faces(DECK)
+    table = start_table(tmp_path)
+    cam = CameraDesk(table.session, HeldCamera(), tmp_path / "faces")
+    table.services.camera = cam
+    cam.start()
+    try:
+        page = open_host(phone(), table, strict=True)
+        expect_text(page, "#cam-note", "Teach the cards below first")
+        page.wait_for_function("() => document.getElementById('cam-preview').naturalWidth > 0")
+        page.click("#cam-teach summary")
+        expect_text(page, "#cam-badge", "teaching")
+        for name, face in faces.items():
+            cam.source.show(photo_of(face))
+            seen = cam.frames
+            assert wait_for(lambda: cam.frames >= seen + 2)
+            page.click(f"#cam-faces button[data-card='{name}']")
+            page.wait_for_selector(f"#cam-faces button.taught[data-card='{name}']")
+            if name == "table:red":
+                _fresh_preview(page)
+                page.locator("#camera-card").scroll_into_view_if_needed()
+                shot(page, "camera_teach_390.png", full_page=False)
+        expect_text(page, "#cam-taught", "19 of 19 taught")
+        assert not page.errors, page.errors
+        page.click("#cam-teach summary")                 # done: the camera looks again
+        expect_text(page, "#cam-badge", "frames/s")
+        shot(page, "camera_taught_390_full.png")
+        looks = taught(tmp_path / "faces")
+        assert set(looks) == set(DECK)
+        for name, face in faces.items():                  # each face taught is itself
+            photo = photo_of(face)
+            assert rank(straighten(photo, find_card(photo)), looks)[0][0] == name
+    finally:
+        cam.close()
+        table.close()
+
+
+#: Ana turns these; each Table is chope'd by the player named, 450 ms after it lies
+CARDS = ["food:laksa", "table:red", "food:otah", "table:blue", "food:satay", "table:green"]
+SLAMS = {"table:red": "Bo", "table:blue": "Cy", "table:green": "Bo"}
+CALM = Look(light=0.08, flicker=0.02, glare_p=0, carry_p=0, pass_p=0)
+
+
+def test_chope_is_played_from_a_clip_with_no_card_logged_by_hand(phone, tmp_path):
+    from companion.app import TableServer
+
+    faces = chope_faces(DECK)
+    teach_all(tmp_path / "faces" / "default", faces)      # taught once, kept per table
+    # a calm clip (a steady lamp, no glare, no hands): the spotter still misses
+    # cards on a pile under glare and drifting light (docs/camera.md, "Not
+    # built yet"); this clip's six cards are all found, and found sure
+    clip = render_reveals(CARDS, faces, seed=3, look=CALM, gaps_ns=[2 * S] * len(CARDS),
+                          lead_frames=150)
+    folder = clip.save(tmp_path / "clip")
+    table = TableServer(host="127.0.0.1", port=0, db_path=str(tmp_path / "live.db"), pin=PIN,
+                        short_pin=True, players=["Ana", "Bo", "Cy"], source="mock", demo=True,
+                        threads=16, config={"SSE_HEARTBEAT_S": 1.0}, camera=str(folder))
+    table.open()
+    table.start()
+    try:
+        cam, s = table.camera, table.session
+        page = open_host(phone(), table, strict=True)
+        assert wait_for(lambda: cam.first_ns is not None)
+        for reveal in clip.reveals:                       # the slams, on the clip's time
+            who = SLAMS.get(reveal.card)
+            if who is None:
+                continue
+            at = cam.first_ns + reveal.t_ns + 450 * MS
+            time.sleep(max(0, at - time.monotonic_ns()) / S)
+            table.source.press(who)
+            time.sleep(0.08)
+            table.source.release(who)
+        assert wait_for(lambda: len(cam.logs) == len(CARDS)
+                        and len(_races(s)) == len(SLAMS), timeout=TIMEOUT_MS / 1000 * 6), \
+            (cam.status(), _races(s))
+        flips = [e["card"] for _, e in s.store.events(s.game_id) if e.get("type") == "flip"]
+        assert flips == CARDS                             # every card, in order, once
+        assert all(x.auto for x in cam.logs)              # none tapped, none by hand
+        assert [r["winner"] for r in _races(s)] == [SLAMS[c] for c in CARDS if c in SLAMS]
+        assert all(not r.get("false_starts") for r in _races(s))
+        expect_text(page, "#cam-logs", "Green Table")
+        expect_text(page, "#log", "Bo")
+        page.locator("#camera-card").scroll_into_view_if_needed()
+        page.wait_for_function("() => document.getElementById('cam-preview').naturalWidth > 0")
+        shot(page, "camera_chope_390.png", full_page=False)
+        assert not page.errors, page.errors
+    finally:
+        table.close()
+
+
+def _fresh_preview(page) -> None:
+    """Wait for two more pictures: the preview shows the camera as it is now."""
+    n = int(page.get_attribute("#cam-preview", "data-pictures") or 0)
+    page.wait_for_function("(n) => +document.getElementById('cam-preview').dataset.pictures >= n",
+                           arg=n + 2)
+
+
+def _races(s) -> list[dict]:
+    return [e for _, e in s.store.events(s.game_id) if e.get("type") == "race"]
+
+
+def test_the_camera_panel_passes_axe_with_a_question_a_log_and_the_teaching_list(browser,
+                                                                                  tmp_path):
+    """axe-core on the console's Camera panel (tests/kit/a11y.py: both widths,
+    schemes and languages): a card logged with its Undo, a question with
+    its faces, the preview and the teaching list open."""
+    from companion.camera.flips import Settled
+    from tests.kit.a11y import check_everywhere, login, screen, watched
+
+    faces = chope_faces(DECK)
+    table = start_table(tmp_path)
+    teach_all(tmp_path / "faces", faces)
+    cam = CameraDesk(table.session, HeldCamera(), tmp_path / "faces")
+    table.services.camera = cam
+    cam.start()
+    try:
+        for card, threshold in (("food:laksa", 0.9), ("food:otah", 1.01)):
+            photo = photo_of(faces[card])
+            quad = find_card(photo)
+            cam.watcher.threshold = threshold
+            cam.watcher.settled(Settled(table.session.clock(), table.session.clock(), quad,
+                                        straighten(photo, quad)))
+        assert len(cam.logs) == 1 and len(cam.watcher.questions) == 1
+
+        def console(ctx):
+            page = watched(ctx.new_page())
+            login(page, table)
+            page.wait_for_selector("#cam-question:not([hidden]) button.choice")
+            page.wait_for_selector("#cam-logs button.cam-undo")
+            page.wait_for_function("() => document.getElementById('cam-preview').naturalWidth > 0")
+            return page
+
+        def teaching(ctx):
+            page = console(ctx)
+            page.click("#cam-teach summary")
+            page.wait_for_selector("#cam-faces button.taught")
+            return page
+
+        found = check_everywhere(browser, [("camera panel", console),
+                                           ("teaching list", teaching)], "Camera")
+        assert not found, "\n".join(found)
+        for scheme, lang in (("dark", "en"), ("light", "fr")):   # for a person to look at
+            page = console(screen(browser, scheme, 390, lang=lang))
+            page.locator("#camera-card").scroll_into_view_if_needed()
+            shot(page, f"camera_question_390_{scheme}_{lang}.png", full_page=False)
+    finally:
+        cam.close()
+        table.close()
