@@ -71,7 +71,7 @@ def find_card(image, params: Params = Params(), reference=None) -> np.ndarray | 
     all along it."""
     frame_area = image.shape[0] * image.shape[1]
     if reference is not None:
-        return card_in(changed(light(image), light(reference)), params)
+        return card_in(changed(light(image), light(reference)), params, image)
     grey = cv2.GaussianBlur(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), (7, 7), 0)
     edges = cv2.morphologyEx(cv2.Canny(grey, 40, 120), cv2.MORPH_CLOSE,
                              np.ones((5, 5), np.uint8))
@@ -103,52 +103,126 @@ def _support(edges, quad) -> float:
     return on / (4 * len(u))
 
 
+#: the change is looked for at this fraction of the frame's size (speed; a
+#: card is still ~40 x 60 pixels at 480 x 360)
+SCALE = 0.5
+
+
 def light(image) -> np.ndarray:
-    """``image`` as :func:`changed` compares it: each channel over its median
-    (a lamp dimmed or a cloud passing changes no card; the table, most of
-    the frame, sets it, not the card), a little blurred."""
-    f = cv2.GaussianBlur(image, (5, 5), 0).astype(np.float32)
-    return f / (np.median(f[::4, ::4].reshape(-1, 3), axis=0) + 1.0)
+    """``image`` as :func:`changed` compares it: half size, a little
+    blurred, float32."""
+    small = cv2.resize(image, None, fx=SCALE, fy=SCALE, interpolation=cv2.INTER_AREA)
+    return cv2.GaussianBlur(small, (3, 3), 0).astype(np.float32)
 
 
-def changed(lit, reference_lit, threshold: float = 0.22) -> np.ndarray:
+def difference(lit, reference_lit) -> np.ndarray:
+    """How much each pixel differs from the reference beyond the light
+    (both as :func:`light` gives them): the reference lit as the image is
+    (each channel times the median of their ratios, so a lamp dimmed, a
+    cloud or a colour change of the light is no change; clipped at 255 as
+    the camera clips, so a card white in both is no change either), then
+    the largest channel's difference over that prediction (+24: the dark
+    table's noise)."""
+    a, b = lit[::4, ::4].reshape(-1, 3), reference_lit[::4, ::4].reshape(-1, 3)
+    gain = np.median(a / (b + 1.0), axis=0)
+    pred = np.minimum(reference_lit * gain, 255.0)
+    return (cv2.absdiff(lit, pred) / (pred + 24.0)).max(axis=2)
+
+
+_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (9, 9))
+
+
+def changed(lit, reference_lit, threshold: float = 0.2) -> np.ndarray:
     """Where an image differs from the reference more than the light does
-    (both as :func:`light` gives them), a 0/255 mask, specks removed."""
-    diff = np.abs(lit - reference_lit).max(axis=2)
-    mask = (diff > threshold).astype(np.uint8) * 255
-    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    return cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((7, 7), np.uint8))
-
-
-def card_in(mask, params: Params = Params()) -> np.ndarray | None:
-    """The card's outline in a mask of what changed (its largest part), or None."""
+    (both as :func:`light` gives them), a 0/255 mask: its holes filled (a
+    card on a card like it differs only in places), then opened with a
+    disc wider than a finger (a hand reaching onto the card is no part of
+    it; specks go too)."""
+    mask = (difference(lit, reference_lit) > threshold).astype(np.uint8) * 255
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    if not contours:
+    cv2.drawContours(mask, contours, -1, 255, -1)
+    return cv2.morphologyEx(mask, cv2.MORPH_OPEN, _DISC)
+
+
+def card_in(mask, params: Params = Params(), image=None) -> np.ndarray | None:
+    """The card's outline in a mask of what changed (the largest part of a
+    card's shape), in the full frame's pixels, or None. ``image``: the
+    frame, to snap each side onto the card's edge in it (:func:`snap`)."""
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    area = mask.shape[0] * mask.shape[1]
+    best = None
+    for c in sorted(contours, key=cv2.contourArea, reverse=True)[:4]:
+        quad = _card_quad(c, area, params)
+        if quad is not None:
+            best = quad
+            break
+    if best is None:
         return None
-    quad = _card_quad(max(contours, key=cv2.contourArea), mask.shape[0] * mask.shape[1], params)
-    return None if quad is None else order_corners(quad)
+    quad = order_corners(np.asarray(best, np.float32).reshape(4, 2) / SCALE)
+    return quad if image is None else snap(image, quad)
+
+
+def snap(image, quad, reach: int = 5) -> np.ndarray:
+    """``quad`` with each side moved (within ``reach`` px, along its normal)
+    onto the strongest edge of ``image`` there, the corners where the
+    sides meet: the change found at half size, and the card's shadow
+    beside it, are a few pixels off its outline."""
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    gx, gy = cv2.Sobel(grey, cv2.CV_32F, 1, 0), cv2.Sobel(grey, cv2.CV_32F, 0, 1)
+    h, w = grey.shape
+    c = quad.mean(axis=0)
+    lines = []
+    for k in range(4):
+        a, b = quad[k], quad[(k + 1) % 4]
+        d = (b - a) / (np.linalg.norm(b - a) + 1e-9)
+        n = np.array([d[1], -d[0]], np.float32)
+        n = n if np.dot((a + b) / 2 - c, n) > 0 else -n          # outward
+        u = np.linspace(0.15, 0.85, 20)[:, None]
+        pts = a + (b - a) * u
+        best, best_off = -1.0, 0.0
+        for off in range(-reach, reach + 1):
+            p = pts + n * off
+            x = np.clip(p[:, 0].round().astype(int), 0, w - 1)
+            y = np.clip(p[:, 1].round().astype(int), 0, h - 1)
+            g = float(np.median(np.abs(gx[y, x] * n[0] + gy[y, x] * n[1])))
+            if g > best:
+                best, best_off = g, off
+        lines.append((a + n * best_off, d))
+    out = [_meet(lines[k - 1], lines[k]) for k in range(4)]
+    if any(p is None for p in out):
+        return quad
+    out = np.array(out, np.float32)
+    return out if float(np.abs(out - quad).max()) <= 2 * reach else quad
+
+
+def _meet(l1, l2):
+    """Where two lines (a point and a direction each) cross, or None."""
+    (p, d), (q, e) = l1, l2
+    m = np.array([[d[0], -e[0]], [d[1], -e[1]]], np.float32)
+    if abs(float(np.linalg.det(m))) < 1e-6:
+        return None
+    t = np.linalg.solve(m, q - p)
+    return p + d * t[0]
 
 
 def _card_quad(contour, frame_area: float, params: Params):
     """The contour's four corners when it is a card's outline (its hull: a
-    speck of the table touching it is no corner), else None."""
+    speck of the table touching it is no corner; the hull's points nearest
+    the corners of its least rectangle), else None."""
     hull = cv2.convexHull(contour)
     area = cv2.contourArea(hull)
     if not params.min_area * frame_area <= area <= params.max_area * frame_area:
         return None
-    peri = cv2.arcLength(hull, True)
-    for eps in (0.02, 0.035, 0.05):
-        quad = cv2.approxPolyDP(hull, eps * peri, True)
-        if len(quad) <= 4:
-            break
-    if len(quad) != 4:
-        return None
-    (_, _), (w, h), _ = cv2.minAreaRect(quad)
+    rect = cv2.minAreaRect(hull)
+    (w, h) = rect[1]
     if min(w, h) <= 0 or abs(max(w, h) / min(w, h) - ASPECT) > ASPECT_TOL:
         return None
     if min(cv2.contourArea(contour), area) / (w * h) < params.min_fill:
         return None
-    return quad
+    box = cv2.boxPoints(rect)
+    pts = hull.reshape(-1, 2).astype(np.float32)
+    return np.array([pts[np.argmin(((pts - b) ** 2).sum(axis=1))] for b in box], np.float32)
 
 
 def straighten(image, quad) -> np.ndarray:
