@@ -36,6 +36,8 @@ REBASE_FRAMES = 15
 BACK_FRAMES = 24
 #: ... a frame where at least this share of it looked as it lies now
 BACK_SHARE = 0.75
+#: ... past at most this many frames in a row where it did not (a hand over it)
+BACK_GAP = 6
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,6 +64,7 @@ class Spotter:
         self.reference = None               # the pile as it lay (light(frame))
         self._last = None                   # the frame before (light(frame))
         self._last_t = 0
+        self._quiet = self._calm = None     # the last still frame; ... before the last stir
         self._same = 0                      # frames the spot stayed the same
         self._run: tuple[int, np.ndarray, int] | None = None   # (first t, quad, frames)
         self._recent: deque = deque(maxlen=BACK_FRAMES)         # (t_ns, lit) before this one
@@ -74,15 +77,18 @@ class Spotter:
             self._recent.append((self._last_t, last))
         self._last_t = t_ns
         if self.reference is None:
-            self.reference = lit            # the spot as the camera first saw it
+            self.reference = self._calm = self._quiet = lit    # as the camera first saw it
             return None
-        quiet = last is not None and changed(lit, last).mean() / 255 < QUIET_SHARE
+        quiet = changed(lit, last).mean() / 255 < QUIET_SHARE
         self._same = self._same + 1 if quiet else 0
-        quad = card_in(changed(lit, self.reference), self.params, image)
+        if quiet:
+            self._quiet = lit
+        else:
+            self._calm = self._quiet        # the spot as it lay before this stir
+        quad = self._card(lit, image)
         if quad is None:
             self._run = None
-            if self._same >= self.rebase_frames or \
-                    changed(lit, self.reference).mean() / 255 < QUIET_SHARE:
+            if self._same >= self.rebase_frames:
                 self.reference = lit        # nothing new: follow the light
             return None
         run = self._run
@@ -94,9 +100,22 @@ class Spotter:
         if run[2] < self.still_frames:
             return None
         self._run = None
-        self.reference = lit                # the card is part of the pile now
+        self.reference = self._calm = self._quiet = lit    # the card is part of the pile now
         return Settled(self.first_in_place(run[0], quad, lit), t_ns, quad,
                        straighten(image, quad))
+
+    def _card(self, lit, image):
+        """The new card's outline: what changed since the pile as it lay
+        when the last card settled; else (a card was missed, and lies in
+        that change) since the spot last lay calm before this stir."""
+        mask = changed(lit, self.reference)
+        if mask.mean() / 255 < QUIET_SHARE:
+            self.reference = lit            # nothing new: follow the light
+            return None
+        quad = card_in(mask, self.params, image)
+        if quad is None and self._calm is not self.reference:
+            quad = card_in(changed(lit, self._calm), self.params, image)
+        return quad
 
     def first_in_place(self, t_ns: int, quad, lit) -> int:
         """The first frame the card lay where it lies now, back from ``t_ns``
@@ -109,14 +128,16 @@ class Spotter:
         inside = cv2.erode(inside, np.ones((5, 5), np.uint8)) > 0
         if not inside.any():
             return t_ns
-        first = t_ns
+        first, gap = t_ns, 0
         for t, old in reversed(self._recent):
             if t >= t_ns:
                 continue
-            same = difference(old, lit)[inside] <= 0.2
-            if same.mean() < BACK_SHARE:
-                break
-            first = t
+            if (difference(old, lit)[inside] <= 0.2).mean() >= BACK_SHARE:
+                first, gap = t, 0
+            else:
+                gap += 1                    # a hand passing over it hides it a while
+                if gap > BACK_GAP:
+                    break
         return first
 
 
