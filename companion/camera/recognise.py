@@ -36,6 +36,9 @@ CORNER_W, CORNER_H = 0.26, 0.2
 #: how the scores add up, and how sharply the best is preferred
 WEIGHTS = {"face": 0.45, "colour": 0.15, "corner": 0.3, "features": 0.1}
 TEMPERATURE = 0.025
+#: two likeliest faces closer than this are told apart by their corners alone
+#: (:func:`twins`), its verdict weighing this much
+TWIN_GAP, TWIN_WEIGHT = 0.08, 0.3
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,13 @@ def find_card(image, params: Params = Params(), reference=None) -> np.ndarray | 
         key = (round(_support(near, quad), 1), cv2.contourArea(quad))
         if key[0] >= params.min_support and (best_key is None or key > best_key):
             best, best_key = quad, key
-    return None if best is None else order_corners(best)
+    if best is None:                        # no clean outline: what stands out from
+        table = np.empty_like(image)        # the table (its colour around the frame's edge)
+        ring = np.concatenate([image[:6].reshape(-1, 3), image[-6:].reshape(-1, 3),
+                               image[:, :6].reshape(-1, 3), image[:, -6:].reshape(-1, 3)])
+        table[:] = np.median(ring, axis=0)
+        return card_in(changed(light(image), light(table)), params, image)
+    return order_corners(best)
 
 
 def _support(edges, quad) -> float:
@@ -242,13 +251,24 @@ def balanced(face) -> np.ndarray:
     return (f - mean) / std
 
 
+#: the printed corner on the straightened face (x0, y0, x1, y1): what is
+#: taught, and the wider box it is looked for in (a card found a few pixels
+#: off still shows its corner)
+CORNER = (5, 5, 38, 31)
+CORNER_SEARCH = (0, 0, 46, 39)
+PAD = 6          # ... padded above and left (the edge repeated): a card found that far off
+#: the face compared whole at this size; what is taught is cut by EDGE each side
+SMALL, EDGE = (36, 50), 3
+
+
 @dataclass
 class Look:
-    """What is compared of one face: the balanced face (small), its corner,
-    its hue histogram and its ORB descriptors."""
+    """What is compared of one face: the balanced face (small), its corner
+    (grey, at both ends: the one at the bottom right turned upright), its
+    hue histogram and its ORB descriptors."""
 
     small: np.ndarray
-    corner: np.ndarray
+    corners: tuple
     hues: np.ndarray
     descriptors: np.ndarray | None
 
@@ -256,21 +276,40 @@ class Look:
     def of(cls, face) -> "Look":
         """The look of a straightened face (FACE_W x FACE_H, BGR)."""
         b = balanced(cv2.GaussianBlur(face, (3, 3), 0))
-        small = cv2.resize(b, (32, 44), interpolation=cv2.INTER_AREA)
-        cw, ch = int(FACE_W * CORNER_W), int(FACE_H * CORNER_H)
-        corner = cv2.resize(b[:ch, :cw].mean(axis=2), (24, 24), interpolation=cv2.INTER_AREA)
+        small = cv2.resize(b, SMALL, interpolation=cv2.INTER_AREA)
+        grey = b.mean(axis=2)
+        x0, y0, x1, y1 = CORNER_SEARCH
+        corners = tuple(cv2.copyMakeBorder(np.ascontiguousarray(g[y0:y1, x0:x1],
+                                                                dtype=np.float32),
+                                           PAD, 0, PAD, 0, cv2.BORDER_REPLICATE)
+                        for g in (grey, cv2.rotate(grey, cv2.ROTATE_180)))
         hsv = cv2.cvtColor(face, cv2.COLOR_BGR2HSV)
         hues = cv2.calcHist([hsv], [0], (hsv[:, :, 1] > 60).astype(np.uint8), [18], [0, 180])
         hues = hues.ravel() / max(float(hues.sum()), 1.0)
-        grey = cv2.cvtColor(face, cv2.COLOR_BGR2GRAY)
-        _, des = cv2.ORB_create(120, edgeThreshold=8, patchSize=15).detectAndCompute(grey, None)
-        return cls(small, corner, hues, des)
+        g8 = cv2.cvtColor(face, cv2.COLOR_BGR2GRAY)
+        _, des = cv2.ORB_create(120, edgeThreshold=8, patchSize=15).detectAndCompute(g8, None)
+        return cls(small, corners, hues, des)
 
 
-def _ncc(a: np.ndarray, b: np.ndarray) -> float:
-    a, b = a.ravel() - a.mean(), b.ravel() - b.mean()
-    d = float(np.linalg.norm(a) * np.linalg.norm(b))
-    return float(a @ b) / d if d > 0 else 0.0
+def _match(area: np.ndarray, template: np.ndarray) -> float:
+    """The best normalised correlation of ``template`` anywhere in ``area``."""
+    return float(cv2.matchTemplate(area, template, cv2.TM_CCOEFF_NORMED).max())
+
+
+def _corner(seen: "Look", taught: "Look") -> float:
+    """How alike the printed corners are: the taught one looked for in each
+    of the seen card's two (a finger or the glare on one leaves the other)."""
+    x0, y0, x1, y1 = CORNER
+    sx, sy = CORNER_SEARCH[0] - PAD, CORNER_SEARCH[1] - PAD
+    best = 0.0
+    for t in taught.corners:
+        tpl = t[y0 - sy:y1 - sy, x0 - sx:x1 - sx]
+        best = max(best, *(_match(c, tpl) for c in seen.corners))
+    return best
+
+
+def _face(seen: "Look", taught: "Look") -> float:
+    return _match(seen.small, np.ascontiguousarray(taught.small[EDGE:-EDGE, EDGE:-EDGE]))
 
 
 _MATCHER = cv2.BFMatcher(cv2.NORM_HAMMING, crossCheck=True)
@@ -286,9 +325,9 @@ def _features(a: np.ndarray | None, b: np.ndarray | None) -> float:
 def similarity(seen: Look, taught: Look) -> float:
     """How alike two looks are, 1 for the same image (the weighted parts)."""
     colour = 1.0 - 0.5 * float(np.abs(seen.hues - taught.hues).sum())
-    return (WEIGHTS["face"] * _ncc(seen.small, taught.small)
+    return (WEIGHTS["face"] * _face(seen, taught)
             + WEIGHTS["colour"] * colour
-            + WEIGHTS["corner"] * _ncc(seen.corner, taught.corner)
+            + WEIGHTS["corner"] * _corner(seen, taught)
             + WEIGHTS["features"] * _features(seen.descriptors, taught.descriptors))
 
 
@@ -296,6 +335,35 @@ def scores(face, taught: dict[str, Look]) -> dict[str, float]:
     """Each taught face's similarity to ``face``, the better of both ways up."""
     ups = (Look.of(face), Look.of(cv2.rotate(face, cv2.ROTATE_180)))
     return {name: max(similarity(u, look) for u in ups) for name, look in taught.items()}
+
+
+def _wncc(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> float:
+    """Normalised correlation of ``a`` and ``b`` weighted by ``w``."""
+    a, b = a - (a * w).sum() / w.sum(), b - (b * w).sum() / w.sum()
+    d = float(np.sqrt((w * a * a).sum() * (w * b * b).sum()))
+    return float((w * a * b).sum()) / d if d > 0 else 0.0
+
+
+def twins(face, one: Look, other: Look) -> float:
+    """Which of two faces (alike but for their corner) ``face`` is: the
+    seen corners (both ends) against each, weighted to where the two differ
+    (their marks' letters, not the box both print), each where it matches
+    best; the mean of these votes, over 0 for ``one``."""
+    x0, y0, x1, y1 = CORNER
+    sx, sy = CORNER_SEARCH[0] - PAD, CORNER_SEARCH[1] - PAD
+    seen = Look.of(face)
+    votes = []
+    for ta, tb in zip(one.corners, other.corners):
+        ta, tb = (np.ascontiguousarray(t[y0 - sy:y1 - sy, x0 - sx:x1 - sx]) for t in (ta, tb))
+        na, nb = ((t - t.mean()) / (t.std() + 1e-6) for t in (ta, tb))
+        w = cv2.GaussianBlur(np.abs(na - nb), (5, 5), 0) + 0.05
+        both = np.ascontiguousarray((ta + tb) / 2)
+        for c in seen.corners:              # placed where the two alike match best
+            r = cv2.matchTemplate(c, both, cv2.TM_CCOEFF_NORMED)
+            y, x = np.unravel_index(int(r.argmax()), r.shape)
+            patch = c[y:y + ta.shape[0], x:x + ta.shape[1]]
+            votes.append(_wncc(patch, ta, w) - _wncc(patch, tb, w))
+    return float(np.mean(votes))
 
 
 def rank(face, taught: dict[str, Look], allowed: Iterable[str] | None = None,
@@ -309,6 +377,12 @@ def rank(face, taught: dict[str, Look], allowed: Iterable[str] | None = None,
     names = [n for n in got if allowed is None or n in allowed]
     if not names:
         return []
+    names.sort(key=lambda n: -got[n])
+    if len(names) > 1 and got[names[0]] - got[names[1]] < TWIN_GAP:
+        d = twins(face, taught[names[0]], taught[names[1]]) * TWIN_WEIGHT
+        got = dict(got)
+        got[names[0]] += d / 2
+        got[names[1]] -= d / 2
     s = np.array([got[n] for n in names])
     w = np.exp((s - s.max()) / temperature)
     p = w / w.sum()
