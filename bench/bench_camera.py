@@ -132,7 +132,8 @@ def trial(game: str, reveals: int = REVEALS, seed: int = 0, cases: dict | None =
     service = service if service is not None else []
     with tempfile.TemporaryDirectory() as tmp:
         for n, deal in enumerate(deals(game, reveals, seed=seed)):
-            clip = render_reveals([c for c, _ in deal], faces, seed=1000 * seed + n)
+            clip = render_reveals([c for c, _ in deal], faces,
+                                  seed=1000 * seed + 100 * GAMES.index(game) + n)
             play(clip, Path(tmp) / f"clip{n}.avi", taught, [a for _, a in deal], tally,
                  cases, service)
     return tally
