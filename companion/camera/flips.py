@@ -16,11 +16,13 @@ reference as it is.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
-from .recognise import Params, card_in, changed, light, straighten
+from .recognise import SCALE, Params, card_in, changed, difference, light, straighten
 
 #: a card lies still when found this many frames in a row (133 ms at 30 fps) ...
 STILL_FRAMES = 4
@@ -30,6 +32,12 @@ STILL_PX = 4.0
 QUIET_SHARE = 0.005
 #: a spot unchanged this many frames with no card found is the new reference
 REBASE_FRAMES = 15
+#: how far back a settled card's first frame in place is looked for
+BACK_FRAMES = 24
+#: ... a frame where at least this share of it looked as it lies now
+BACK_SHARE = 0.75
+#: ... past at most this many frames in a row where it did not (a hand over it)
+BACK_GAP = 6
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,23 +63,32 @@ class Spotter:
         self.rebase_frames = rebase_frames
         self.reference = None               # the pile as it lay (light(frame))
         self._last = None                   # the frame before (light(frame))
+        self._last_t = 0
+        self._quiet = self._calm = None     # the last still frame; ... before the last stir
         self._same = 0                      # frames the spot stayed the same
         self._run: tuple[int, np.ndarray, int] | None = None   # (first t, quad, frames)
+        self._recent: deque = deque(maxlen=BACK_FRAMES)         # (t_ns, lit) before this one
 
     def feed(self, t_ns: int, image) -> Settled | None:
         """The card that settled with this frame, if one did."""
         lit = light(image)
         last, self._last = self._last, lit
+        if last is not None:
+            self._recent.append((self._last_t, last))
+        self._last_t = t_ns
         if self.reference is None:
-            self.reference = lit            # the spot as the camera first saw it
+            self.reference = self._calm = self._quiet = lit    # as the camera first saw it
             return None
-        quiet = last is not None and changed(lit, last).mean() / 255 < QUIET_SHARE
+        quiet = changed(lit, last).mean() / 255 < QUIET_SHARE
         self._same = self._same + 1 if quiet else 0
-        quad = card_in(changed(lit, self.reference), self.params)
+        if quiet:
+            self._quiet = lit
+        else:
+            self._calm = self._quiet        # the spot as it lay before this stir
+        quad = self._card(lit, image)
         if quad is None:
             self._run = None
-            if self._same >= self.rebase_frames or \
-                    changed(lit, self.reference).mean() / 255 < QUIET_SHARE:
+            if self._same >= self.rebase_frames:
                 self.reference = lit        # nothing new: follow the light
             return None
         run = self._run
@@ -83,8 +100,45 @@ class Spotter:
         if run[2] < self.still_frames:
             return None
         self._run = None
-        self.reference = lit                # the card is part of the pile now
-        return Settled(run[0], t_ns, quad, straighten(image, quad))
+        self.reference = self._calm = self._quiet = lit    # the card is part of the pile now
+        return Settled(self.first_in_place(run[0], quad, lit), t_ns, quad,
+                       straighten(image, quad))
+
+    def _card(self, lit, image):
+        """The new card's outline: what changed since the pile as it lay
+        when the last card settled; else (a card was missed, and lies in
+        that change) since the spot last lay calm before this stir."""
+        mask = changed(lit, self.reference)
+        if mask.mean() / 255 < QUIET_SHARE:
+            self.reference = lit            # nothing new: follow the light
+            return None
+        quad = card_in(mask, self.params, image)
+        if quad is None and self._calm is not self.reference:
+            quad = card_in(changed(lit, self._calm), self.params, image)
+        return quad
+
+    def first_in_place(self, t_ns: int, quad, lit) -> int:
+        """The first frame the card lay where it lies now, back from ``t_ns``
+        (when it was first found whole): the frames before it where at
+        least BACK_SHARE of the card already looked as it does now (the
+        flipper's fingertips still on its edge hide the card's outline,
+        not the card)."""
+        inside = np.zeros(lit.shape[:2], np.uint8)
+        cv2.fillConvexPoly(inside, np.round(quad * SCALE).astype(np.int32), 255)
+        inside = cv2.erode(inside, np.ones((5, 5), np.uint8)) > 0
+        if not inside.any():
+            return t_ns
+        first, gap = t_ns, 0
+        for t, old in reversed(self._recent):
+            if t >= t_ns:
+                continue
+            if (difference(old, lit)[inside] <= 0.2).mean() >= BACK_SHARE:
+                first, gap = t, 0
+            else:
+                gap += 1                    # a hand passing over it hides it a while
+                if gap > BACK_GAP:
+                    break
+        return first
 
 
 __all__ = ["Settled", "Spotter", "STILL_FRAMES", "STILL_PX"]

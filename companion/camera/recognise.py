@@ -36,6 +36,9 @@ CORNER_W, CORNER_H = 0.26, 0.2
 #: how the scores add up, and how sharply the best is preferred
 WEIGHTS = {"face": 0.45, "colour": 0.15, "corner": 0.3, "features": 0.1}
 TEMPERATURE = 0.025
+#: two likeliest faces closer than this are told apart by their corners alone
+#: (:func:`twins`), its verdict weighing this much
+TWIN_GAP, TWIN_WEIGHT = 0.08, 0.3
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ def find_card(image, params: Params = Params(), reference=None) -> np.ndarray | 
     all along it."""
     frame_area = image.shape[0] * image.shape[1]
     if reference is not None:
-        return card_in(changed(light(image), light(reference)), params)
+        return card_in(changed(light(image), light(reference)), params, image)
     grey = cv2.GaussianBlur(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), (7, 7), 0)
     edges = cv2.morphologyEx(cv2.Canny(grey, 40, 120), cv2.MORPH_CLOSE,
                              np.ones((5, 5), np.uint8))
@@ -85,7 +88,13 @@ def find_card(image, params: Params = Params(), reference=None) -> np.ndarray | 
         key = (round(_support(near, quad), 1), cv2.contourArea(quad))
         if key[0] >= params.min_support and (best_key is None or key > best_key):
             best, best_key = quad, key
-    return None if best is None else order_corners(best)
+    if best is None:                        # no clean outline: what stands out from
+        table = np.empty_like(image)        # the table (its colour around the frame's edge)
+        ring = np.concatenate([image[:6].reshape(-1, 3), image[-6:].reshape(-1, 3),
+                               image[:, :6].reshape(-1, 3), image[:, -6:].reshape(-1, 3)])
+        table[:] = np.median(ring, axis=0)
+        return card_in(changed(light(image), light(table)), params, image)
+    return order_corners(best)
 
 
 def _support(edges, quad) -> float:
@@ -103,52 +112,126 @@ def _support(edges, quad) -> float:
     return on / (4 * len(u))
 
 
+#: the change is looked for at this fraction of the frame's size (speed; a
+#: card is still ~40 x 60 pixels at 480 x 360)
+SCALE = 0.5
+
+
 def light(image) -> np.ndarray:
-    """``image`` as :func:`changed` compares it: each channel over its median
-    (a lamp dimmed or a cloud passing changes no card; the table, most of
-    the frame, sets it, not the card), a little blurred."""
-    f = cv2.GaussianBlur(image, (5, 5), 0).astype(np.float32)
-    return f / (np.median(f[::4, ::4].reshape(-1, 3), axis=0) + 1.0)
+    """``image`` as :func:`changed` compares it: half size, a little
+    blurred, float32."""
+    small = cv2.resize(image, None, fx=SCALE, fy=SCALE, interpolation=cv2.INTER_AREA)
+    return cv2.GaussianBlur(small, (3, 3), 0).astype(np.float32)
 
 
-def changed(lit, reference_lit, threshold: float = 0.22) -> np.ndarray:
+def difference(lit, reference_lit) -> np.ndarray:
+    """How much each pixel differs from the reference beyond the light
+    (both as :func:`light` gives them): the reference lit as the image is
+    (each channel times the median of their ratios, so a lamp dimmed, a
+    cloud or a colour change of the light is no change; clipped at 255 as
+    the camera clips, so a card white in both is no change either), then
+    the largest channel's difference over that prediction (+24: the dark
+    table's noise)."""
+    a, b = lit[::4, ::4].reshape(-1, 3), reference_lit[::4, ::4].reshape(-1, 3)
+    gain = np.median(a / (b + 1.0), axis=0)
+    pred = np.minimum(reference_lit * gain, 255.0)
+    return (cv2.absdiff(lit, pred) / (pred + 24.0)).max(axis=2)
+
+
+_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (9, 9))
+
+
+def changed(lit, reference_lit, threshold: float = 0.2) -> np.ndarray:
     """Where an image differs from the reference more than the light does
-    (both as :func:`light` gives them), a 0/255 mask, specks removed."""
-    diff = np.abs(lit - reference_lit).max(axis=2)
-    mask = (diff > threshold).astype(np.uint8) * 255
-    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    return cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((7, 7), np.uint8))
-
-
-def card_in(mask, params: Params = Params()) -> np.ndarray | None:
-    """The card's outline in a mask of what changed (its largest part), or None."""
+    (both as :func:`light` gives them), a 0/255 mask: its holes filled (a
+    card on a card like it differs only in places), then opened with a
+    disc wider than a finger (a hand reaching onto the card is no part of
+    it; specks go too)."""
+    mask = (difference(lit, reference_lit) > threshold).astype(np.uint8) * 255
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    if not contours:
+    cv2.drawContours(mask, contours, -1, 255, -1)
+    return cv2.morphologyEx(mask, cv2.MORPH_OPEN, _DISC)
+
+
+def card_in(mask, params: Params = Params(), image=None) -> np.ndarray | None:
+    """The card's outline in a mask of what changed (the largest part of a
+    card's shape), in the full frame's pixels, or None. ``image``: the
+    frame, to snap each side onto the card's edge in it (:func:`snap`)."""
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    area = mask.shape[0] * mask.shape[1]
+    best = None
+    for c in sorted(contours, key=cv2.contourArea, reverse=True)[:4]:
+        quad = _card_quad(c, area, params)
+        if quad is not None:
+            best = quad
+            break
+    if best is None:
         return None
-    quad = _card_quad(max(contours, key=cv2.contourArea), mask.shape[0] * mask.shape[1], params)
-    return None if quad is None else order_corners(quad)
+    quad = order_corners(np.asarray(best, np.float32).reshape(4, 2) / SCALE)
+    return quad if image is None else snap(image, quad)
+
+
+def snap(image, quad, reach: int = 5) -> np.ndarray:
+    """``quad`` with each side moved (within ``reach`` px, along its normal)
+    onto the strongest edge of ``image`` there, the corners where the
+    sides meet: the change found at half size, and the card's shadow
+    beside it, are a few pixels off its outline."""
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    gx, gy = cv2.Sobel(grey, cv2.CV_32F, 1, 0), cv2.Sobel(grey, cv2.CV_32F, 0, 1)
+    h, w = grey.shape
+    c = quad.mean(axis=0)
+    lines = []
+    for k in range(4):
+        a, b = quad[k], quad[(k + 1) % 4]
+        d = (b - a) / (np.linalg.norm(b - a) + 1e-9)
+        n = np.array([d[1], -d[0]], np.float32)
+        n = n if np.dot((a + b) / 2 - c, n) > 0 else -n          # outward
+        u = np.linspace(0.15, 0.85, 20)[:, None]
+        pts = a + (b - a) * u
+        best, best_off = -1.0, 0.0
+        for off in range(-reach, reach + 1):
+            p = pts + n * off
+            x = np.clip(p[:, 0].round().astype(int), 0, w - 1)
+            y = np.clip(p[:, 1].round().astype(int), 0, h - 1)
+            g = float(np.median(np.abs(gx[y, x] * n[0] + gy[y, x] * n[1])))
+            if g > best:
+                best, best_off = g, off
+        lines.append((a + n * best_off, d))
+    out = [_meet(lines[k - 1], lines[k]) for k in range(4)]
+    if any(p is None for p in out):
+        return quad
+    out = np.array(out, np.float32)
+    return out if float(np.abs(out - quad).max()) <= 2 * reach else quad
+
+
+def _meet(l1, l2):
+    """Where two lines (a point and a direction each) cross, or None."""
+    (p, d), (q, e) = l1, l2
+    m = np.array([[d[0], -e[0]], [d[1], -e[1]]], np.float32)
+    if abs(float(np.linalg.det(m))) < 1e-6:
+        return None
+    t = np.linalg.solve(m, q - p)
+    return p + d * t[0]
 
 
 def _card_quad(contour, frame_area: float, params: Params):
     """The contour's four corners when it is a card's outline (its hull: a
-    speck of the table touching it is no corner), else None."""
+    speck of the table touching it is no corner; the hull's points nearest
+    the corners of its least rectangle), else None."""
     hull = cv2.convexHull(contour)
     area = cv2.contourArea(hull)
     if not params.min_area * frame_area <= area <= params.max_area * frame_area:
         return None
-    peri = cv2.arcLength(hull, True)
-    for eps in (0.02, 0.035, 0.05):
-        quad = cv2.approxPolyDP(hull, eps * peri, True)
-        if len(quad) <= 4:
-            break
-    if len(quad) != 4:
-        return None
-    (_, _), (w, h), _ = cv2.minAreaRect(quad)
+    rect = cv2.minAreaRect(hull)
+    (w, h) = rect[1]
     if min(w, h) <= 0 or abs(max(w, h) / min(w, h) - ASPECT) > ASPECT_TOL:
         return None
     if min(cv2.contourArea(contour), area) / (w * h) < params.min_fill:
         return None
-    return quad
+    box = cv2.boxPoints(rect)
+    pts = hull.reshape(-1, 2).astype(np.float32)
+    return np.array([pts[np.argmin(((pts - b) ** 2).sum(axis=1))] for b in box], np.float32)
 
 
 def straighten(image, quad) -> np.ndarray:
@@ -168,13 +251,24 @@ def balanced(face) -> np.ndarray:
     return (f - mean) / std
 
 
+#: the printed corner on the straightened face (x0, y0, x1, y1): what is
+#: taught, and the wider box it is looked for in (a card found a few pixels
+#: off still shows its corner)
+CORNER = (5, 5, 38, 31)
+CORNER_SEARCH = (0, 0, 46, 39)
+PAD = 6          # ... padded above and left (the edge repeated): a card found that far off
+#: the face compared whole at this size; what is taught is cut by EDGE each side
+SMALL, EDGE = (36, 50), 3
+
+
 @dataclass
 class Look:
-    """What is compared of one face: the balanced face (small), its corner,
-    its hue histogram and its ORB descriptors."""
+    """What is compared of one face: the balanced face (small), its corner
+    (grey, at both ends: the one at the bottom right turned upright), its
+    hue histogram and its ORB descriptors."""
 
     small: np.ndarray
-    corner: np.ndarray
+    corners: tuple
     hues: np.ndarray
     descriptors: np.ndarray | None
 
@@ -182,21 +276,40 @@ class Look:
     def of(cls, face) -> "Look":
         """The look of a straightened face (FACE_W x FACE_H, BGR)."""
         b = balanced(cv2.GaussianBlur(face, (3, 3), 0))
-        small = cv2.resize(b, (32, 44), interpolation=cv2.INTER_AREA)
-        cw, ch = int(FACE_W * CORNER_W), int(FACE_H * CORNER_H)
-        corner = cv2.resize(b[:ch, :cw].mean(axis=2), (24, 24), interpolation=cv2.INTER_AREA)
+        small = cv2.resize(b, SMALL, interpolation=cv2.INTER_AREA)
+        grey = b.mean(axis=2)
+        x0, y0, x1, y1 = CORNER_SEARCH
+        corners = tuple(cv2.copyMakeBorder(np.ascontiguousarray(g[y0:y1, x0:x1],
+                                                                dtype=np.float32),
+                                           PAD, 0, PAD, 0, cv2.BORDER_REPLICATE)
+                        for g in (grey, cv2.rotate(grey, cv2.ROTATE_180)))
         hsv = cv2.cvtColor(face, cv2.COLOR_BGR2HSV)
         hues = cv2.calcHist([hsv], [0], (hsv[:, :, 1] > 60).astype(np.uint8), [18], [0, 180])
         hues = hues.ravel() / max(float(hues.sum()), 1.0)
-        grey = cv2.cvtColor(face, cv2.COLOR_BGR2GRAY)
-        _, des = cv2.ORB_create(120, edgeThreshold=8, patchSize=15).detectAndCompute(grey, None)
-        return cls(small, corner, hues, des)
+        g8 = cv2.cvtColor(face, cv2.COLOR_BGR2GRAY)
+        _, des = cv2.ORB_create(120, edgeThreshold=8, patchSize=15).detectAndCompute(g8, None)
+        return cls(small, corners, hues, des)
 
 
-def _ncc(a: np.ndarray, b: np.ndarray) -> float:
-    a, b = a.ravel() - a.mean(), b.ravel() - b.mean()
-    d = float(np.linalg.norm(a) * np.linalg.norm(b))
-    return float(a @ b) / d if d > 0 else 0.0
+def _match(area: np.ndarray, template: np.ndarray) -> float:
+    """The best normalised correlation of ``template`` anywhere in ``area``."""
+    return float(cv2.matchTemplate(area, template, cv2.TM_CCOEFF_NORMED).max())
+
+
+def _corner(seen: "Look", taught: "Look") -> float:
+    """How alike the printed corners are: the taught one looked for in each
+    of the seen card's two (a finger or the glare on one leaves the other)."""
+    x0, y0, x1, y1 = CORNER
+    sx, sy = CORNER_SEARCH[0] - PAD, CORNER_SEARCH[1] - PAD
+    best = 0.0
+    for t in taught.corners:
+        tpl = t[y0 - sy:y1 - sy, x0 - sx:x1 - sx]
+        best = max(best, *(_match(c, tpl) for c in seen.corners))
+    return best
+
+
+def _face(seen: "Look", taught: "Look") -> float:
+    return _match(seen.small, np.ascontiguousarray(taught.small[EDGE:-EDGE, EDGE:-EDGE]))
 
 
 _MATCHER = cv2.BFMatcher(cv2.NORM_HAMMING, crossCheck=True)
@@ -212,9 +325,9 @@ def _features(a: np.ndarray | None, b: np.ndarray | None) -> float:
 def similarity(seen: Look, taught: Look) -> float:
     """How alike two looks are, 1 for the same image (the weighted parts)."""
     colour = 1.0 - 0.5 * float(np.abs(seen.hues - taught.hues).sum())
-    return (WEIGHTS["face"] * _ncc(seen.small, taught.small)
+    return (WEIGHTS["face"] * _face(seen, taught)
             + WEIGHTS["colour"] * colour
-            + WEIGHTS["corner"] * _ncc(seen.corner, taught.corner)
+            + WEIGHTS["corner"] * _corner(seen, taught)
             + WEIGHTS["features"] * _features(seen.descriptors, taught.descriptors))
 
 
@@ -222,6 +335,35 @@ def scores(face, taught: dict[str, Look]) -> dict[str, float]:
     """Each taught face's similarity to ``face``, the better of both ways up."""
     ups = (Look.of(face), Look.of(cv2.rotate(face, cv2.ROTATE_180)))
     return {name: max(similarity(u, look) for u in ups) for name, look in taught.items()}
+
+
+def _wncc(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> float:
+    """Normalised correlation of ``a`` and ``b`` weighted by ``w``."""
+    a, b = a - (a * w).sum() / w.sum(), b - (b * w).sum() / w.sum()
+    d = float(np.sqrt((w * a * a).sum() * (w * b * b).sum()))
+    return float((w * a * b).sum()) / d if d > 0 else 0.0
+
+
+def twins(face, one: Look, other: Look) -> float:
+    """Which of two faces (alike but for their corner) ``face`` is: the
+    seen corners (both ends) against each, weighted to where the two differ
+    (their marks' letters, not the box both print), each where it matches
+    best; the mean of these votes, over 0 for ``one``."""
+    x0, y0, x1, y1 = CORNER
+    sx, sy = CORNER_SEARCH[0] - PAD, CORNER_SEARCH[1] - PAD
+    seen = Look.of(face)
+    votes = []
+    for ta, tb in zip(one.corners, other.corners):
+        ta, tb = (np.ascontiguousarray(t[y0 - sy:y1 - sy, x0 - sx:x1 - sx]) for t in (ta, tb))
+        na, nb = ((t - t.mean()) / (t.std() + 1e-6) for t in (ta, tb))
+        w = cv2.GaussianBlur(np.abs(na - nb), (5, 5), 0) + 0.05
+        both = np.ascontiguousarray((ta + tb) / 2)
+        for c in seen.corners:              # placed where the two alike match best
+            r = cv2.matchTemplate(c, both, cv2.TM_CCOEFF_NORMED)
+            y, x = np.unravel_index(int(r.argmax()), r.shape)
+            patch = c[y:y + ta.shape[0], x:x + ta.shape[1]]
+            votes.append(_wncc(patch, ta, w) - _wncc(patch, tb, w))
+    return float(np.mean(votes))
 
 
 def rank(face, taught: dict[str, Look], allowed: Iterable[str] | None = None,
@@ -235,6 +377,12 @@ def rank(face, taught: dict[str, Look], allowed: Iterable[str] | None = None,
     names = [n for n in got if allowed is None or n in allowed]
     if not names:
         return []
+    names.sort(key=lambda n: -got[n])
+    if len(names) > 1 and got[names[0]] - got[names[1]] < TWIN_GAP:
+        d = twins(face, taught[names[0]], taught[names[1]]) * TWIN_WEIGHT
+        got = dict(got)
+        got[names[0]] += d / 2
+        got[names[1]] -= d / 2
     s = np.array([got[n] for n in names])
     w = np.exp((s - s.max()) / temperature)
     p = w / w.sum()

@@ -14,9 +14,16 @@ comes to rest on the pile, offset and turned a little, tilted by the
 camera's perspective, with its shadow on the card below; the light drifts
 and flickers, the whole clip has a colour cast, a glare spot comes and
 goes, a hand (palm and fingers) carries some cards in and passes over
-others once they lie still, and the frames are JPEG-compressed when
-written. The truth of each reveal is the card and the first frame where it
-lies in place.
+others once they lie still, the flipper's fingertips stay on some cards
+for a few frames after they land (partial cover), some clips' cards are in
+sleeves (a glossy overhang and a sheen of the lamp across the plastic),
+and the frames are JPEG-compressed when written. The truth of each reveal
+is the card, the first frame where it lies in place, and the hard cases it
+met (:attr:`Reveal.cases`).
+
+:func:`game_deck` and :func:`deals` give each game's faces (Chope!,
+Chomp!, Hawker Wars, each with a pair that shares its art) and the order
+they come in, with the cards the tracker would still allow at each reveal.
 """
 
 from __future__ import annotations
@@ -137,9 +144,11 @@ def _pose(centre, angle_deg: float, tilt: float) -> np.ndarray:
 
 
 def _paste(scene: np.ndarray, face: np.ndarray, quad: np.ndarray,
-           shadow: bool = True) -> tuple[np.ndarray, np.ndarray]:
+           shadow: bool = True, sleeve: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``face`` warped onto ``scene`` at ``quad`` with its soft shadow; the
-    new scene and the card's mask."""
+    new scene and the card's mask. ``sleeve``: the card is in a sleeve, the
+    lamp's sheen across it at this offset (-1..1): a glossy rim around the
+    card and a bright band over it."""
     src = np.array([[0, 0], [FACE_W - 1, 0], [FACE_W - 1, FACE_H - 1], [0, FACE_H - 1]],
                    dtype=np.float32)
     m = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
@@ -152,7 +161,24 @@ def _paste(scene: np.ndarray, face: np.ndarray, quad: np.ndarray,
         out *= (1 - 0.55 * sh)[:, :, None]
     a = (mask / 255.0)[:, :, None]
     out = out * (1 - a) + warped.astype(np.float32) * a
+    if sleeve is not None:
+        out, mask = _sleeve(out, mask, quad, sleeve)
     return np.clip(out, 0, 255).astype(np.uint8), mask
+
+
+def _sleeve(out: np.ndarray, mask: np.ndarray, quad: np.ndarray, sheen: float):
+    """The sleeve over a pasted card: 5 % wider and longer, a hazy
+    plastic rim, and a soft band of the lamp's sheen across it."""
+    c = quad.mean(axis=0)
+    big = (quad - c) * 1.06 + c
+    outer = np.zeros((H, W), np.uint8)
+    cv2.fillConvexPoly(outer, big.astype(np.int32), 255, cv2.LINE_AA)
+    rim = ((outer.astype(np.float32) - mask) / 255.0).clip(0, 1)[:, :, None]
+    out = out * (1 - 0.35 * rim) + 200 * 0.35 * rim
+    yy, xx = np.mgrid[0:H, 0:W].astype(np.float32)
+    band = np.exp(-(((xx - c[0]) + (yy - c[1]) * 0.6 - sheen * 60) / 14.0) ** 2)
+    out += (70 * band * (outer / 255.0))[:, :, None]
+    return out, outer
 
 
 def _hand(scene: np.ndarray, x: float, y: float, angle: float) -> np.ndarray:
@@ -179,6 +205,7 @@ class Reveal:
     t_ns: int                    # ... its time (from the clip's first frame)
     carried: bool = False        # a hand carried it in
     passed: bool = False         # a hand passed over it once it lay still
+    cases: tuple = ()            # the hard cases it met (:data:`CASES`)
 
 
 @dataclass
@@ -225,6 +252,19 @@ class Look:
     tilt: float = 0.08           # the camera's keystone, at most
     slide_frames: tuple = (4, 9)
     still_frames: tuple = (18, 40)  # the card lies still this long before the next
+    sleeve_p: float = 0.3        # the clip's cards are sleeved
+    cover_p: float = 0.2         # the flipper's fingertips stay on the card a while
+    cover_frames: tuple = (3, 10)
+
+
+#: the hard cases a reveal is tagged with: on a pile (a card below it),
+#: fingers (a hand carried it in), hand over (a hand passed over it once
+#: still), cover (fingertips on it when it landed), glare (the clip's lamp
+#: reflection), sleeve, tilt (keystone over 4 %), cast (a channel over 8 %
+#: off), fast (slid in in 5 frames or fewer: the heaviest motion blur),
+#: turned (upside down on the pile)
+CASES = ("pile", "fingers", "hand over", "cover", "glare", "sleeve", "tilt", "cast", "fast",
+         "turned")
 
 
 def render_reveals(cards: list[str], faces: dict[str, np.ndarray], seed: int = 0,
@@ -238,41 +278,130 @@ def render_reveals(cards: list[str], faces: dict[str, np.ndarray], seed: int = 0
     cast = np.array([1 + rng.uniform(-look.cast, look.cast) for _ in range(3)], np.float32)
     tilt = rng.uniform(0, look.tilt)
     glare = _glare(rng) if rng.random() < look.glare_p else None     # the lamp's, all along
-    clip = Clip()
+    sleeved = rng.random() < look.sleeve_p
+    scene = _Scene(Clip(), look, cast, glare, rng, tilt, sleeved)
+    clip_cases = {"glare": glare is not None, "sleeve": sleeved, "tilt": tilt > 0.04,
+                  "cast": float(np.abs(cast - 1).max()) > 0.08}
     for _ in range(lead_frames):            # the camera is on before the first card
-        _emit(clip, table, look, cast, glare, rng)
-    base = (W // 2, H // 2 + 10)
+        scene.emit(table)
     for n, card in enumerate(cards):
         angle = rng.uniform(-15, 15) + (180 if rng.random() < 0.5 else 0)
-        rest = (base[0] + rng.randint(-28, 28), base[1] + rng.randint(-22, 22))
+        rest = (W // 2 + rng.randint(-28, 28), H // 2 + 10 + rng.randint(-22, 22))
         side = rng.choice([(-1, 0), (1, 0), (0, 1), (0, -1)])
         slide = rng.randint(*look.slide_frames)
-        start = (rest[0] + side[0] * 200, rest[1] + side[1] * 150)
         carried, passed = rng.random() < look.carry_p, rng.random() < look.pass_p
-        for k in range(slide):
-            u = 1 - (1 - k / slide) ** 2                # eases into place
-            c = (start[0] + (rest[0] - start[0]) * u, start[1] + (rest[1] - start[1]) * u)
-            quad = _pose(c, angle + (1 - u) * 25, tilt)
-            img, _ = _paste(table, faces[card], quad)
-            img = cv2.blur(img, (max(1, int(9 * (1 - u))) * 2 + 1, 1)) if u < 0.95 else img
-            if carried:
-                img = _hand(img, c[0] - side[0] * 70 - side[1] * 0, c[1] - side[1] * 75, 0)
-            _emit(clip, img, look, cast, glare, rng)
-        table, _ = _paste(table, faces[card], _pose(rest, angle, tilt))
-        settle = len(clip.frames)
-        clip.reveals.append(Reveal(card, settle, settle * FRAME_NS, carried, passed))
+        sheen = rng.uniform(-1, 1) if sleeved else None
+        covered = rng.randint(*look.cover_frames) if rng.random() < look.cover_p else 0
+        scene.slide(table, faces[card], rest, angle, side, slide, carried, sheen)
+        table, _ = _paste(table, faces[card], _pose(rest, angle, tilt), sleeve=sheen)
+        settle = len(scene.clip.frames)
+        cases = dict(clip_cases, pile=n > 0, fingers=carried, cover=covered > 0,
+                     fast=slide <= 5, turned=abs(angle) > 90)
         if gaps_ns is not None and n < len(gaps_ns):
             still = max(6, round(gaps_ns[n] / FRAME_NS))
         else:
             still = rng.randint(*look.still_frames)
         hand_at = rng.randint(8, max(8, still - 8)) if passed and still >= 16 else None
+        cases["hand over"] = hand_at is not None
+        scene.clip.reveals.append(Reveal(card, settle, settle * FRAME_NS, carried, passed,
+                                         tuple(c for c in CASES if cases[c])))
+        scene.lie(table, rest, side, still, hand_at, min(covered, still - 1))
+    return scene.clip
+
+
+@dataclass
+class _Scene:
+    """A clip being rendered: its frames, how hard it is, its camera."""
+
+    clip: Clip
+    look: Look
+    cast: np.ndarray
+    glare: np.ndarray | None
+    rng: random.Random
+    tilt: float
+    sleeved: bool
+
+    def emit(self, img: np.ndarray) -> None:
+        _emit(self.clip, img, self.look, self.cast, self.glare, self.rng)
+
+    def slide(self, table, face, rest, angle, side, frames, carried, sheen) -> None:
+        """The card sliding in from ``side`` to ``rest``, motion-blurred."""
+        start = (rest[0] + side[0] * 200, rest[1] + side[1] * 150)
+        for k in range(frames):
+            u = 1 - (1 - k / frames) ** 2                # eases into place
+            c = (start[0] + (rest[0] - start[0]) * u, start[1] + (rest[1] - start[1]) * u)
+            quad = _pose(c, angle + (1 - u) * 25, self.tilt)
+            img, _ = _paste(table, face, quad, sleeve=sheen)
+            img = cv2.blur(img, (max(1, int(9 * (1 - u))) * 2 + 1, 1)) if u < 0.95 else img
+            if carried:
+                img = _hand(img, c[0] - side[0] * 70 - side[1] * 0, c[1] - side[1] * 75, 0)
+            self.emit(img)
+
+    def lie(self, table, rest, side, still, hand_at, covered) -> None:
+        """The card lying still: the flipper's fingertips on its edge for
+        ``covered`` frames (then drawn back), a hand passing over it from
+        ``hand_at``."""
+        toward = math.degrees(math.atan2(-side[1], -side[0]))
+        reach = (CARD_W if side[0] else CARD_H) / 2 + 92 - 22     # fingertips 22 px on it
         for k in range(still):
             img = table
+            if k < covered + 3 and covered:
+                back = max(0, k - covered + 1) * 30
+                img = _hand(table, rest[0] + side[0] * (reach + back),
+                            rest[1] + side[1] * (reach + back), toward)
             if hand_at is not None and hand_at <= k < hand_at + 6:
                 x = rest[0] - 160 + (k - hand_at) * 64
-                img = _hand(table, x, rest[1] + 20, -10)
-            _emit(clip, img, look, cast, glare, rng)
-    return clip
+                img = _hand(img, x, rest[1] + 20, -10)
+            self.emit(img)
+
+
+#: each game's pairs of faces that share their art (and differ in the corner)
+SHARED = {"chope": [("table:red", "table:orange"), ("food:laksa", "food:satay")],
+          "chomp": [("little-fish", "big-fish")],
+          "hawker": [("you-tiao", "rojak"), ("egg", "flour")]}
+
+
+def game_deck(game: str) -> dict[str, tuple[int, str]]:
+    """``{face: (copies, pile)}`` of the cards a game turns face up: Chope!'s
+    deck, Chomp!'s creatures, Hawker Wars' Dishes, Black Market ingredients
+    and Action/Event cards (the rules' own data)."""
+    from companion.games import get_game
+
+    if game == "hawker":
+        import json
+
+        data = json.loads((Path(__file__).parents[2] / "companion/games/data/hawker.json")
+                          .read_text(encoding="utf-8"))
+        out = {k: (v["copies"], "dish") for k, v in data["dishes"].items()}
+        out.update({k: (v["copies"], "market") for k, v in data["ingredients"].items()})
+        out.update({k: (n, "action") for k, n in {**data["actions"], **data["events"]}.items()})
+        return out
+    deck = get_game(game).setup(["a", "b", "c"], {})["deck"]
+    counts = deck if isinstance(deck, dict) else {c: deck.count(c) for c in deck}
+    return {k: (n, "deck") for k, n in counts.items()}
+
+
+def deals(game: str, reveals: int, seed: int = 0, per_clip: int = 19) -> list[list[tuple]]:
+    """Clips of ``per_clip`` reveals (``reveals`` in all), each a new game:
+    ``[(card, the faces the tracker still allows), ...]``. The piles are
+    shuffled; Hawker Wars turns a Dish, a Black Market card or an Action
+    at random; the allowed faces are those left in the pile turned."""
+    rng = random.Random(seed)
+    deck = game_deck(game)
+    out: list[list[tuple]] = []
+    while sum(map(len, out)) < reveals:
+        piles: dict[str, list[str]] = {}
+        for face, (copies, pile) in deck.items():
+            piles.setdefault(pile, []).extend([face] * copies)
+        for cards in piles.values():
+            rng.shuffle(cards)
+        clip = []
+        for _ in range(min(per_clip, reveals - sum(map(len, out)))):
+            pile = rng.choice(sorted(p for p, c in piles.items() if c))
+            clip.append((piles[pile][-1], tuple(sorted(set(piles[pile])))))
+            piles[pile].pop()
+        out.append(clip)
+    return out
 
 
 def _glare(rng: random.Random) -> np.ndarray:
@@ -293,5 +422,5 @@ def _emit(clip: Clip, img: np.ndarray, look: Look, cast, glare, rng: random.Rand
     clip.times.append(i * FRAME_NS)
 
 
-__all__ = ["FPS", "FRAME_NS", "Clip", "Look", "Reveal", "draw_faces", "felt", "photo_of",
-           "render_reveals"]
+__all__ = ["CASES", "FPS", "FRAME_NS", "SHARED", "Clip", "Look", "Reveal", "deals",
+           "draw_faces", "felt", "game_deck", "photo_of", "render_reveals"]
