@@ -223,6 +223,39 @@ def test_the_live_stream_works_over_https(table):
     c.close()
 
 
+def test_an_answer_of_many_records_arrives_whole_through_a_narrow_socket(tmp_path):
+    """render.js (over 50 KB: four TLS records) through a 4 KB send buffer
+    and a reader with a 4 KB window: the socket takes a record in pieces,
+    waitress is told a record's bytes went only once all of it did, and the
+    phone gets every byte in order, twice on one connection."""
+    from pathlib import Path
+
+    import companion.web
+
+    t = start_table(tmp_path, https=True, limits=Limits(send_buffer=4096))
+    try:
+        want = (Path(companion.web.__file__).parent / "static/js/render.js").read_bytes()
+        assert len(want) > 3 * 16 * 1024
+        raw = socket.socket()
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        raw.settimeout(10)
+        raw.connect(("127.0.0.1", t.https_port))
+        s = table_tls(t).wrap_socket(raw, server_hostname="127.0.0.1")
+        s.sendall(b"GET /static/js/render.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                  b"GET /static/js/render.js HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  b"Connection: close\r\n\r\n")
+        got = b""
+        while chunk := s.recv(1024):
+            got += chunk
+        s.close()
+        answers = got.split(b"HTTP/1.1 200 OK\r\n")[1:]
+        assert len(answers) == 2
+        for answer in answers:
+            assert answer.split(b"\r\n\r\n", 1)[1] == want
+    finally:
+        t.close()
+
+
 def wrong_pin(table, source: str) -> int:
     """One wrong PIN from ``source`` over HTTPS: the status."""
     c = https_conn(table, source)
