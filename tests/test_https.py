@@ -223,11 +223,30 @@ def test_the_live_stream_works_over_https(table):
     c.close()
 
 
+def held_still(sock, polls: int = 100, some: bool = True):
+    """A condition: bytes wait in ``sock``'s receive queue (any count, none
+    too, unless ``some``) and their count has not changed for ``polls``
+    polls in a row (the sender is stuck on the reader's window, or done)."""
+    import fcntl
+    import struct
+    import termios
+
+    last = [-1, 0]
+
+    def cond() -> bool:
+        n = struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0" * 4))[0]
+        last[:] = [n, last[1] + 1] if n == last[0] and (n > 0 or not some) else [n, 0]
+        return last[1] >= polls
+    return cond
+
+
 def test_an_answer_of_many_records_arrives_whole_through_a_narrow_socket(tmp_path):
     """render.js (over 50 KB: four TLS records) through a 4 KB send buffer
     and a reader with a 4 KB window: the socket takes a record in pieces,
     waitress is told a record's bytes went only once all of it did, and the
-    phone gets every byte in order, twice on one connection."""
+    phone gets every byte in order, twice on one connection, the last
+    record too when the connection closes after it (the phone reads only
+    once the table is stuck on its window)."""
     from pathlib import Path
 
     import companion.web
@@ -244,9 +263,11 @@ def test_an_answer_of_many_records_arrives_whole_through_a_narrow_socket(tmp_pat
         s.sendall(b"GET /static/js/render.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
                   b"GET /static/js/render.js HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                   b"Connection: close\r\n\r\n")
+        wait_for(held_still(s))            # the table has sent all the windows take
         got = b""
-        while chunk := s.recv(1024):
+        while chunk := s.recv(4096):
             got += chunk
+            wait_for(held_still(s, 10, some=False))     # and again, to the end
         s.close()
         answers = got.split(b"HTTP/1.1 200 OK\r\n")[1:]
         assert len(answers) == 2
