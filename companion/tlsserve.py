@@ -71,17 +71,19 @@ def server_context(cert_file, key_file) -> ssl.SSLContext:
 
 class TLSChannel:
     """The TLS layer of a gated waitress channel (placed before it: see
-    :meth:`companion.serving.Gate.channel_factory`). ``tls_context`` is a
-    class attribute (:func:`tls_mixin` makes one class per context)."""
+    :meth:`companion.serving.Gate.channel_factory`). ``tls_keeper`` is a
+    class attribute (:func:`tls_mixin` makes one class per keeper); each
+    connection takes the keeper's context of the moment."""
 
-    tls_context: ssl.SSLContext
+    tls_keeper: "CertKeeper"
     #: the gate's refusals (a plain-text 503) would be garbage to a TLS client
     speaks_plain_http = False
 
     def __init__(self, server, sock, addr, adj, map=None, band="guest"):
         self._tls_lock = threading.Lock()
         self._tls_in, self._tls_out = ssl.MemoryBIO(), ssl.MemoryBIO()
-        self._tls = self.tls_context.wrap_bio(self._tls_in, self._tls_out, server_side=True)
+        self._tls = self.tls_keeper.context.wrap_bio(self._tls_in, self._tls_out,
+                                                     server_side=True)
         self._raw = bytearray()      # TLS bytes the socket has not taken yet
         self._plain_due = 0          # plaintext whose record is in _raw, not yet reported sent
         self._tls_up = self._tls_seen = False
@@ -230,16 +232,17 @@ class TLSChannel:
         return (not self._tls_up and self._tls_seen) or super().unread()
 
 
-def tls_mixin(context: ssl.SSLContext) -> type:
-    """A :class:`TLSChannel` for ``context`` (the gate puts it before its channel)."""
-    return type("TableTLSChannel", (TLSChannel,), {"tls_context": context})
+def tls_mixin(keeper: "CertKeeper") -> type:
+    """A :class:`TLSChannel` for ``keeper`` (the gate puts it before its channel)."""
+    return type("TableTLSChannel", (TLSChannel,), {"tls_keeper": keeper})
 
 
 class CertKeeper:
     """The table's server certificate, kept for the names the machine has:
-    :meth:`refresh` makes a new one (and loads it into the listener's
-    context, for the connections that follow) when the names changed (a new
-    DHCP lease). ``names()`` gives ``(ips, dns)``."""
+    :meth:`refresh` makes a new one when the names changed (a new DHCP
+    lease), in a new ``context`` that the connections that follow take (a
+    context in use is never changed under the serving thread). ``names()``
+    gives ``(ips, dns)``."""
 
     def __init__(self, ca: TableCA, names: Callable[[], tuple[list, list]]):
         self.ca, self.names = ca, names
@@ -259,7 +262,7 @@ class CertKeeper:
         if not issued.made:
             self.issued = issued
             return False
-        self.context.load_cert_chain(issued.cert_file, issued.key_file)
+        self.context = server_context(issued.cert_file, issued.key_file)
         self.issued = issued
         log.info("new server certificate for %s", ", ".join(ips + dns))
         return True
@@ -298,7 +301,7 @@ def add_https_listener(server, socket_map: dict, app, gate, keeper: CertKeeper, 
     own = listener.trigger                      # one trigger for the whole map:
     listener.trigger = server.trigger           # the serving loop's stop pulls it
     own.close()
-    gate.install(listener, mixin=tls_mixin(keeper.context))
+    gate.install(listener, mixin=tls_mixin(keeper))
     return listener
 
 

@@ -421,3 +421,12 @@ def test_without_https_there_is_no_trust_page(tmp_path):
         c.close()
     finally:
         t.close()
+
+
+def test_the_start_up_text_says_where_a_phone_trusts_the_table(table):
+    from companion.tablecert import fingerprint
+
+    text = table.banner()
+    assert f"    {table.urls[0]}" in text and table.urls[0].startswith("https://")
+    assert f"{table.plain_urls[0]}ca" in text
+    assert fingerprint(table.keeper.ca.cert) in text
