@@ -417,6 +417,7 @@ def test_without_https_there_is_no_trust_page(tmp_path):
         assert get(c, "/ca")[0] == 404 and get(c, "/ca.crt")[0] == 404
         status, join = get(c, "/join")
         assert status == 200 and b"trust-once" not in join
+        assert t.services.trust_url is None
         assert t.keeper is None and t.urls[0].startswith("http://")
         c.close()
     finally:
@@ -430,3 +431,15 @@ def test_the_start_up_text_says_where_a_phone_trusts_the_table(table):
     assert f"    {table.urls[0]}" in text and table.urls[0].startswith("https://")
     assert f"{table.plain_urls[0]}ca" in text
     assert fingerprint(table.keeper.ca.cert) in text
+
+
+def test_the_console_shows_the_https_address_and_where_a_phone_trusts_the_table(table):
+    from tests.kit.web import http_host_login
+
+    cookie, _ = http_host_login(table.port, PIN)
+    c = http.client.HTTPConnection("127.0.0.1", table.port, timeout=10)
+    status, page = get(c, "/host", {"Cookie": cookie})
+    c.close()
+    text = page.decode()
+    assert status == 200 and 'id="trust-line"' in text
+    assert f'href="{table.plain_urls[0]}ca"' in text and f"<code>{table.urls[0]}</code>" in text

@@ -106,3 +106,29 @@ def test_the_join_page_on_http_leads_to_the_trust_step_then_https(browser, lan_h
     assert got.value.suggested_filename == "tabletop-table-ca.crt"
     assert page.errors == [], page.errors
     ctx.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_the_trust_and_join_pages_pass_axe_and_read_in_the_phones_language(
+        browser, lan_https, lang):
+    """axe-core (WCAG 2.2 AA, serious and critical) on /ca and /join with
+    HTTPS on, in both schemes; on a French phone no English word (the
+    stoplist of the French pages' scan) outside the OS and product names."""
+    from tests.kit.a11y import axe_findings, screen
+    from tests.kit.french import VISIBLE_TEXT, english_words
+
+    found, words = [], []
+    for scheme in ("dark", "light"):
+        ctx = screen(browser, scheme, 390, lang=lang)
+        page = watch(ctx.new_page())
+        for path in ("/ca", "/join"):
+            page.goto(lan_https.lan_http + path)
+            page.wait_for_selector("main")
+            assert page.evaluate("document.documentElement.lang") == lang
+            found += axe_findings(page, f"{path} {scheme} {lang}")
+            if lang == "fr":
+                words += english_words(page.evaluate(VISIBLE_TEXT), set())
+        assert page.errors == [], page.errors
+        ctx.close()
+    assert found == []
+    assert words == []

@@ -86,6 +86,13 @@ class Services:
     plain_urls: list[str] = field(default_factory=list)
 
     @property
+    def trust_url(self) -> str | None:
+        """With HTTPS: where a new phone trusts the table once (``/ca`` on plain HTTP)."""
+        if not self.ca_pem or not self.plain_urls:
+            return None
+        return self.plain_urls[0] + "ca"
+
+    @property
     def store(self):
         return getattr(self.session, "store", None)
 

@@ -38,8 +38,7 @@ def join():
     from markupsafe import Markup
 
     svc = services()
-    trust = svc.plain_urls[0] + "ca" if svc.ca_pem and svc.plain_urls else None
-    return render_template("board/join.html", urls=svc.join_urls, trust_url=trust,
+    return render_template("board/join.html", urls=svc.join_urls, trust_url=svc.trust_url,
                            qr=Markup(qr_svg(svc.join_urls[0], scale=8)))
 
 
