@@ -443,3 +443,30 @@ def test_the_console_shows_the_https_address_and_where_a_phone_trusts_the_table(
     text = page.decode()
     assert status == 200 and 'id="trust-line"' in text
     assert f'href="{table.plain_urls[0]}ca"' in text and f"<code>{table.urls[0]}</code>" in text
+
+
+def test_a_phone_that_never_reads_is_cut_over_https_as_over_http(tmp_path):
+    """The gate's slow-reader caps see through TLS: four pipelined GETs of
+    render.js (200 KB) over TLS to a reader with a 1 KB window that never
+    reads: the connection is cut (output over the cap, or not moving), no
+    worker thread is left waiting for it, and the table serves on."""
+    t = start_table(tmp_path, https=True, limits=Limits(
+        outbuf_cap=32 * 1024, drain_timeout_s=1.0, send_buffer=4096))
+    try:
+        raw = socket.socket()
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        raw.bind(("127.0.0.2", 0))
+        raw.settimeout(10)
+        raw.connect(("127.0.0.1", t.https_port))
+        s = table_tls(t).wrap_socket(raw, server_hostname="127.0.0.1")
+        s.sendall(b"GET /static/js/render.js HTTP/1.1\r\nHost: t\r\n\r\n" * 4)
+        wait_for(lambda: t.gate.refused["slow_reader"] + t.gate.refused["stalled"] >= 1)
+        wait_for(lambda: t.gate.in_flight("127.0.0.2") == 0
+                 and t.gate.open_count("127.0.0.2") == 0)
+        assert t.gate.open_count("127.0.0.2") == 0
+        s.close()
+        c = https_conn(t)
+        assert get(c, "/api/state")[0] == 200
+        c.close()
+    finally:
+        t.close()
