@@ -54,6 +54,9 @@ from .tableconfig import DEMO_PLAYERS, TableConfig
 
 log = logging.getLogger(__name__)
 
+#: With HTTPS: how often the machine's names are checked (a new DHCP lease
+#: gets a new server certificate and new join URLs).
+CERT_CHECK_S = 60.0
 #: Most buzzers a pin map has slots for.
 MAX_BUZZERS = 6
 #: Environment variables for the PIN (a file is better on a shared machine:
@@ -137,6 +140,10 @@ class TableServer(Served):
         self.pipeline = self.app = self.services = None
         self.camera_spec, self.camera = t.camera, None
         self.urls: list[str] = []
+        #: with HTTPS: the plain-HTTP URLs (a new phone trusts the table at /ca there)
+        self.plain_urls: list[str] = []
+        self.https, self.https_port = t.https, t.https_port
+        self.keeper = None                # the server certificate (companion.tlsserve)
         self.notes: list[str] = []
         self._init_serving()
 
@@ -151,6 +158,8 @@ class TableServer(Served):
 
         self.pin = resolve_pin(self.pin, self.pin_file, self.allow_short_pin)
         self._open_store()
+        if self.https:
+            self._open_tls()
         self.session = TableSession(self.store, settings=self.session_settings)
         # a league's or convention's games are ranked across tables: no head starts
         self.session.handicaps_allowed = not self.league_options
@@ -177,6 +186,8 @@ class TableServer(Served):
                   "SSE_MAX_CLIENTS": max(1, self.threads - 8)}
         if self.announce is not None:
             config["ANNOUNCE"] = self.announce
+        if self.keeper is not None:
+            config["TABLE_CA"] = self.keeper.ca.pem()
         config.update(self.config)
         self._open_camera()
         self.app = create_app(config, session=self.session, pipeline=self.pipeline,
@@ -212,6 +223,19 @@ class TableServer(Served):
         check_writable(self.store)
         if not self.store.memory:
             private_files(self.store.path)
+
+    def _open_tls(self) -> None:
+        """The table's CA beside the store and a server certificate for this
+        machine's names (made or renewed: :mod:`companion.tablecert`)."""
+        from .tablecert import machine_names, tls_dir_for, TableCA
+        from .tlsserve import CertKeeper
+        from .web.join import lan_ip
+
+        if self.store.memory:
+            raise ValueError("--https keeps the table's certificate authority beside the "
+                             "store: give a store file (--db)")
+        ca = TableCA.at(tls_dir_for(self.store.path))
+        self.keeper = CertKeeper(ca, lambda: machine_names(self.host, lan_ip()))
 
     def _not_resumed(self, why: str) -> None:
         """The last game cannot be replayed: the table starts with no game and
@@ -286,19 +310,44 @@ class TableServer(Served):
         import waitress
         from waitress.server import BaseWSGIServer
 
-        from .web.join import join_urls
-
-        self.server = waitress.create_server(
-            self.gate.wrap(self.app), map=self._socket_map, host=self.host, port=self.port,
-            threads=self.threads, channel_request_lookahead=1, asyncore_use_poll=True,
-            ident="tabletop-companion", clear_untrusted_proxy_headers=True,
-            **self.gate.limits.waitress_options(self.threads))
+        app = self.gate.wrap(self.app)
+        options = dict(threads=self.threads, channel_request_lookahead=1,
+                       asyncore_use_poll=True, ident="tabletop-companion",
+                       clear_untrusted_proxy_headers=True,
+                       **self.gate.limits.waitress_options(self.threads))
+        self.server = waitress.create_server(app, map=self._socket_map, host=self.host,
+                                             port=self.port, **options)
         for listener in list(self._socket_map.values()):   # every listening socket
             if isinstance(listener, BaseWSGIServer):
                 self.gate.install(listener)
         self.port = int(self.server.effective_port)
-        self.urls = join_urls(self.host, self.port)
+        if self.keeper is not None:
+            from .tlsserve import add_https_listener
+
+            listener = add_https_listener(self.server, self._socket_map, app, self.gate,
+                                          self.keeper, self.host, self.https_port, **options)
+            self.https_port = int(listener.effective_port)
+            self.keeper.watch(CERT_CHECK_S, then=self._set_urls)
+        self._set_urls()
+
+    def _set_urls(self) -> None:
+        """The join URLs (https first with HTTPS), shown and put in the QR code."""
+        from .web.join import join_urls
+
+        self.plain_urls = join_urls(self.host, self.port)
+        self.urls = list(self.plain_urls)
+        if self.keeper is not None:
+            self.urls = join_urls(self.host, self.https_port, "https")
         self.services.join_urls = list(self.urls)
+        self.services.plain_urls = list(self.plain_urls)
+
+    @property
+    def https_url(self) -> str | None:
+        """The address this machine reaches the HTTPS listener at (None: off)."""
+        if self.keeper is None:
+            return None
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "", "::") else self.host
+        return f"https://{host}:{self.https_port}"
 
     # -- running: run, start, stop and url are companion.serving.Served's ------
 
@@ -322,6 +371,8 @@ class TableServer(Served):
         """Stop (if running) and release the server, buzzers and store."""
         self._release_server()
         self.server = None
+        if self.keeper is not None:
+            self.keeper.close()
         if self.pipeline is not None:
             self.pipeline.close()               # closes the feedback with it
             self.pipeline = None
@@ -361,6 +412,12 @@ class TableServer(Served):
         lines.append(qr_text(self.urls[0]).rstrip("\n"))
         lines.append("")
         lines.append(f"Host console: {self.urls[0]}host    PIN: {self.pin}")
+        if self.keeper is not None:
+            from .tablecert import fingerprint
+
+            lines.append(f"HTTPS: a phone trusts the table once at {self.plain_urls[0]}ca "
+                         f"(the table's CA, SHA-256 {fingerprint(self.keeper.ca.cert)}); "
+                         f"plain HTTP still answers at {self.plain_urls[0]}")
         src = {"gpio": "GPIO buzzers", "mock": "mock buzzers (no Pi)",
                "none": "no hardware buzzers"}.get(self.source_kind, f"{self.source_kind} buzzers")
         status = self.source.status() if self.source is not None else None

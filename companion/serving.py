@@ -257,7 +257,7 @@ BAND_KEY = "companion.band"
 
 #: What :attr:`Gate.refused` counts, by kind.
 REFUSALS = ("per_address", "guests", "in_flight", "slow", "idle_cut",
-            "slow_reader", "stalled", "pipelined")
+            "slow_reader", "stalled", "pipelined", "tls")
 
 
 #: Output that has not moved for this long does not keep a connection from
@@ -488,17 +488,20 @@ class Gate:
             return self._in_flight.get(addr, 0)
 
     # -- waitress -----------------------------------------------------------
-    def install(self, server) -> None:
+    def install(self, server, mixin: type | None = None) -> None:
         """Make ``server`` (from :func:`waitress.create_server`, one listener)
         open its connections through this gate, and its worker threads take
-        their tasks from a :class:`FairQueue`."""
-        server.channel_class = self.channel_factory()
+        their tasks from a :class:`FairQueue`. ``mixin``: see
+        :meth:`channel_factory`."""
+        server.channel_class = self.channel_factory(mixin)
         FairQueue.install(server.task_dispatcher)
 
-    def channel_factory(self):
+    def channel_factory(self, mixin: type | None = None):
         """waitress's channel factory: admits a connection here, then opens
-        a :func:`gated channel <_gated_channel_class>` counted in its band."""
-        channel_class = _gated_channel_class(self)
+        a :func:`gated channel <_gated_channel_class>` counted in its band.
+        ``mixin``: a class put before the gated channel (the TLS layer of
+        :mod:`companion.tlsserve`)."""
+        channel_class = _gated_channel_class(self, mixin)
 
         def accept(server, sock, addr, adj, map=None):
             return self._accept(channel_class, server, sock, addr, adj, map)
@@ -511,7 +514,8 @@ class Gate:
         band = self.admit(addr[0])
         if band is None:
             _refuse(sock, "too many connections: this address has too many open, or the "
-                          "server is full; retry shortly")
+                          "server is full; retry shortly"
+                    if channel_class.speaks_plain_http else None)
             return None
         channel = None
         try:
@@ -684,6 +688,8 @@ class GatedChannel(OutputCapped):
 
     _counted = False
     _started: float | None = None
+    #: the gate answers a refused connection with a plain-text 503
+    speaks_plain_http = True
 
     def __init__(self, server, sock, addr, adj, map=None, band="guest"):
         self.band, self._peer = band, addr
@@ -772,16 +778,21 @@ class GatedChannel(OutputCapped):
         return super().readable()
 
 
-def _gated_channel_class(gate: Gate) -> type:
-    """waitress's channel class for connections through ``gate``."""
-    return type("GatedChannel", (GatedChannel,), {"gate": gate})
+def _gated_channel_class(gate: Gate, mixin: type | None = None) -> type:
+    """waitress's channel class for connections through ``gate`` (with
+    ``mixin`` before it)."""
+    if mixin is None:
+        return type("GatedChannel", (GatedChannel,), {"gate": gate})
+    return type(f"Gated{mixin.__name__}", (mixin, GatedChannel), {"gate": gate})
 
 
-def _refuse(sock: socket.socket, message: str) -> None:
-    """Answer 503 (best effort, never blocking) and close."""
+def _refuse(sock: socket.socket, message: str | None) -> None:
+    """Answer 503 (best effort, never blocking; None: no answer, a TLS
+    listener's client could not read one) and close."""
     try:
-        sock.setblocking(False)
-        sock.send(_refusal(message))
+        if message is not None:
+            sock.setblocking(False)
+            sock.send(_refusal(message))
     except OSError:
         pass
     try:

@@ -61,6 +61,10 @@ class TableConfig:
     league: dict | None = None
     demo_game: str | None = DEMO_GAME
     camera: str | None = None
+    #: HTTPS on the LAN too (the table's own CA; docs/web.md "HTTPS on the LAN"),
+    #: on ``https_port`` (0: a free one); plain HTTP stays on ``port``
+    https: bool = False
+    https_port: int = 8443
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "TableConfig":
@@ -76,7 +80,8 @@ class TableConfig:
                    players=split_names(args.players), source=args.source, demo=args.demo,
                    pinmap=args.pinmap, threads=args.threads,
                    settings=parse_settings(args.set), league=league,
-                   camera=getattr(args, "camera", None))
+                   camera=getattr(args, "camera", None),
+                   https=args.https, https_port=args.https_port)
 
 
 def split_names(text: str | None) -> list[str] | None:
@@ -136,6 +141,13 @@ def add_arguments(s: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="on-screen virtual buzzers (default: on with mock buzzers)")
     s.add_argument("--pinmap", help="pin map TOML (default: hardware/pinmap.toml)")
     s.add_argument("--threads", type=int, default=64)
+    s.add_argument("--https", action="store_true",
+                   help="also serve HTTPS on the LAN, with the table's own certificate "
+                        "authority (kept beside the store; phones trust it once at "
+                        "http://<table>/ca): Wake Lock and the camera on phones. Plain HTTP "
+                        "stays on --port (docs/web.md)")
+    s.add_argument("--https-port", type=int, default=8443, metavar="PORT",
+                   help="the HTTPS port with --https (default 8443)")
     s.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="a race setting, e.g. tie_window_us=500, lockout_ms=300, "
                         "debounce_ms=20, hold_ms=30, stuck_ms=10000, countdown_ms=3000 "

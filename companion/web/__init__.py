@@ -21,6 +21,7 @@ Configuration keys (all optional):
 ``DEMO``            on-screen virtual buzzers on the scoreboard (public presses)
 ``PLAYERS``         default player names for the new-game form
 ``JOIN_URLS``       the URLs phones open (shown on the console with a QR code)
+``TABLE_CA``        with HTTPS: the table CA's certificate (PEM), served at ``/ca.crt``
 ``SSE_HEARTBEAT_S`` seconds between heartbeats (15); ``SSE_MAX_CLIENTS`` (200)
 ``SSE_MAX_PER_CLIENT`` live pages one address may hold (6; the Pi's own loopback is exempt)
 ``LOGIN_LIMIT`` / ``LOGIN_WINDOW_S``  failed PINs allowed per IP per window (5 per 60 s)
@@ -52,6 +53,7 @@ DEFAULTS = {
     "DEMO": False,
     "PLAYERS": None,
     "JOIN_URLS": None,
+    "TABLE_CA": None,
     "SSE_HEARTBEAT_S": 15.0,
     "SSE_QUEUE_SIZE": 256,
     "SSE_MAX_CLIENTS": 200,
@@ -79,6 +81,17 @@ class Services:
     buzzers: list[str] = field(default_factory=list)   # buzzer ids of the source
     pin_epoch: str = ""             # changes with the PIN: a new PIN logs everybody out
     camera: Any = None              # the camera beside the table (companion.camera.desk), or None
+    #: with HTTPS on the LAN: the table CA's certificate (PEM; public) and the
+    #: plain-HTTP URLs, where a new phone trusts it (``/ca``)
+    ca_pem: bytes | None = None
+    plain_urls: list[str] = field(default_factory=list)
+
+    @property
+    def trust_url(self) -> str | None:
+        """With HTTPS: where a new phone trusts the table once (``/ca`` on plain HTTP)."""
+        if not self.ca_pem or not self.plain_urls:
+            return None
+        return self.plain_urls[0] + "ca"
 
     @property
     def store(self):
@@ -180,7 +193,7 @@ def _services(app: Flask, session, pipeline, buzzers: list[str]) -> Services:
         login_limiter=auth.RateLimiter(cfg["LOGIN_LIMIT"], cfg["LOGIN_WINDOW_S"]),
         press_limiter=auth.RateLimiter(cfg["PRESS_LIMIT"], cfg["PRESS_WINDOW_S"]),
         join_urls=list(cfg["JOIN_URLS"] or ["http://127.0.0.1:8080/"]),
-        pipeline=pipeline, buzzers=buzzers,
+        pipeline=pipeline, buzzers=buzzers, ca_pem=cfg["TABLE_CA"],
         pin_epoch=hmac.new(_as_bytes(cfg["SECRET_KEY"]), pin.encode(),
                            hashlib.sha256).hexdigest()[:16])
 

@@ -1,12 +1,16 @@
 """The scoreboard every phone opens: ``/``, its live stream ``/events``, the
 public state ``/api/state``, the games described as data ``/api/games``, and,
-in demo mode only, the on-screen virtual buzzers ``/api/press``."""
+in demo mode only, the on-screen virtual buzzers ``/api/press``; with HTTPS
+on the LAN, the page that tells a phone how to trust the table (``/ca``)
+and the table CA's certificate (``/ca.crt``)."""
 
 from __future__ import annotations
 
+import hashlib
+import ssl
 from typing import Callable, Iterator
 
-from flask import Blueprint, Response, jsonify, render_template, request
+from flask import Blueprint, Response, abort, jsonify, render_template, request
 
 from . import auth
 from .api import BadRequest, game_info, games_info, now_ns, page_game, services, virtual_press
@@ -34,8 +38,42 @@ def join():
     from markupsafe import Markup
 
     svc = services()
-    return render_template("board/join.html", urls=svc.join_urls,
+    return render_template("board/join.html", urls=svc.join_urls, trust_url=svc.trust_url,
                            qr=Markup(qr_svg(svc.join_urls[0], scale=8)))
+
+
+def _table_ca():
+    """The table CA's certificate (with HTTPS on the LAN); 404 without."""
+    svc = services()
+    if not svc.ca_pem:
+        abort(404)
+    return svc
+
+
+@bp.get("/ca")
+@allow(PUBLIC)
+def trust():
+    """How a phone trusts the table's CA once (per OS), and its fingerprint:
+    served on plain HTTP too, where a new phone starts (docs/web.md)."""
+    svc = _table_ca()
+    der = ssl.PEM_cert_to_DER_cert(svc.ca_pem.decode("ascii"))
+    digest = hashlib.sha256(der).hexdigest().upper()
+    return render_template("board/trust.html", https_url=svc.join_urls[0],
+                           plain_url=(svc.plain_urls or svc.join_urls)[0],
+                           fingerprint=":".join(digest[i:i + 2] for i in range(0, 64, 2)))
+
+
+@bp.get("/ca.crt")
+@allow(PUBLIC)
+def ca_certificate():
+    """The table CA's certificate (public; DER, as phones install it). Its
+    key never leaves the table."""
+    svc = _table_ca()
+    der = ssl.PEM_cert_to_DER_cert(svc.ca_pem.decode("ascii"))
+    resp = Response(der, mimetype="application/x-x509-ca-cert")
+    resp.headers["Content-Disposition"] = 'attachment; filename="tabletop-table-ca.crt"'
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
 
 
 @bp.get("/api/state")

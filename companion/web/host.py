@@ -38,6 +38,7 @@ def console():
     snap = svc.session.snapshot()
     return render_template("host/console.html", s=snap, demo=svc.demo,
                            urls=svc.join_urls, qr=Markup(qr_svg(svc.join_urls[0])),
+                           trust_url=svc.trust_url,
                            players=default_players(), buzzers=svc.buzzers,
                            heartbeat_s=svc.broker.heartbeat_s,
                            game=page_game(snap), cert=certificate.load(),

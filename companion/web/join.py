@@ -32,20 +32,25 @@ def lan_ip() -> str | None:
     return None if ip.startswith("127.") else ip
 
 
-def join_urls(host: str, port: int) -> list[str]:
+def join_urls(host: str, port: int, scheme: str = "http") -> list[str]:
     """The URLs a phone can open, best first: the IP address, then
-    ``hostname.local`` (mDNS: works where Avahi/Bonjour does)."""
-    suffix = "" if port == 80 else f":{port}"
+    ``hostname.local`` (mDNS: works where Avahi/Bonjour does); ``scheme``
+    "https" for the table's HTTPS listener.
+
+    >>> join_urls("192.168.1.20", 8443, "https")[0]
+    'https://192.168.1.20:8443/'
+    """
+    suffix = "" if port == {"http": 80, "https": 443}[scheme] else f":{port}"
     if host in ("127.0.0.1", "localhost", "::1"):
-        return [f"http://127.0.0.1{suffix}/"]
+        return [f"{scheme}://127.0.0.1{suffix}/"]
     urls = []
     ip = host if host not in ("0.0.0.0", "", "::") else lan_ip()
     if ip:
-        urls.append(f"http://{ip}{suffix}/")
+        urls.append(f"{scheme}://{ip}{suffix}/")
     name = socket.gethostname().split(".")[0]
     if name and name != "localhost":
-        urls.append(f"http://{name}.local{suffix}/")
-    return urls or [f"http://127.0.0.1{suffix}/"]
+        urls.append(f"{scheme}://{name}.local{suffix}/")
+    return urls or [f"{scheme}://127.0.0.1{suffix}/"]
 
 
 def qr_svg(url: str, scale: int = 6) -> str:

@@ -32,6 +32,22 @@ def http_host_login(port: int, pin: str, source: str = "127.0.0.1",
         c.close()
 
 
+def table_tls(table):
+    """An ``ssl`` client context that trusts ``table``'s CA only (hostnames checked)."""
+    import ssl
+
+    return ssl.create_default_context(cafile=str(table.keeper.ca.cert_file))
+
+
+def https_conn(table, source: str = "127.0.0.1", timeout: float = 10):
+    """An HTTPS connection to ``table`` from ``source`` (a loopback alias: a
+    guest), verifying the table's certificate for 127.0.0.1."""
+    import http.client
+
+    return http.client.HTTPSConnection("127.0.0.1", table.https_port, timeout=timeout,
+                                       source_address=(source, 0), context=table_tls(table))
+
+
 def make_app(session, **config):
     """The web app serving ``session`` (as ``companion.app`` assembles it)."""
     from companion.web import create_app
@@ -61,16 +77,19 @@ class HostClient:
 
 
 def start_table(tmp_path, settings=None, host="127.0.0.1", players=("Ana", "Bo", "Cy"),
-                **config):
+                https=False, limits=None, **config):
     """The whole table (``companion serve``) running in a thread; ``config``:
     the web app's (a heartbeat every second unless ``SSE_HEARTBEAT_S`` says);
     ``host``: the address it listens on ("0.0.0.0": the LAN's too);
-    ``players``: the mock buzzers' names (the demo game's players)."""
+    ``players``: the mock buzzers' names (the demo game's players);
+    ``https``: HTTPS too, on a free port (``table.https_port``); ``limits``:
+    the gate's :class:`~companion.serving.Limits`."""
     from companion.app import TableServer
 
     table = TableServer(host=host, port=0, db_path=str(tmp_path / "live.db"), pin=PIN,
                   short_pin=True, players=list(players), source="mock", demo=True, threads=16,
-                  config={"SSE_HEARTBEAT_S": 1.0, **config}, settings=settings)
+                  config={"SSE_HEARTBEAT_S": 1.0, **config}, settings=settings,
+                  https=https, https_port=0, limits=limits)
     table.open()
     table.start()
     return table
