@@ -157,8 +157,8 @@ class SimBox:
                 self.to_box += len(data)
                 try:
                     self.proc.stdin.write(data)
-                except (BrokenPipeError, OSError):
-                    return
+                except (BrokenPipeError, OSError, ValueError):
+                    return      # the box closed (its stdin with it): the line is gone
 
     # -- the buttons ---------------------------------------------------------------------
 
