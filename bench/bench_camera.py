@@ -152,6 +152,6 @@ def run():
     yield "cam_log_ms_p95", _p95(lags) / 1e6, "ms (30 fps, one core here)"
     yield "cam_frame_ms_p95", _p95(service) / 1e6, "ms"
     yield "cam_fps", 1e9 * len(service) / max(sum(service), 1), "frames/s (one core here)"
-    tally = simulate(300, 1_500, seed=1_500, pace=Pace(pace_ms=1_500, camera=True))
+    tally = simulate(2_000, 1_500, seed=1_500, pace=Pace(pace_ms=1_500, camera=True))
     yield "race_pace_wrong_pct_cam", tally.pct(tally.wrong), "% at 1.5 s"
     yield "race_pace_flagged_pct_cam", tally.pct(tally.flagged), "% at 1.5 s"

@@ -144,3 +144,36 @@ def test_the_watcher_logs_a_sure_card_and_asks_about_a_doubtful_one(faces, looks
     assert 2 <= len(q.choices) <= 3 and q.choices[0][0] == "table:orange"
     w.answer(q.id, "table:orange")
     assert s.desk.race is not None and s.desk.race.camera and s.desk.race.logged_ns == q.t_ns
+
+
+def test_a_slam_stamped_first_but_delivered_last_wins_a_card_the_camera_logged():
+    """The camera logs the card before anyone slams, so the judge may weigh
+    it the moment a slam arrives (the simulated table showed it weighed 53
+    us after one); cy's slam is stamped 0.1 ms after bo's but reaches the Pi
+    1.4 ms sooner (ana turned the card: bo and cy race it). The race is
+    bo's: the judge weighs the presses as they stood a delivery margin ago
+    (before, it took cy's, re-armed the race there and called bo's slam a
+    false start)."""
+    from companion.races.edges import Edge
+
+    clock = [100_000 * MS]
+    s = _table(clock)
+    flip = clock[0]
+    clock[0] = flip + 170 * MS
+    s.log({"type": "flip", "card": "table:red"}, seen_ns=flip)
+    bo, cy = flip + 203_700_000, flip + 203_800_000
+    clock[0] = cy + 50_000
+    s.feed_edge(Edge("b2", True, cy))                       # cy's buzzer, first to arrive
+    s.desk.judge(s.desk.race, clock[0])                     # weighed at once
+    clock[0] = bo + 1_500_000
+    s.feed_edge(Edge("b1", True, bo))                       # bo's, stamped sooner
+    for buzzer, t in (("b2", cy), ("b1", bo)):              # both let go
+        s.feed_edge(Edge(buzzer, False, t + 80 * MS))
+    end = clock[0] + 3_000 * MS
+    while clock[0] < end and not [e for _, e in s.store.events(s.game_id)
+                                  if e.get("type") == "race"]:
+        clock[0] += MS
+        s.tick()
+    races = [e for _, e in s.store.events(s.game_id) if e.get("type") == "race"]
+    assert [r["winner"] for r in races] == ["bo"]
+    assert not races[0].get("false_starts")

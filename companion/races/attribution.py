@@ -85,7 +85,7 @@ class People:
     mark_alt_per_s: float = 0.3     # a flipper's press explained otherwise (another card's mark)
     #: a card the camera saw turned is logged at its flip: the log lies this
     #: long at most after the moment its face could be seen (docs/camera.md)
-    camera_lag_ns: int = 250 * MS
+    camera_lag_ns: int = 120 * MS
 
     @classmethod
     def from_settings(cls, settings: dict) -> "People":
@@ -114,7 +114,7 @@ class People:
 
         >>> p = People().seen()
         >>> (p.lag_hi_ns // MS, p.lag_tail_ns // MS, p.forgot_p, p.swap_p)
-        (250, 500, 0.0, 0.0)
+        (120, 240, 0.0, 0.0)
         """
         lag = self.camera_lag_ns
         return replace(self, lag_lo_ns=0, lag_hi_ns=lag, lag_tail_ns=2 * lag, lag_tail_p=0.02,

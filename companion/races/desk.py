@@ -508,7 +508,11 @@ class RaceDesk:
             people = replace(people, swap_p=0.0, forgot_p=0.0)
         if race.camera:             # logged at its flip, as the camera saw it
             people = people.seen()
-        got = attribution.judge(card, self.edges, now, people, before,
+        # weighed as things stood a delivery margin ago: an edge stamped
+        # since may still be on its way (a press 0.1 ms before the one seen
+        # first, reaching the Pi 1.5 ms later, is the first slam)
+        settled = now - self.referee.delivery_margin_ns
+        got = attribution.judge(card, self.edges, settled, people, before,
                                 race.cut_ns, exclude=arming.taken_before(events, prior),
                                 players=tuple(spec.players))
         log.debug("judge %s", attribution.describe(got))
