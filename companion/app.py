@@ -142,6 +142,7 @@ class TableServer(Served):
         self.urls: list[str] = []
         #: with HTTPS: the plain-HTTP URLs (a new phone trusts the table at /ca there)
         self.plain_urls: list[str] = []
+        self.secure_urls: list[str] = []
         self.https, self.https_port = t.https, t.https_port
         self.keeper = None                # the server certificate (companion.tlsserve)
         self.notes: list[str] = []
@@ -331,15 +332,20 @@ class TableServer(Served):
         self._set_urls()
 
     def _set_urls(self) -> None:
-        """The join URLs (https first with HTTPS), shown and put in the QR code."""
+        """The join URLs (plain HTTP), shown and put in the QR code, and the
+        https ones a phone that trusts the table goes on to."""
         from .web.join import join_urls
 
         self.plain_urls = join_urls(self.host, self.port)
+        self.secure_urls = ([] if self.keeper is None
+                            else join_urls(self.host, self.https_port, "https"))
+        # every phone joins on plain HTTP (a phone that does not trust the
+        # table yet would meet a certificate warning); one that trusts it
+        # goes on to https by itself (static/js/secure.js)
         self.urls = list(self.plain_urls)
-        if self.keeper is not None:
-            self.urls = join_urls(self.host, self.https_port, "https")
         self.services.join_urls = list(self.urls)
         self.services.plain_urls = list(self.plain_urls)
+        self.services.secure_urls = list(self.secure_urls)
 
     @property
     def https_url(self) -> str | None:
@@ -415,9 +421,9 @@ class TableServer(Served):
         if self.keeper is not None:
             from .tablecert import fingerprint
 
-            lines.append(f"HTTPS: a phone trusts the table once at {self.plain_urls[0]}ca "
-                         f"(the table's CA, SHA-256 {fingerprint(self.keeper.ca.cert)}); "
-                         f"plain HTTP still answers at {self.plain_urls[0]}")
+            lines.append(f"HTTPS: {self.secure_urls[0]} (a phone goes on to it by itself once "
+                         f"it trusts the table at {self.plain_urls[0]}ca: the table's CA, "
+                         f"SHA-256 {fingerprint(self.keeper.ca.cert)})")
         src = {"gpio": "GPIO buzzers", "mock": "mock buzzers (no Pi)",
                "none": "no hardware buzzers"}.get(self.source_kind, f"{self.source_kind} buzzers")
         status = self.source.status() if self.source is not None else None

@@ -401,9 +401,9 @@ def test_the_trust_page_and_the_ca_certificate_are_on_plain_http(table):
     assert fingerprint(table.keeper.ca.cert) in text
     assert "Encryption & credentials > Install a certificate" in text
     assert "Certificate Trust Settings" in text
-    assert table.urls[0] in text                           # then the https page
-    status, join = get(c, "/join")
-    assert status == 200 and table.urls[0].startswith("https://")
+    assert table.secure_urls[0] in text                    # then the https page
+    status, join = get(c, "/join")                         # every phone joins on plain HTTP
+    assert status == 200 and table.urls[0].startswith("http://")
     assert table.urls[0] in join.decode() and f"{table.plain_urls[0]}ca" in join.decode()
     status, fr = get(c, "/ca?lang=fr")
     assert status == 200 and "Faire confiance à la table" in fr.decode()
@@ -428,7 +428,8 @@ def test_the_start_up_text_says_where_a_phone_trusts_the_table(table):
     from companion.tablecert import fingerprint
 
     text = table.banner()
-    assert f"    {table.urls[0]}" in text and table.urls[0].startswith("https://")
+    assert f"    {table.urls[0]}" in text and table.urls[0].startswith("http://")
+    assert table.secure_urls[0].startswith("https://") and table.secure_urls[0] in text
     assert f"{table.plain_urls[0]}ca" in text
     assert fingerprint(table.keeper.ca.cert) in text
 
@@ -443,6 +444,29 @@ def test_the_console_shows_the_https_address_and_where_a_phone_trusts_the_table(
     text = page.decode()
     assert status == 200 and 'id="trust-line"' in text
     assert f'href="{table.plain_urls[0]}ca"' in text and f"<code>{table.urls[0]}</code>" in text
+
+
+def test_a_plain_page_names_the_https_origin_a_trusting_phone_goes_on_to(table):
+    """On plain HTTP every page carries the https origin for the host the
+    phone asked for (its script tries it: static/js/secure.js) and the
+    Content-Security-Policy lets it connect there; on https, nothing."""
+    c = http.client.HTTPConnection("127.0.0.1", table.port, timeout=10)
+    for host in ("192.0.2.7:8080", "vm.local", "[fe80::1]:80"):
+        c.request("GET", "/", headers={"Host": host})
+        r = c.getresponse()
+        page = r.read().decode()
+        name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
+        origin = f"https://{name}:{table.https_port}"
+        assert f'<meta name="tc-secure-origin" content="{origin}">' in page, host
+        assert f"connect-src 'self' {origin};" in r.getheader("Content-Security-Policy")
+        assert "js/secure.js" in page
+    c.close()
+    s = https_conn(table)
+    s.request("GET", "/")
+    r = s.getresponse()
+    assert b"tc-secure-origin" not in r.read()
+    assert "connect-src 'self';" in r.getheader("Content-Security-Policy")
+    s.close()
 
 
 def test_a_phone_that_never_reads_is_cut_over_https_as_over_http(tmp_path):

@@ -73,10 +73,33 @@ def test_at_the_lan_address_over_https_the_page_is_secure_and_has_the_wake_lock(
     page.wait_for_function("() => document.documentElement.dataset.awake === 'lock'")
     assert page.errors == [], page.errors
     ctx.close()
-    # the same chromium at the plain-HTTP address: not secure, no wake lock (the premise)
+    # the same chromium at the plain-HTTP address (the QR code's): it trusts
+    # the table, so the page goes on to https by itself, secure again
     ctx, page = phone_page(trusting_chromium, lan_https.lan_http + "/")
+    page.wait_for_url(lan_https.lan_https + "/")
+    page.wait_for_selector("#conn.live")
+    moved = page.evaluate(STATE)
+    assert moved["scheme"] == "https:" and moved["secure"] is True, moved
+    assert page.errors == [], page.errors
+    ctx.close()
+
+
+def test_a_phone_that_does_not_trust_the_table_stays_on_plain_http_with_no_warning(
+        browser, lan_https):
+    """Every phone joins on plain HTTP (the QR code's address): one that has
+    not trusted the table yet stays there, no certificate warning, live,
+    and its page knows it (data-secure="untrusted"); not secure, no wake
+    lock (the premise of HTTPS)."""
+    ctx = browser.new_context(**PHONE)
+    ctx.set_default_timeout(TIMEOUT_MS)
+    page = watch(ctx.new_page())
+    page.goto(lan_https.lan_http + "/")
+    page.wait_for_selector("#conn.live")
+    page.wait_for_function("() => document.documentElement.dataset.secure === 'untrusted'")
     plain = page.evaluate(STATE)
+    assert page.url == lan_https.lan_http + "/"
     assert plain["secure"] is False and plain["lock"] is False, plain
+    assert page.errors == [], page.errors
     ctx.close()
 
 

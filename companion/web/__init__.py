@@ -41,6 +41,7 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
+from urllib.parse import urlsplit
 
 from flask import Flask, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
@@ -81,10 +82,23 @@ class Services:
     buzzers: list[str] = field(default_factory=list)   # buzzer ids of the source
     pin_epoch: str = ""             # changes with the PIN: a new PIN logs everybody out
     camera: Any = None              # the camera beside the table (companion.camera.desk), or None
-    #: with HTTPS on the LAN: the table CA's certificate (PEM; public) and the
-    #: plain-HTTP URLs, where a new phone trusts it (``/ca``)
+    #: with HTTPS on the LAN: the table CA's certificate (PEM; public), the
+    #: plain-HTTP URLs (where every phone joins and a new one trusts the CA,
+    #: ``/ca``) and the https ones (where a phone that trusts it goes on to)
     ca_pem: bytes | None = None
     plain_urls: list[str] = field(default_factory=list)
+    secure_urls: list[str] = field(default_factory=list)
+
+    def secure_origin(self, host: str) -> str | None:
+        """The https origin a phone that reached this table as ``host`` (a
+        request's Host, on plain HTTP) goes on to once it trusts the table's
+        CA; None without HTTPS."""
+        if not self.ca_pem or not self.secure_urls:
+            return None
+        port = urlsplit(self.secure_urls[0]).port or 443
+        name = urlsplit(f"//{host}").hostname or "127.0.0.1"
+        name = f"[{name}]" if ":" in name else name
+        return f"https://{name}" + ("" if port == 443 else f":{port}")
 
     @property
     def trust_url(self) -> str | None:
@@ -166,6 +180,7 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
     register_errors(app)
     _register_routes(app)
     app.jinja_env.globals["csrf_token"] = auth.csrf_token
+    app.jinja_env.globals["tc_secure_origin"] = _secure_origin
     return app
 
 
@@ -198,16 +213,28 @@ def _services(app: Flask, session, pipeline, buzzers: list[str]) -> Services:
                            hashlib.sha256).hexdigest()[:16])
 
 
+def _secure_origin() -> str | None:
+    """On a plain-HTTP page of a table with HTTPS: the https origin the page
+    tries (secure.js), and goes on to when this phone trusts the table."""
+    if request.scheme != "http":
+        return None
+    svc = current_app.extensions.get("companion")
+    return None if svc is None else svc.secure_origin(request.host)
+
+
 def _security_headers(resp):
     """Every answer: no sniffing, no referrer, no framing, scripts and styles
-    from this origin only."""
+    from this origin only (and, on plain HTTP with HTTPS on, the one probe
+    of the table's https origin: secure.js)."""
     resp.headers.setdefault("X-Content-Type-Options", "nosniff")
     resp.headers.setdefault("Referrer-Policy", "no-referrer")
     resp.headers.setdefault("X-Frame-Options", "DENY")
+    secure = _secure_origin()
     resp.headers.setdefault(
         "Content-Security-Policy",
         "default-src 'self'; img-src 'self' data:; style-src 'self'; "
-        "script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
+        f"script-src 'self'; connect-src 'self'{' ' + secure if secure else ''}; "
+        "frame-ancestors 'none'")
     return resp
 
 

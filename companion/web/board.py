@@ -58,7 +58,7 @@ def trust():
     svc = _table_ca()
     der = ssl.PEM_cert_to_DER_cert(svc.ca_pem.decode("ascii"))
     digest = hashlib.sha256(der).hexdigest().upper()
-    return render_template("board/trust.html", https_url=svc.join_urls[0],
+    return render_template("board/trust.html", https_url=(svc.secure_urls or svc.join_urls)[0],
                            plain_url=(svc.plain_urls or svc.join_urls)[0],
                            fingerprint=":".join(digest[i:i + 2] for i in range(0, 64, 2)))
 
