@@ -133,12 +133,7 @@ class TableCA:
             raise CertError(f"cannot read the table's CA in {folder}: "
                             f"{exc.strerror or exc}") from None
         key, cert = _make_ca(now or _now())
-        try:
-            _write(key_file, _key_pem(key), 0o600)
-            _write(cert_file, _cert_pem(cert), 0o644)
-        except OSError as exc:
-            raise CertError(f"cannot write the table's CA in {folder}: "
-                            f"{exc.strerror or exc}") from None
+        _write_pair(key_file, cert_file, key, cert, f"the table's CA in {folder}")
         return cls(folder, key, cert)
 
     def pem(self) -> bytes:
@@ -196,12 +191,7 @@ class TableCA:
         except (OSError, ValueError):
             pass                                # unreadable: made again below
         key, cert = self._issue(ips, dns, now)
-        try:
-            _write(key_file, _key_pem(key), 0o600)
-            _write(cert_file, _cert_pem(cert), 0o644)
-        except OSError as exc:
-            raise CertError(f"cannot write the table's certificate in {self.folder}: "
-                            f"{exc.strerror or exc}") from None
+        _write_pair(key_file, cert_file, key, cert, f"the table's certificate in {self.folder}")
         return Issued(cert_file, key_file, cert, made=True)
 
     def _issue(self, ips: list[str], dns: list[str], now: datetime.datetime):
@@ -309,6 +299,16 @@ def _private(path: Path) -> None:
     """A key file readable by its owner only, whatever made it."""
     if path.stat().st_mode & 0o077:
         os.chmod(path, 0o600)
+
+
+def _write_pair(key_file: Path, cert_file: Path, key, cert, what: str) -> None:
+    """A key (0600) and its certificate (0644) written; CertError naming
+    ``what`` if the disk refuses."""
+    try:
+        _write(key_file, _key_pem(key), 0o600)
+        _write(cert_file, _cert_pem(cert), 0o644)
+    except OSError as exc:
+        raise CertError(f"cannot write {what}: {exc.strerror or exc}") from None
 
 
 def _write(path: Path, data: bytes, mode: int) -> None:
