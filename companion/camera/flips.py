@@ -32,6 +32,9 @@ STILL_PX = 4.0
 QUIET_SHARE = 0.005
 #: a spot unchanged this many frames with no card found is the new reference
 REBASE_FRAMES = 15
+#: a card found lying still is not lost for this many frames in a row where it
+#: was not found (a flicker, a shadow passing): they do not count, nor reset
+RUN_GAP = 2
 #: how far back a settled card's first frame in place is looked for
 BACK_FRAMES = 24
 #: ... a frame where at least this share of it looked as it lies now
@@ -67,6 +70,7 @@ class Spotter:
         self._quiet = self._calm = None     # the last still frame; ... before the last stir
         self._same = 0                      # frames the spot stayed the same
         self._run: tuple[int, np.ndarray, int] | None = None   # (first t, quad, frames)
+        self._lost = 0                      # frames in a row the run's card was not found
         self._recent: deque = deque(maxlen=BACK_FRAMES)         # (t_ns, lit) before this one
 
     def feed(self, t_ns: int, image) -> Settled | None:
@@ -87,10 +91,13 @@ class Spotter:
             self._calm = self._quiet        # the spot as it lay before this stir
         quad = self._card(lit, image)
         if quad is None:
-            self._run = None
+            self._lost += 1
+            if self._lost > RUN_GAP:
+                self._run = None
             if self._same >= self.rebase_frames:
                 self.reference = lit        # nothing new: follow the light
             return None
+        self._lost = 0
         run = self._run
         if run is not None and float(np.abs(quad - run[1]).max()) <= self.still_px:
             run = (run[0], run[1], run[2] + 1)
