@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from .recognise import SCALE, Params, card_in, changed, difference, light, straighten
+from .recognise import (SCALE, Params, card_in, changed, difference, filled, light, skin,
+                        straighten)
 
 #: a card lies still when found this many frames in a row (133 ms at 30 fps) ...
 STILL_FRAMES = 4
@@ -122,6 +123,11 @@ class Spotter:
         quad = card_in(mask, self.params, image)
         if quad is None and self._calm is not self.reference:
             quad = card_in(changed(lit, self._calm), self.params, image)
+        if quad is None:                    # fingertips still on it: the hand cut off
+            hand = skin(lit)
+            if hand.any():
+                cut = filled(cv2.bitwise_and(mask, cv2.bitwise_not(hand)))
+                quad = card_in(cut, self.params, image)
         return quad
 
     def first_in_place(self, t_ns: int, quad, lit) -> int:

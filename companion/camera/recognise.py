@@ -147,11 +147,25 @@ def changed(lit, reference_lit, threshold: float = 0.2) -> np.ndarray:
     card on a card like it differs only in places), then opened with a
     disc wider than a finger (a hand reaching onto the card is no part of
     it; specks go too)."""
-    mask = (difference(lit, reference_lit) > threshold).astype(np.uint8) * 255
+    return filled((difference(lit, reference_lit) > threshold).astype(np.uint8) * 255)
+
+
+def filled(mask) -> np.ndarray:
+    """A mask of what changed closed, its holes filled, then opened with a
+    disc wider than a finger (:func:`changed`)."""
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     cv2.drawContours(mask, contours, -1, 255, -1)
     return cv2.morphologyEx(mask, cv2.MORPH_OPEN, _DISC)
+
+
+def skin(lit) -> np.ndarray:
+    """Where a hand may be in an image as :func:`light` gives it (a 0/255
+    mask): skin's hue (red to orange), neither grey nor saturated like
+    print, not dark; widened a little (the hand's blurred edge)."""
+    hsv = cv2.cvtColor(np.clip(lit, 0, 255).astype(np.uint8), cv2.COLOR_BGR2HSV)
+    mask = cv2.inRange(hsv, (0, 80, 70), (22, 180, 255))
+    return cv2.dilate(mask, np.ones((5, 5), np.uint8))
 
 
 def card_in(mask, params: Params = Params(), image=None) -> np.ndarray | None:
@@ -166,7 +180,9 @@ def card_in(mask, params: Params = Params(), image=None) -> np.ndarray | None:
         if quad is not None:
             quad = order_corners(np.asarray(quad, np.float32).reshape(4, 2) / SCALE)
             return quad if image is None else snap(image, quad)
-    return None if image is None else _bitten(largest, area, params, image)
+    if image is None:
+        return None
+    return _bitten(largest, area, params, image)
 
 
 #: a change of a card's shape with a bite out of it (:func:`_bitten`) fills
