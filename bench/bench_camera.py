@@ -14,9 +14,10 @@ Wars), each clip an MJPG video played through the clip source:
   in place|;
 * the same per hard case (``cam_case_<case>_auto_pct`` ...), over all games;
 * ``cam_log_ms_p95``: from the frame where the card lies in place to its
-  log, played at 30 frames a second on one core here: the frames the
-  spotter waits for, the queue of frames not yet processed, and the
-  recognition; ``cam_fps``: frames a second the spotter processes here;
+  log, played at 30 frames a second on one core here, the newest frame
+  looked at first (companion/camera/newest.py): the frames the spotter
+  waits for, the frame in hand when the one that made it sure came (at
+  most one: the others are skipped), and the recognition; ``cam_fps``: frames a second the spotter processes here;
 * ``race_pace_wrong_pct_cam`` / ``race_pace_flagged_pct_cam`` at a flip
   every 1.5 s (tests/kit/pacesim.py with the camera logging every card at
   its flip + up to a frame, 140-220 ms later)."""
@@ -80,7 +81,9 @@ def play(clip, path: Path, taught: dict, allowed: list, tally: Tally, cases: dic
     frame took (ns) into ``service``."""
     spot, got = Spotter(), []
     clock = 0                                   # when the one core is free (ns)
+    took = 0
     for i, frame in enumerate(ClipSource(clip.save_video(path), fps=30, start_ns=0).frames()):
+        busy = min(max(0, clock - i * FRAME_NS), took)     # newest first: at most the one in hand
         t0 = time.perf_counter_ns()
         s = spot.feed(frame.t_ns, frame.image)
         ranked = None
@@ -92,7 +95,7 @@ def play(clip, path: Path, taught: dict, allowed: list, tally: Tally, cases: dic
         service.append(took)
         clock = max(clock, i * FRAME_NS) + took
         if s is not None:
-            got.append((s, ranked, clock - truth.t_ns))
+            got.append((s, ranked, s.seen_ns - truth.t_ns + busy + took))
     _score(clip, got, tally, cases)
 
 

@@ -50,8 +50,9 @@ def test_each_card_of_a_pile_is_found_while_the_lamp_drifts(chomp):
 
 
 def test_fingertips_left_on_a_card_do_not_delay_its_flip_time(chomp):
-    # the fingertips hide the card's outline 8-10 frames after it lands: the
-    # card is seen once they leave, its flip time walked back to its landing
+    # the fingertips hide part of the card's outline 8-10 frames after it
+    # lands: the card is seen under them (the hand cut off by its colour) or
+    # once they leave, its flip time walked back to its landing
     faces, _ = chomp
     cards = ["seal", "shark", "eel", "octopus"]
     errors, reveals = [], 0
@@ -64,7 +65,7 @@ def test_fingertips_left_on_a_card_do_not_delay_its_flip_time(chomp):
         for s in _settled(clip):
             r = min(clip.reveals, key=lambda r: abs(r.t_ns - s.t_ns))
             errors.append(abs(s.t_ns - r.t_ns) // FRAME_NS)
-            assert s.seen_ns - r.t_ns >= 8 * FRAME_NS              # seen once they left
+            assert s.seen_ns - r.t_ns >= 3 * FRAME_NS              # 4 frames still
     assert len(errors) >= 0.8 * reveals, (len(errors), reveals)
     assert sorted(errors)[len(errors) // 2] <= 1 and sorted(errors)[int(0.8 * len(errors))] <= 2, errors
 

@@ -71,6 +71,9 @@ class FrameSource(Device):
     Options nobody took are refused here (:class:`CameraError`)."""
 
     name: ClassVar[str] = "camera"
+    #: frames come at the camera's pace whatever the reader does (a clip
+    #: read as fast as it can be is not live: every frame is looked at)
+    live: bool = True
 
     def __init__(self, **options):
         if options:

@@ -77,6 +77,7 @@ class ClipSource(FrameSource):
         if fps is not None and not fps > 0:
             raise CameraError(f"fps must be positive, not {fps!r}")
         self.fps, self.start_ns, self.realtime = fps, start_ns, realtime
+        self.live = realtime
         self._clock = clock or time.monotonic_ns
 
     def now_ns(self) -> int:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from .faces import TeachError, taught, teach
 from .flips import Spotter
+from .newest import Newest
 from .watcher import THRESHOLD, CameraWatcher, drawable
 
 log = logging.getLogger(__name__)
@@ -92,16 +93,26 @@ class CameraDesk:
         self._teaching_until = 0
         self._ids = 0
         self._lock = threading.Lock()
+        self._newest: Newest | None = None     # a live camera's frames, the newest looked at
 
     # -- running --------------------------------------------------------------
 
     def start(self) -> CameraDesk:
         self.started_ns = self.clock()
+        if getattr(self.source, "live", True):   # never behind the camera
+            self._newest = Newest(self._look)
         self.source.start(self.frame)
         return self
 
     def close(self) -> None:
         self.source.close()
+        if self._newest is not None:
+            self._newest.close()
+
+    @property
+    def skipped(self) -> int:
+        """Frames not looked at: a newer one came while the last was looked at."""
+        return 0 if self._newest is None else self._newest.skipped
 
     def frame(self, frame) -> None:
         """One frame from the source (its thread): kept for the preview,
@@ -112,6 +123,12 @@ class CameraDesk:
                 self.first_ns = frame.t_ns
             self.frames += 1
             self._rate.append(self.clock())
+        if self._newest is not None:
+            self._newest.put(frame)
+        else:
+            self._look(frame)
+
+    def _look(self, frame) -> None:
         if self.is_teaching() or not self.watcher.taught or self.session.game is None:
             return
         self.watcher.frame(frame)
@@ -205,7 +222,7 @@ class CameraDesk:
         running = self.started_ns is not None and not self.source.join(0)
         return {"on": True, "source": self.source.name, "error": self.source.error,
                 "running": running,
-                "frames": self.frames, "fps": round(self.fps(), 1),
+                "frames": self.frames, "skipped": self.skipped, "fps": round(self.fps(), 1),
                 "teaching": self.is_teaching(), "threshold": self.watcher.threshold,
                 "faces": self.faces(),
                 "questions": [q.to_json() for q in list(self.watcher.questions)],

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from .recognise import SCALE, Params, card_in, changed, difference, light, straighten
+from .recognise import (SCALE, Params, card_in, changed, difference, filled, light, skin,
+                        straighten)
 
 #: a card lies still when found this many frames in a row (133 ms at 30 fps) ...
 STILL_FRAMES = 4
@@ -32,6 +33,9 @@ STILL_PX = 4.0
 QUIET_SHARE = 0.005
 #: a spot unchanged this many frames with no card found is the new reference
 REBASE_FRAMES = 15
+#: a card found lying still is not lost for this many frames in a row where it
+#: was not found (a flicker, a shadow passing): they do not count, nor reset
+RUN_GAP = 2
 #: how far back a settled card's first frame in place is looked for
 BACK_FRAMES = 24
 #: ... a frame where at least this share of it looked as it lies now
@@ -67,6 +71,7 @@ class Spotter:
         self._quiet = self._calm = None     # the last still frame; ... before the last stir
         self._same = 0                      # frames the spot stayed the same
         self._run: tuple[int, np.ndarray, int] | None = None   # (first t, quad, frames)
+        self._lost = 0                      # frames in a row the run's card was not found
         self._recent: deque = deque(maxlen=BACK_FRAMES)         # (t_ns, lit) before this one
 
     def feed(self, t_ns: int, image) -> Settled | None:
@@ -87,10 +92,13 @@ class Spotter:
             self._calm = self._quiet        # the spot as it lay before this stir
         quad = self._card(lit, image)
         if quad is None:
-            self._run = None
+            self._lost += 1
+            if self._lost > RUN_GAP:
+                self._run = None
             if self._same >= self.rebase_frames:
                 self.reference = lit        # nothing new: follow the light
             return None
+        self._lost = 0
         run = self._run
         if run is not None and float(np.abs(quad - run[1]).max()) <= self.still_px:
             run = (run[0], run[1], run[2] + 1)
@@ -115,6 +123,11 @@ class Spotter:
         quad = card_in(mask, self.params, image)
         if quad is None and self._calm is not self.reference:
             quad = card_in(changed(lit, self._calm), self.params, image)
+        if quad is None:                    # fingertips still on it: the hand cut off
+            hand = skin(lit)
+            if hand.any():
+                cut = filled(cv2.bitwise_and(mask, cv2.bitwise_not(hand)))
+                quad = card_in(cut, self.params, image)
         return quad
 
     def first_in_place(self, t_ns: int, quad, lit) -> int:

@@ -147,11 +147,25 @@ def changed(lit, reference_lit, threshold: float = 0.2) -> np.ndarray:
     card on a card like it differs only in places), then opened with a
     disc wider than a finger (a hand reaching onto the card is no part of
     it; specks go too)."""
-    mask = (difference(lit, reference_lit) > threshold).astype(np.uint8) * 255
+    return filled((difference(lit, reference_lit) > threshold).astype(np.uint8) * 255)
+
+
+def filled(mask) -> np.ndarray:
+    """A mask of what changed closed, its holes filled, then opened with a
+    disc wider than a finger (:func:`changed`)."""
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     cv2.drawContours(mask, contours, -1, 255, -1)
     return cv2.morphologyEx(mask, cv2.MORPH_OPEN, _DISC)
+
+
+def skin(lit) -> np.ndarray:
+    """Where a hand may be in an image as :func:`light` gives it (a 0/255
+    mask): skin's hue (red to orange), neither grey nor saturated like
+    print, not dark; widened a little (the hand's blurred edge)."""
+    hsv = cv2.cvtColor(np.clip(lit, 0, 255).astype(np.uint8), cv2.COLOR_BGR2HSV)
+    mask = cv2.inRange(hsv, (0, 80, 70), (22, 180, 255))
+    return cv2.dilate(mask, np.ones((5, 5), np.uint8))
 
 
 def card_in(mask, params: Params = Params(), image=None) -> np.ndarray | None:
@@ -160,16 +174,42 @@ def card_in(mask, params: Params = Params(), image=None) -> np.ndarray | None:
     frame, to snap each side onto the card's edge in it (:func:`snap`)."""
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     area = mask.shape[0] * mask.shape[1]
-    best = None
-    for c in sorted(contours, key=cv2.contourArea, reverse=True)[:4]:
+    largest = sorted(contours, key=cv2.contourArea, reverse=True)[:4]
+    for c in largest:
         quad = _card_quad(c, area, params)
         if quad is not None:
-            best = quad
-            break
-    if best is None:
+            quad = order_corners(np.asarray(quad, np.float32).reshape(4, 2) / SCALE)
+            return quad if image is None else snap(image, quad)
+    if image is None:
         return None
-    quad = order_corners(np.asarray(best, np.float32).reshape(4, 2) / SCALE)
-    return quad if image is None else snap(image, quad)
+    return _bitten(largest, area, params, image)
+
+
+#: a change of a card's shape with a bite out of it (:func:`_bitten`) fills
+#: at least this share of its least rectangle
+BITTEN_FILL = 0.6
+
+
+def _bitten(contours, area: float, params: Params, image) -> np.ndarray | None:
+    """A card whose change has a bite out of it: where it lies on a card
+    like it (a corner over the same tint, a copy of itself a little turned)
+    it differs from the pile only in places. Its least rectangle is the
+    card when, snapped onto the frame's edges (:func:`snap`), an edge runs
+    along at least ``params.min_support`` of its outline (the card on top
+    has one all along: its border, its shadow on the card below)."""
+    loose = Params(params.min_area, params.max_area, BITTEN_FILL, params.min_support)
+    edges = None
+    for c in contours:
+        if _card_quad(c, area, loose) is None:
+            continue
+        box = cv2.boxPoints(cv2.minAreaRect(cv2.convexHull(c))) / SCALE
+        quad = snap(image, order_corners(box))
+        if edges is None:
+            grey = cv2.GaussianBlur(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), (5, 5), 0)
+            edges = cv2.dilate(cv2.Canny(grey, 40, 120), np.ones((5, 5), np.uint8))
+        if _support(edges, quad) >= params.min_support:
+            return quad
+    return None
 
 
 def snap(image, quad, reach: int = 5) -> np.ndarray:
