@@ -78,10 +78,12 @@ def test_chope_is_played_from_a_clip_with_no_card_logged_by_hand(phone, tmp_path
 
     faces = chope_faces(DECK)
     teach_all(tmp_path / "faces" / "default", faces)      # taught once, kept per table
-    # a calm clip (a steady lamp, no glare, no hands): the spotter still misses
-    # cards on a pile under glare and drifting light (docs/camera.md, "Not
-    # built yet"); this clip's six cards are all found, and found sure
-    clip = render_reveals(CARDS, faces, seed=3, look=CALM, gaps_ns=[2 * S] * len(CARDS),
+    # a calm clip (a steady lamp, no glare, no hands) whose six cards the
+    # spotter all finds, sure: what is tested here is the way from the camera
+    # to the races, not how often the spotter misses a card (bench camera
+    # counts that: about 1 card in 15 in Chope!, docs/camera.md; seed 3's
+    # clip has one such miss, the last card on the pile)
+    clip = render_reveals(CARDS, faces, seed=0, look=CALM, gaps_ns=[2 * S] * len(CARDS),
                           lead_frames=150)
     folder = clip.save(tmp_path / "clip")
     table = TableServer(host="127.0.0.1", port=0, db_path=str(tmp_path / "live.db"), pin=PIN,
