@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Iterable
 
 import numpy as np
@@ -727,28 +728,68 @@ def order_check(logged: tuple[Turned, Turned], swapped: tuple[Turned, Turned],
         if e.pressed and e.player in presses and (e.player, e.t_ns) not in taken \
                 and lo <= e.t_ns <= now:
             presses[e.player].append(e.t_ns)
-    alts = _alternatives(presses, before, p, _react_grid(p))
-    z_a = _pair_z(logged, alts, now, p, before, False)
-    z_b = _pair_z(swapped, alts, now, p, before, False)
-    judged = _pair_z(logged, alts, now, p, before, True)
+    # the table asks again on every change of state, often at the same instant
+    return _order_weigh(tuple(logged), tuple(swapped),
+                        tuple((q, tuple(ts)) for q, ts in presses.items()), now, p, before)
+
+
+@lru_cache(maxsize=256)
+def _order_weigh(logged: tuple[Turned, Turned], swapped: tuple[Turned, Turned],
+                 presses: tuple, now: int, p: People, before: Before | None) -> OrderCheck:
+    """:func:`order_check` from each player's presses in range (``presses``:
+    ``((player, (t_ns, ...)), ...)``): the same inputs give the same check."""
+    alts = _alternatives({q: list(ts) for q, ts in presses}, before, p, _react_grid(p))
+    rows = _Rows(alts, before, now, p)
+    z_a = _pair_z(logged, rows, False)
+    z_b = _pair_z(swapped, rows, False)
+    judged = _pair_z(logged, rows, True)
     total = (1 - p.swap_p) * z_a + p.swap_p * z_b
     if not total > 0:
         return OrderCheck(0.0, 1.0)
     return OrderCheck(p.swap_p * z_b / total, (1 - p.swap_p) * judged / total)
 
 
-def _pair_z(cards: tuple[Turned, Turned], alts: dict[str, list[_Press]], now: int, p: People,
-            before: Before | None, as_judged: bool) -> float:
+class _Rows:
+    """What the three weighings of one order check share: each log's flip
+    grid (its prior, and the chance a reaction to a flip there is still to
+    come), and each player's reaction densities over it (press x flip),
+    their other explanations divided out."""
+
+    def __init__(self, alts: dict[str, list[_Press]], before: Before | None, now: int,
+                 p: People):
+        self.alts, self.before, self.now, self.p = alts, before, now, p
+        self._grids: dict[int, tuple] = {}
+        self._pdfs: dict[tuple[str, int], np.ndarray] = {}
+
+    def grid(self, card: Turned) -> tuple:
+        """``(flips, prior, sf)`` of a card logged at ``card.log_ns``."""
+        got = self._grids.get(card.log_ns)
+        if got is None:
+            f, w = _turn_grid(card, self.before, self.now, self.p)
+            got = self._grids[card.log_ns] = (f, w, _sf(self.p, self.now - f))
+        return got
+
+    def pdf(self, q: str, card: Turned) -> np.ndarray:
+        """``q``'s reaction densities: a press (row) after each flip of the grid."""
+        got = self._pdfs.get((q, card.log_ns))
+        if got is None:
+            xs = self.alts[q]
+            ts = np.array([x.t_ns for x in xs], dtype=np.int64)
+            got = _pdf(self.p, ts[:, None] - self.grid(card)[0][None, :])
+            self._pdfs[(q, card.log_ns)] = got
+        return got
+
+
+def _pair_z(cards: tuple[Turned, Turned], rows: _Rows, as_judged: bool) -> float:
     """The likelihood of every press with ``cards[0]`` turned first (its
     verdicts held as judged when ``as_judged``)."""
-    grids = [_turn_grid(c, before, now, p) for c in cards]
-    (f1, w1), (f2, w2) = grids
+    (f1, w1, _), (f2, w2, _) = rows.grid(cards[0]), rows.grid(cards[1])
     if not len(f1) or not len(f2):
         return 0.0
-    like = (f2[None, :] >= f1[:, None] + p.min_flip_gap_ns).astype(float)
+    like = (f2[None, :] >= f1[:, None] + rows.p.min_flip_gap_ns).astype(float)
     u, v = w1, w2                   # the factors alike to every pair: like * u (x) v
-    for q, xs in alts.items():
-        term = _pair_terms(q, xs, cards, (f1, f2), now, p, as_judged)
+    for q in rows.alts:
+        term = _pair_terms(q, cards, rows, as_judged)
         if isinstance(term, tuple):
             u, v = u * term[0], v * term[1]
         elif term is not None:
@@ -800,21 +841,21 @@ def _allowed(card: Turned, q: str, xs: list[_Press], as_judged: bool):
     return [i for i, x in enumerate(xs) if x.t_ns > t], True
 
 
-def _pair_terms(q: str, xs: list[_Press], cards: tuple[Turned, Turned], flips, now: int,
-                p: People, as_judged: bool):
+def _pair_terms(q: str, cards: tuple[Turned, Turned], rows: _Rows, as_judged: bool):
     """One player's sum over the pairs of flip times: none or one press for
     each card, never the same press for both. None when the player may press
     for neither card (every pair of flip times is alike to them), and a pair
     of factors (one for each card's flip) when no press may be both cards'."""
+    p = rows.p
     if not _chance(p, cards[0], q) and not _chance(p, cards[1], q):
         return None
-    ts = np.array([x.t_ns for x in xs], dtype=np.int64)
+    xs = rows.alts[q]
     alt = np.array([x.alt for x in xs], dtype=float)
     sides = []
-    for card, f in zip(cards, flips):
+    for card in cards:
         s = _chance(p, card, q)
-        a0 = (1 - s) + s * _sf(p, now - f)
-        a = s * _pdf(p, ts[:, None] - f[None, :]) / alt[:, None]   # press x flip
+        a0 = (1 - s) + s * rows.grid(card)[2]
+        a = s * rows.pdf(q, card) / alt[:, None]   # press x flip
         keep, none = _allowed(card, q, xs, as_judged)
         keep = list(keep)
         total = (a0 if none else np.zeros_like(a0)) + a[keep].sum(axis=0)
