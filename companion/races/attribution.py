@@ -239,8 +239,8 @@ class _Press:
     own: float = 0.0    # how likely it is this card's (once judged)
 
 
-def _alternatives(presses: dict[str, list[int]], before: Before | None, p: People,
-                  react_grid: list[tuple[int, float]]) -> dict[str, list[_Press]]:
+def _alternatives(presses: dict[str, list[int]], before: Before | None,
+                  p: People) -> dict[str, list[_Press]]:
     """Each candidate press with the density of its explanations other than
     this card and the card after it: a stray, a second press, the race
     before's (a late runner-up, a Mynah's slap)."""
@@ -261,20 +261,27 @@ def _alternatives(presses: dict[str, list[int]], before: Before | None, p: Peopl
             if before is not None and ((q, x) in before.movable
                                        or (free and x == first_after)):
                 # the race before's: a reaction to a flip one reaction before its anchor
-                alt += (p.slap_p if before.kind == LAST else p.slam_p) * sum(
-                    w * react_pdf(p, x - before.anchor_ns + r)
-                                      for r, w in react_grid)
+                alt += (p.slap_p if before.kind == LAST else p.slam_p) * _reacted(
+                    p, x - before.anchor_ns)
             got.append(_Press(q, x, alt))
         out[q] = got
     return out
 
 
-def _react_grid(p: People) -> list[tuple[int, float]]:
+@lru_cache(maxsize=4096)
+def _reacted(p: People, d_ns: int) -> float:
+    """Density of a press ``d_ns`` after a first press that was itself a
+    reaction to the same flip (both reactions over :func:`_react_grid`)."""
+    return sum(w * react_pdf(p, d_ns + r) for r, w in _react_grid(p))
+
+
+@lru_cache(maxsize=16)
+def _react_grid(p: People) -> tuple[tuple[int, float], ...]:
     """A reaction's distribution as (r_ns, weight) points, weights summing to 1."""
     pts = [p.floor_ns + k * 20 * MS for k in range(1, 130)]
     ws = [react_pdf(p, r) for r in pts]
     tot = sum(ws) or 1.0
-    return [(r, w / tot) for r, w in zip(pts, ws) if w / tot > 1e-5]
+    return tuple((r, w / tot) for r, w in zip(pts, ws) if w / tot > 1e-5)
 
 
 def _pdf(p: People, r_ns: np.ndarray) -> np.ndarray:
@@ -386,7 +393,7 @@ def judge(card: Card, edges: Iterable[Edge], now: int, people: People | None = N
         if e.pressed and e.player in presses and (e.player, e.t_ns) not in taken \
                 and lo + p.floor_ns <= e.t_ns <= now:
             presses[e.player].append(e.t_ns)
-    alts = _alternatives(presses, before, p, _react_grid(p))
+    alts = _alternatives(presses, before, p)
     if hi < lo:
         return Judgement("wait", (), now + 100 * MS, "the card is not turned yet")
     fc, prior_c = _flips(card, before, lo, hi, p)
@@ -738,7 +745,7 @@ def _order_weigh(logged: tuple[Turned, Turned], swapped: tuple[Turned, Turned],
                  presses: tuple, now: int, p: People, before: Before | None) -> OrderCheck:
     """:func:`order_check` from each player's presses in range (``presses``:
     ``((player, (t_ns, ...)), ...)``): the same inputs give the same check."""
-    alts = _alternatives({q: list(ts) for q, ts in presses}, before, p, _react_grid(p))
+    alts = _alternatives({q: list(ts) for q, ts in presses}, before, p)
     rows = _Rows(alts, before, now, p)
     z_a = _pair_z(logged, rows, False)
     z_b = _pair_z(swapped, rows, False)
