@@ -412,15 +412,17 @@ def judge(card: Card, edges: Iterable[Edge], now: int, people: People | None = N
     if not z > 0:
         return Judgement("wait", (), now + 100 * MS, "no reading fits yet")
     judged = list(card.eligible)
+    # each press's mass as this card's (the rest as they may be)
+    mine = {q: [like * np.outer(ai, terms[q][3] - bi) / terms[q][4]
+                for ai, bi in zip(terms[q][1], terms[q][2])] for q in judged}
     if card.kind == LAST:
-        mass, open_share = _last(judged, alts, terms, like, s)
+        mass, open_share = _last(judged, alts, terms, like, s, mine)
     else:
-        mass, open_share = _first(judged, alts, terms, like, s)
+        mass, open_share = _first(judged, alts, terms, like, s, mine)
     readings = sorted((Reading(k[0], k[1], m / z) for k, m in mass.items()), key=lambda r: -r.p)
     for q in judged:        # how likely each press is this card's (for the record)
-        a0, a, b, sb, tot = terms[q]
-        for x, ai, bi in zip(alts[q], a, b):
-            x.own = float((like * np.outer(ai, sb - bi) / tot).sum() / z)
+        for x, share in zip(alts[q], mine[q]):
+            x.own = float(share.sum() / z)
     unlogged = 0.0 if next_log_ns is not None else float(like[:, :-1].sum() / z)
     # the latest press that may be this card's: a card logged later may still explain it
     latest = max((x.t_ns for q in judged for x in alts[q] if x.own >= 0.01), default=None)
@@ -516,7 +518,7 @@ def _prefix(arrs: list, init) -> list:
     return out
 
 
-def _first(judged, alts, terms, like, s):
+def _first(judged, alts, terms, like, s, mine):
     """The first-press outcomes' masses, and the share still open (nobody
     has slammed this card yet, somebody may)."""
     mass = {}
@@ -531,22 +533,22 @@ def _first(judged, alts, terms, like, s):
         sab = _suffix([np.outer(ai, bi) for ai, bi in zip(a, b)], np.zeros_like(like))
         keep = [(np.outer(sa[k], sb) - sab[k]) / tot for k in range(len(a) + 1)]
         later[r] = ([x.t_ns for x in alts[r]], keep)
-    _press_masses(judged, alts, terms, like, later, _after, mass)
+    _press_masses(judged, alts, terms, mine, later, _after, mass)
     mass[(None, None)] = float((like * never).sum())
     return mass, float((like * (nothing - never)).sum())
 
 
-def _press_masses(judged, alts, terms, like, others, index, mass) -> None:
+def _press_masses(judged, alts, terms, mine, others, index, mass) -> None:
     """Each press's mass as the one the verdict turns on: it is its
-    player's press for this card, and every other player's is where
-    ``others[r][1][index(times, t)]`` says (later for a first press,
-    sooner for a last)."""
+    player's press for this card (``mine[q][i]``), and every other player's
+    is where ``others[r][1][index(times, t)]`` says (later for a first
+    press, sooner for a last)."""
     for q in judged:
-        a0, a, b, sb, tot = terms[q]
+        a = terms[q][1]
         for i, x in enumerate(alts[q]):
             if not a[i].any():
                 continue
-            share = like * np.outer(a[i], sb - b[i]) / tot
+            share = mine[q][i]
             for r in judged:
                 if r != q:
                     times, arr = others[r]
@@ -562,7 +564,7 @@ def _after(times: list[int], t: int) -> int:
     return k
 
 
-def _last(judged, alts, terms, like, s):
+def _last(judged, alts, terms, like, s, mine):
     """The last-press outcomes' masses (the loser), and the share still
     open: two or more players have not slapped yet and one of them may (one
     player who has not slapped is the last, whether they slap later or not)."""
@@ -576,7 +578,7 @@ def _last(judged, alts, terms, like, s):
         sooner[r] = ([x.t_ns for x in alts[r]], pre)
         none[r] = np.outer(a0, sb) / tot
         never[r] = np.outer(np.full_like(a0, 1 - s), sb) / tot
-    _press_masses(judged, alts, terms, like, sooner, _before, mass)
+    _press_masses(judged, alts, terms, mine, sooner, _before, mass)
     for q in judged:
         share = like * none[q]
         for r in judged:
