@@ -751,7 +751,10 @@ def _order_weigh(logged: tuple[Turned, Turned], swapped: tuple[Turned, Turned],
     rows = _Rows(alts, before, now, p)
     z_a = _pair_z(logged, rows, False)
     z_b = _pair_z(swapped, rows, False)
-    judged = _pair_z(logged, rows, True)
+    # the verdicts held change the weighing only where a card's winner (or
+    # nobody) was judged: else the logged order's likelihood as it is
+    held = any(c.kind == FIRST and (c.nobody or c.winner is not None) for c in logged)
+    judged = _pair_z(logged, rows, True) if held else z_a
     total = (1 - p.swap_p) * z_a + p.swap_p * z_b
     if not total > 0:
         return OrderCheck(0.0, 1.0)
@@ -769,6 +772,8 @@ class _Rows:
         self.alts, self.before, self.now, self.p = alts, before, now, p
         self._grids: dict[int, tuple] = {}
         self._pdfs: dict[tuple[str, int], np.ndarray] = {}
+        #: each player's term (see :func:`_pair_terms`) by what it depends on
+        self.terms: dict[tuple, object] = {}
 
     def grid(self, card: Turned) -> tuple:
         """``(flips, prior, sf)`` of a card logged at ``card.log_ns``."""
@@ -856,24 +861,33 @@ def _pair_terms(q: str, cards: tuple[Turned, Turned], rows: _Rows, as_judged: bo
     for neither card (every pair of flip times is alike to them), and a pair
     of factors (one for each card's flip) when no press may be both cards'."""
     p = rows.p
-    if not _chance(p, cards[0], q) and not _chance(p, cards[1], q):
+    chances = (_chance(p, cards[0], q), _chance(p, cards[1], q))
+    if not chances[0] and not chances[1]:
         return None
     xs = rows.alts[q]
+    allowed = [_allowed(card, q, xs, as_judged) for card in cards]
+    # the weighings as logged and as judged differ only for some players
+    key = (q, cards[0].log_ns, cards[1].log_ns, chances,
+           tuple((tuple(keep), none) for keep, none in allowed))
+    got = rows.terms.get(key)
+    if got is not None:
+        return got
     alt = np.array([x.alt for x in xs], dtype=float)
     sides = []
-    for card in cards:
-        s = _chance(p, card, q)
+    for card, s, (keep, none) in zip(cards, chances, allowed):
         a0 = (1 - s) + s * rows.grid(card)[2]
         a = s * rows.pdf(q, card) / alt[:, None]   # press x flip
-        keep, none = _allowed(card, q, xs, as_judged)
         keep = list(keep)
         total = (a0 if none else np.zeros_like(a0)) + a[keep].sum(axis=0)
         sides.append((a, set(keep), total))
     (a1, k1, t1), (a2, k2, t2) = sides
     both = sorted(k1 & k2)
     if not both:
-        return t1, t2           # no press may be both cards': one factor a card
-    return np.outer(t1, t2) - a1[both].T @ a2[both]
+        got = (t1, t2)          # no press may be both cards': one factor a card
+    else:
+        got = np.outer(t1, t2) - a1[both].T @ a2[both]
+    rows.terms[key] = got
+    return got
 
 
 def describe(j: Judgement) -> str:
