@@ -477,8 +477,9 @@ def _terms(eligible: bool, presses: list[_Press], fc, fn, s: float, now: int, p:
            marker: bool = False):
     """One player's sums, over every pair of flip times: ``a0`` (no press
     of theirs for this card so far), ``a`` (each press for it), ``b`` and
-    ``sb`` the same for the other card, and ``total`` their likelihood (at
-    most one press a card), each press's other explanations divided out.
+    ``sb`` the same for the other card, ``total`` their likelihood (at
+    most one press a card) and ``ab`` each press counted for both, each
+    press's other explanations divided out.
     ``marker``: the flipper of a card they race, whose press for it is
     their mark (``mark_p``) or else a reaction."""
     # a player who may not race it (its flipper) may still press by reflex
@@ -497,9 +498,22 @@ def _terms(eligible: bool, presses: list[_Press], fc, fn, s: float, now: int, p:
          for x in presses]
     sb = b0 + sum(b) if b else b0
     total = np.outer(a0 + sum(a) if a else a0, sb)
-    for ai, bi in zip(a, b):
-        total -= np.outer(ai, bi)
-    return a0, a, b, sb, total
+    ab = [np.outer(ai, bi) for ai, bi in zip(a, b)]    # the same press for both cards
+    for x in ab:
+        total -= x
+    return a0, a, b, sb, total, ab
+
+
+class _Lazy:
+    """``f(k)``, each computed once, when first read (``lazy[k]``)."""
+
+    def __init__(self, f):
+        self.f, self.got = f, {}
+
+    def __getitem__(self, k: int):
+        if k not in self.got:
+            self.got[k] = self.f(k)
+        return self.got[k]
 
 
 def _suffix(arrs: list, init) -> list:
@@ -526,12 +540,13 @@ def _first(judged, alts, terms, like, s, mine):
     nothing = np.ones_like(like)
     later = {}      # r -> (times, [P(r's press for this card is later than times[k] or none)])
     for r in judged:
-        a0, a, b, sb, tot = terms[r]
+        a0, a, b, sb, tot, ab = terms[r]
         never *= np.outer(np.full_like(a0, 1 - s), sb) / tot
         nothing *= np.outer(a0, sb) / tot
         sa = _suffix(a, a0)
-        sab = _suffix([np.outer(ai, bi) for ai, bi in zip(a, b)], np.zeros_like(like))
-        keep = [(np.outer(sa[k], sb) - sab[k]) / tot for k in range(len(a) + 1)]
+        sab = _suffix(ab, np.zeros_like(like))
+        keep = _Lazy(lambda k, sa=sa, sab=sab, sb=sb, tot=tot:
+                     (np.outer(sa[k], sb) - sab[k]) / tot)
         later[r] = ([x.t_ns for x in alts[r]], keep)
     _press_masses(judged, alts, terms, mine, later, _after, mass)
     mass[(None, None)] = float((like * never).sum())
@@ -571,7 +586,7 @@ def _last(judged, alts, terms, like, s, mine):
     mass = {}
     pressed, none, never, sooner = {}, {}, {}, {}
     for r in judged:
-        a0, a, b, sb, tot = terms[r]
+        a0, a, b, sb, tot, _ = terms[r]
         parts = [np.outer(ai, sb - bi) / tot for ai, bi in zip(a, b)]
         pre = _prefix(parts, np.zeros_like(like))
         pressed[r] = pre[-1]
