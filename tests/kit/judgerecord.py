@@ -54,7 +54,10 @@ def record(cards: int, pace_ms: int, seed: int) -> dict:
 
 if __name__ == "__main__":
     runs = [record(*run) for run in RUNS]      # one answer a line
-    sys.stdout.write("[\n" + ",\n".join(
-        '{"run": %s, "tally": %s, "answers": [\n%s]}' % (
-            json.dumps(r["run"]), json.dumps(r["tally"], sort_keys=True),
-            ",\n".join(json.dumps(a) for a in r["answers"])) for r in runs) + "\n]\n")
+    blocks = []
+    for r in runs:
+        lines = ",\n".join(json.dumps(a) for a in r["answers"])
+        blocks.append(f'{{"run": {json.dumps(r["run"])}, '
+                      f'"tally": {json.dumps(r["tally"], sort_keys=True)}, '
+                      f'"answers": [\n{lines}]}}')
+    sys.stdout.write("[\n" + ",\n".join(blocks) + "\n]\n")
