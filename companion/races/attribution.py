@@ -802,9 +802,8 @@ class _Rows:
         """``q``'s reaction densities: a press (row) after each flip of the grid."""
         got = self._pdfs.get((q, card.log_ns))
         if got is None:
-            xs = self.alts[q]
-            ts = np.array([x.t_ns for x in xs], dtype=np.int64)
-            got = _pdf(self.p, ts[:, None] - self.grid(card)[0][None, :])
+            hi = min(card.log_ns - self.p.lag_lo_ns, self.now)
+            got = _turn_pdf(tuple(x.t_ns for x in self.alts[q]), card.log_ns, hi, self.p)
             self._pdfs[(q, card.log_ns)] = got
         return got
 
@@ -830,18 +829,47 @@ def _turn_grid(card: Turned, before: Before | None, now: int, p: People):
     """A card's flip times (every 40 ms where the host usually logs, every
     120 ms in the lag's tail) and their prior."""
     hi = min(card.log_ns - p.lag_lo_ns, now)
-    usual = card.log_ns - p.lag_hi_ns
+    return _turn_prior(card.log_ns, hi, None if before is None else before.anchor_ns, p)
+
+
+#: the table weighs the same cards again and again as presses come and its
+#: state changes: what does not depend on ``now`` is kept (read-only arrays)
+@lru_cache(maxsize=256)
+def _turn_times(log_ns: int, hi: int, p: People) -> tuple[np.ndarray, np.ndarray]:
+    """The flip times of a card logged at ``log_ns`` (the latest ``hi``)
+    and their prior from the host's lag alone."""
+    usual = log_ns - p.lag_hi_ns
     fine = np.arange(hi, usual - 1, -ORDER_STEP_NS, dtype=np.int64)[::-1]
     start = (fine[0] if len(fine) else hi + ORDER_TAIL_STEP_NS) - ORDER_TAIL_STEP_NS
-    coarse = np.arange(start, card.log_ns - p.lag_tail_ns - 1, -ORDER_TAIL_STEP_NS,
+    coarse = np.arange(start, log_ns - p.lag_tail_ns - 1, -ORDER_TAIL_STEP_NS,
                        dtype=np.int64)[::-1]
     f = np.concatenate([coarse, fine])
     step = np.concatenate([np.full(len(coarse), ORDER_TAIL_STEP_NS / S),
                            np.full(len(fine), ORDER_STEP_NS / S)])
-    prior = _lag(p, card.log_ns - f) * step
-    if before is not None:
-        prior = prior * _sf(p, before.anchor_ns + p.min_flip_gap_ns - f)
+    return _frozen(f), _frozen(_lag(p, log_ns - f) * step)
+
+
+@lru_cache(maxsize=256)
+def _turn_prior(log_ns: int, hi: int, anchor_ns: int | None, p: People):
+    """:func:`_turn_grid`: turned after the race card before (flipped by
+    its ``anchor_ns``) when there is one."""
+    f, prior = _turn_times(log_ns, hi, p)
+    if anchor_ns is not None:
+        prior = _frozen(prior * _sf(p, anchor_ns + p.min_flip_gap_ns - f))
     return f, prior
+
+
+@lru_cache(maxsize=1024)
+def _turn_pdf(ts: tuple[int, ...], log_ns: int, hi: int, p: People) -> np.ndarray:
+    """Reaction densities: each press of ``ts`` (a row) after each flip of
+    the card's grid."""
+    f = _turn_times(log_ns, hi, p)[0]
+    return _frozen(_pdf(p, np.array(ts, dtype=np.int64)[:, None] - f[None, :]))
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
 
 
 def _chance(p: People, card: Turned, q: str) -> float:
