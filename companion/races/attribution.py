@@ -412,17 +412,15 @@ def judge(card: Card, edges: Iterable[Edge], now: int, people: People | None = N
     if not z > 0:
         return Judgement("wait", (), now + 100 * MS, "no reading fits yet")
     judged = list(card.eligible)
-    # each press's mass as this card's (the rest as they may be)
-    mine = {q: [like * np.outer(ai, terms[q][3] - bi) / terms[q][4]
-                for ai, bi in zip(terms[q][1], terms[q][2])] for q in judged}
     if card.kind == LAST:
-        mass, open_share = _last(judged, alts, terms, like, s, mine)
+        mass, open_share = _last(judged, alts, terms, like, s)
     else:
-        mass, open_share = _first(judged, alts, terms, like, s, mine)
+        mass, open_share = _first(judged, alts, terms, like, s)
     readings = sorted((Reading(k[0], k[1], m / z) for k, m in mass.items()), key=lambda r: -r.p)
     for q in judged:        # how likely each press is this card's (for the record)
-        for x, share in zip(alts[q], mine[q]):
-            x.own = float(share.sum() / z)
+        a0, a, b, sb, tot = terms[q]
+        for x, ai, bi in zip(alts[q], a, b):
+            x.own = float((like * np.outer(ai, sb - bi) / tot).sum() / z)
     unlogged = 0.0 if next_log_ns is not None else float(like[:, :-1].sum() / z)
     # the latest press that may be this card's: a card logged later may still explain it
     latest = max((x.t_ns for q in judged for x in alts[q] if x.own >= 0.01), default=None)
@@ -477,9 +475,8 @@ def _terms(eligible: bool, presses: list[_Press], fc, fn, s: float, now: int, p:
            marker: bool = False):
     """One player's sums, over every pair of flip times: ``a0`` (no press
     of theirs for this card so far), ``a`` (each press for it), ``b`` and
-    ``sb`` the same for the other card, ``total`` their likelihood (at
-    most one press a card) and ``ab`` each press counted for both, each
-    press's other explanations divided out.
+    ``sb`` the same for the other card, and ``total`` their likelihood (at
+    most one press a card), each press's other explanations divided out.
     ``marker``: the flipper of a card they race, whose press for it is
     their mark (``mark_p``) or else a reaction."""
     # a player who may not race it (its flipper) may still press by reflex
@@ -498,10 +495,9 @@ def _terms(eligible: bool, presses: list[_Press], fc, fn, s: float, now: int, p:
          for x in presses]
     sb = b0 + sum(b) if b else b0
     total = np.outer(a0 + sum(a) if a else a0, sb)
-    ab = [np.outer(ai, bi) for ai, bi in zip(a, b)]    # the same press for both cards
-    for x in ab:
-        total -= x
-    return a0, a, b, sb, total, ab
+    for ai, bi in zip(a, b):
+        total -= np.outer(ai, bi)
+    return a0, a, b, sb, total
 
 
 class _Lazy:
@@ -532,7 +528,7 @@ def _prefix(arrs: list, init) -> list:
     return out
 
 
-def _first(judged, alts, terms, like, s, mine):
+def _first(judged, alts, terms, like, s):
     """The first-press outcomes' masses, and the share still open (nobody
     has slammed this card yet, somebody may)."""
     mass = {}
@@ -540,30 +536,30 @@ def _first(judged, alts, terms, like, s, mine):
     nothing = np.ones_like(like)
     later = {}      # r -> (times, [P(r's press for this card is later than times[k] or none)])
     for r in judged:
-        a0, a, b, sb, tot, ab = terms[r]
+        a0, a, b, sb, tot = terms[r]
         never *= np.outer(np.full_like(a0, 1 - s), sb) / tot
         nothing *= np.outer(a0, sb) / tot
         sa = _suffix(a, a0)
-        sab = _suffix(ab, np.zeros_like(like))
+        sab = _suffix([np.outer(ai, bi) for ai, bi in zip(a, b)], np.zeros_like(like))
         keep = _Lazy(lambda k, sa=sa, sab=sab, sb=sb, tot=tot:
                      (np.outer(sa[k], sb) - sab[k]) / tot)
         later[r] = ([x.t_ns for x in alts[r]], keep)
-    _press_masses(judged, alts, terms, mine, later, _after, mass)
+    _press_masses(judged, alts, terms, like, later, _after, mass)
     mass[(None, None)] = float((like * never).sum())
     return mass, float((like * (nothing - never)).sum())
 
 
-def _press_masses(judged, alts, terms, mine, others, index, mass) -> None:
+def _press_masses(judged, alts, terms, like, others, index, mass) -> None:
     """Each press's mass as the one the verdict turns on: it is its
-    player's press for this card (``mine[q][i]``), and every other player's
-    is where ``others[r][1][index(times, t)]`` says (later for a first
-    press, sooner for a last)."""
+    player's press for this card, and every other player's is where
+    ``others[r][1][index(times, t)]`` says (later for a first press,
+    sooner for a last)."""
     for q in judged:
-        a = terms[q][1]
+        a0, a, b, sb, tot = terms[q]
         for i, x in enumerate(alts[q]):
             if not a[i].any():
                 continue
-            share = mine[q][i]
+            share = like * np.outer(a[i], sb - b[i]) / tot
             for r in judged:
                 if r != q:
                     times, arr = others[r]
@@ -579,21 +575,21 @@ def _after(times: list[int], t: int) -> int:
     return k
 
 
-def _last(judged, alts, terms, like, s, mine):
+def _last(judged, alts, terms, like, s):
     """The last-press outcomes' masses (the loser), and the share still
     open: two or more players have not slapped yet and one of them may (one
     player who has not slapped is the last, whether they slap later or not)."""
     mass = {}
     pressed, none, never, sooner = {}, {}, {}, {}
     for r in judged:
-        a0, a, b, sb, tot, _ = terms[r]
+        a0, a, b, sb, tot = terms[r]
         parts = [np.outer(ai, sb - bi) / tot for ai, bi in zip(a, b)]
         pre = _prefix(parts, np.zeros_like(like))
         pressed[r] = pre[-1]
         sooner[r] = ([x.t_ns for x in alts[r]], pre)
         none[r] = np.outer(a0, sb) / tot
         never[r] = np.outer(np.full_like(a0, 1 - s), sb) / tot
-    _press_masses(judged, alts, terms, mine, sooner, _before, mass)
+    _press_masses(judged, alts, terms, like, sooner, _before, mass)
     for q in judged:
         share = like * none[q]
         for r in judged:
