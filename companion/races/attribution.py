@@ -923,6 +923,8 @@ def _pair_terms(q: str, cards: tuple[Turned, Turned], rows: _Rows, as_judged: bo
     both = sorted(k1 & k2)
     if not both:
         got = (t1, t2)          # no press may be both cards': one factor a card
+    elif len(both) == 1:        # (the same product as the matrix one, at half its cost)
+        got = np.outer(t1, t2) - np.outer(a1[both[0]], a2[both[0]])
     else:
         got = np.outer(t1, t2) - a1[both].T @ a2[both]
     rows.terms[key] = got
