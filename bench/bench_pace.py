@@ -13,9 +13,16 @@ first slam, a Mynah's last slap) counted for no card or another card.
 ``race_pace_flipper_arms_wrong_pct_*``: the same people with the setting
 ``flipper_arms`` on and a flipper who presses as they turn each card (95 %
 of cards, 0-120 ms after it lies face up), 320 race cards at 1.0 and
-2.5 s, wrong and asked (docs/rules-notes.md, "Flipper arming")."""
+2.5 s, wrong and asked (docs/rules-notes.md, "Flipper arming").
+
+``race_pace_cpu_ms_per_card_2500ms``: the CPU time the simulated game takes
+per race card at 2.5 s (the session, the judge and the order check on
+every change of state: what the slow tests of tests/test_race_pace.py
+spend, issue 30)."""
 
 from __future__ import annotations
+
+import time
 
 from tests.kit.pacesim import Pace, simulate
 
@@ -26,7 +33,11 @@ PACES_MS = (1_000, 1_500, 2_500, 4_000)
 def run():
     wrong, after = [], []
     for pace in PACES_MS:
+        cpu = time.process_time()
         tally = simulate(CARDS, pace, seed=pace)
+        if pace == 2_500:
+            yield ("race_pace_cpu_ms_per_card_2500ms",
+                   (time.process_time() - cpu) * 1e3 / tally.cards, "ms CPU")
         wrong.append(tally.pct(tally.wrong))
         after.append(tally.pct(tally.wrong_after_answer))
         yield f"race_pace_wrong_pct_{pace}ms", tally.pct(tally.wrong), "%"

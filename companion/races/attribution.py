@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Iterable
 
 import numpy as np
@@ -238,8 +239,8 @@ class _Press:
     own: float = 0.0    # how likely it is this card's (once judged)
 
 
-def _alternatives(presses: dict[str, list[int]], before: Before | None, p: People,
-                  react_grid: list[tuple[int, float]]) -> dict[str, list[_Press]]:
+def _alternatives(presses: dict[str, list[int]], before: Before | None,
+                  p: People) -> dict[str, list[_Press]]:
     """Each candidate press with the density of its explanations other than
     this card and the card after it: a stray, a second press, the race
     before's (a late runner-up, a Mynah's slap)."""
@@ -260,20 +261,27 @@ def _alternatives(presses: dict[str, list[int]], before: Before | None, p: Peopl
             if before is not None and ((q, x) in before.movable
                                        or (free and x == first_after)):
                 # the race before's: a reaction to a flip one reaction before its anchor
-                alt += (p.slap_p if before.kind == LAST else p.slam_p) * sum(
-                    w * react_pdf(p, x - before.anchor_ns + r)
-                                      for r, w in react_grid)
+                alt += (p.slap_p if before.kind == LAST else p.slam_p) * _reacted(
+                    p, x - before.anchor_ns)
             got.append(_Press(q, x, alt))
         out[q] = got
     return out
 
 
-def _react_grid(p: People) -> list[tuple[int, float]]:
+@lru_cache(maxsize=4096)
+def _reacted(p: People, d_ns: int) -> float:
+    """Density of a press ``d_ns`` after a first press that was itself a
+    reaction to the same flip (both reactions over :func:`_react_grid`)."""
+    return sum(w * react_pdf(p, d_ns + r) for r, w in _react_grid(p))
+
+
+@lru_cache(maxsize=16)
+def _react_grid(p: People) -> tuple[tuple[int, float], ...]:
     """A reaction's distribution as (r_ns, weight) points, weights summing to 1."""
     pts = [p.floor_ns + k * 20 * MS for k in range(1, 130)]
     ws = [react_pdf(p, r) for r in pts]
     tot = sum(ws) or 1.0
-    return [(r, w / tot) for r, w in zip(pts, ws) if w / tot > 1e-5]
+    return tuple((r, w / tot) for r, w in zip(pts, ws) if w / tot > 1e-5)
 
 
 def _pdf(p: People, r_ns: np.ndarray) -> np.ndarray:
@@ -385,7 +393,7 @@ def judge(card: Card, edges: Iterable[Edge], now: int, people: People | None = N
         if e.pressed and e.player in presses and (e.player, e.t_ns) not in taken \
                 and lo + p.floor_ns <= e.t_ns <= now:
             presses[e.player].append(e.t_ns)
-    alts = _alternatives(presses, before, p, _react_grid(p))
+    alts = _alternatives(presses, before, p)
     if hi < lo:
         return Judgement("wait", (), now + 100 * MS, "the card is not turned yet")
     fc, prior_c = _flips(card, before, lo, hi, p)
@@ -492,6 +500,18 @@ def _terms(eligible: bool, presses: list[_Press], fc, fn, s: float, now: int, p:
     return a0, a, b, sb, total
 
 
+class _Lazy:
+    """``f(k)``, each computed once, when first read (``lazy[k]``)."""
+
+    def __init__(self, f):
+        self.f, self.got = f, {}
+
+    def __getitem__(self, k: int):
+        if k not in self.got:
+            self.got[k] = self.f(k)
+        return self.got[k]
+
+
 def _suffix(arrs: list, init) -> list:
     """``out[k]`` = ``init`` + sum of ``arrs[k:]`` (``out[len]`` = ``init``)."""
     out = [init]
@@ -521,7 +541,8 @@ def _first(judged, alts, terms, like, s):
         nothing *= np.outer(a0, sb) / tot
         sa = _suffix(a, a0)
         sab = _suffix([np.outer(ai, bi) for ai, bi in zip(a, b)], np.zeros_like(like))
-        keep = [(np.outer(sa[k], sb) - sab[k]) / tot for k in range(len(a) + 1)]
+        keep = _Lazy(lambda k, sa=sa, sab=sab, sb=sb, tot=tot:
+                     (np.outer(sa[k], sb) - sab[k]) / tot)
         later[r] = ([x.t_ns for x in alts[r]], keep)
     _press_masses(judged, alts, terms, like, later, _after, mass)
     mass[(None, None)] = float((like * never).sum())
@@ -727,28 +748,72 @@ def order_check(logged: tuple[Turned, Turned], swapped: tuple[Turned, Turned],
         if e.pressed and e.player in presses and (e.player, e.t_ns) not in taken \
                 and lo <= e.t_ns <= now:
             presses[e.player].append(e.t_ns)
-    alts = _alternatives(presses, before, p, _react_grid(p))
-    z_a = _pair_z(logged, alts, now, p, before, False)
-    z_b = _pair_z(swapped, alts, now, p, before, False)
-    judged = _pair_z(logged, alts, now, p, before, True)
+    # the table asks again on every change of state, often at the same instant
+    return _order_weigh(tuple(logged), tuple(swapped),
+                        tuple((q, tuple(ts)) for q, ts in presses.items()), now, p, before)
+
+
+@lru_cache(maxsize=256)
+def _order_weigh(logged: tuple[Turned, Turned], swapped: tuple[Turned, Turned],
+                 presses: tuple, now: int, p: People, before: Before | None) -> OrderCheck:
+    """:func:`order_check` from each player's presses in range (``presses``:
+    ``((player, (t_ns, ...)), ...)``): the same inputs give the same check."""
+    alts = _alternatives({q: list(ts) for q, ts in presses}, before, p)
+    rows = _Rows(alts, before, now, p)
+    z_a = _pair_z(logged, rows, False)
+    z_b = _pair_z(swapped, rows, False)
+    # the verdicts held change the weighing only where a card's winner (or
+    # nobody) was judged: else the logged order's likelihood as it is
+    held = any(c.kind == FIRST and (c.nobody or c.winner is not None) for c in logged)
+    judged = _pair_z(logged, rows, True) if held else z_a
     total = (1 - p.swap_p) * z_a + p.swap_p * z_b
     if not total > 0:
         return OrderCheck(0.0, 1.0)
     return OrderCheck(p.swap_p * z_b / total, (1 - p.swap_p) * judged / total)
 
 
-def _pair_z(cards: tuple[Turned, Turned], alts: dict[str, list[_Press]], now: int, p: People,
-            before: Before | None, as_judged: bool) -> float:
+class _Rows:
+    """What the three weighings of one order check share: each log's flip
+    grid (its prior, and the chance a reaction to a flip there is still to
+    come), and each player's reaction densities over it (press x flip),
+    their other explanations divided out."""
+
+    def __init__(self, alts: dict[str, list[_Press]], before: Before | None, now: int,
+                 p: People):
+        self.alts, self.before, self.now, self.p = alts, before, now, p
+        self._grids: dict[int, tuple] = {}
+        self._pdfs: dict[tuple[str, int], np.ndarray] = {}
+        #: each player's term (see :func:`_pair_terms`) by what it depends on
+        self.terms: dict[tuple, object] = {}
+
+    def grid(self, card: Turned) -> tuple:
+        """``(flips, prior, sf)`` of a card logged at ``card.log_ns``."""
+        got = self._grids.get(card.log_ns)
+        if got is None:
+            f, w = _turn_grid(card, self.before, self.now, self.p)
+            got = self._grids[card.log_ns] = (f, w, _sf(self.p, self.now - f))
+        return got
+
+    def pdf(self, q: str, card: Turned) -> np.ndarray:
+        """``q``'s reaction densities: a press (row) after each flip of the grid."""
+        got = self._pdfs.get((q, card.log_ns))
+        if got is None:
+            hi = min(card.log_ns - self.p.lag_lo_ns, self.now)
+            got = _turn_pdf(tuple(x.t_ns for x in self.alts[q]), card.log_ns, hi, self.p)
+            self._pdfs[(q, card.log_ns)] = got
+        return got
+
+
+def _pair_z(cards: tuple[Turned, Turned], rows: _Rows, as_judged: bool) -> float:
     """The likelihood of every press with ``cards[0]`` turned first (its
     verdicts held as judged when ``as_judged``)."""
-    grids = [_turn_grid(c, before, now, p) for c in cards]
-    (f1, w1), (f2, w2) = grids
+    (f1, w1, _), (f2, w2, _) = rows.grid(cards[0]), rows.grid(cards[1])
     if not len(f1) or not len(f2):
         return 0.0
-    like = (f2[None, :] >= f1[:, None] + p.min_flip_gap_ns).astype(float)
+    like = (f2[None, :] >= f1[:, None] + rows.p.min_flip_gap_ns).astype(float)
     u, v = w1, w2                   # the factors alike to every pair: like * u (x) v
-    for q, xs in alts.items():
-        term = _pair_terms(q, xs, cards, (f1, f2), now, p, as_judged)
+    for q in rows.alts:
+        term = _pair_terms(q, cards, rows, as_judged)
         if isinstance(term, tuple):
             u, v = u * term[0], v * term[1]
         elif term is not None:
@@ -760,18 +825,47 @@ def _turn_grid(card: Turned, before: Before | None, now: int, p: People):
     """A card's flip times (every 40 ms where the host usually logs, every
     120 ms in the lag's tail) and their prior."""
     hi = min(card.log_ns - p.lag_lo_ns, now)
-    usual = card.log_ns - p.lag_hi_ns
+    return _turn_prior(card.log_ns, hi, None if before is None else before.anchor_ns, p)
+
+
+#: the table weighs the same cards again and again as presses come and its
+#: state changes: what does not depend on ``now`` is kept (read-only arrays)
+@lru_cache(maxsize=256)
+def _turn_times(log_ns: int, hi: int, p: People) -> tuple[np.ndarray, np.ndarray]:
+    """The flip times of a card logged at ``log_ns`` (the latest ``hi``)
+    and their prior from the host's lag alone."""
+    usual = log_ns - p.lag_hi_ns
     fine = np.arange(hi, usual - 1, -ORDER_STEP_NS, dtype=np.int64)[::-1]
     start = (fine[0] if len(fine) else hi + ORDER_TAIL_STEP_NS) - ORDER_TAIL_STEP_NS
-    coarse = np.arange(start, card.log_ns - p.lag_tail_ns - 1, -ORDER_TAIL_STEP_NS,
+    coarse = np.arange(start, log_ns - p.lag_tail_ns - 1, -ORDER_TAIL_STEP_NS,
                        dtype=np.int64)[::-1]
     f = np.concatenate([coarse, fine])
     step = np.concatenate([np.full(len(coarse), ORDER_TAIL_STEP_NS / S),
                            np.full(len(fine), ORDER_STEP_NS / S)])
-    prior = _lag(p, card.log_ns - f) * step
-    if before is not None:
-        prior = prior * _sf(p, before.anchor_ns + p.min_flip_gap_ns - f)
+    return _frozen(f), _frozen(_lag(p, log_ns - f) * step)
+
+
+@lru_cache(maxsize=256)
+def _turn_prior(log_ns: int, hi: int, anchor_ns: int | None, p: People):
+    """:func:`_turn_grid`: turned after the race card before (flipped by
+    its ``anchor_ns``) when there is one."""
+    f, prior = _turn_times(log_ns, hi, p)
+    if anchor_ns is not None:
+        prior = _frozen(prior * _sf(p, anchor_ns + p.min_flip_gap_ns - f))
     return f, prior
+
+
+@lru_cache(maxsize=1024)
+def _turn_pdf(ts: tuple[int, ...], log_ns: int, hi: int, p: People) -> np.ndarray:
+    """Reaction densities: each press of ``ts`` (a row) after each flip of
+    the card's grid."""
+    f = _turn_times(log_ns, hi, p)[0]
+    return _frozen(_pdf(p, np.array(ts, dtype=np.int64)[:, None] - f[None, :]))
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
 
 
 def _chance(p: People, card: Turned, q: str) -> float:
@@ -800,30 +894,41 @@ def _allowed(card: Turned, q: str, xs: list[_Press], as_judged: bool):
     return [i for i, x in enumerate(xs) if x.t_ns > t], True
 
 
-def _pair_terms(q: str, xs: list[_Press], cards: tuple[Turned, Turned], flips, now: int,
-                p: People, as_judged: bool):
+def _pair_terms(q: str, cards: tuple[Turned, Turned], rows: _Rows, as_judged: bool):
     """One player's sum over the pairs of flip times: none or one press for
     each card, never the same press for both. None when the player may press
     for neither card (every pair of flip times is alike to them), and a pair
     of factors (one for each card's flip) when no press may be both cards'."""
-    if not _chance(p, cards[0], q) and not _chance(p, cards[1], q):
+    p = rows.p
+    chances = (_chance(p, cards[0], q), _chance(p, cards[1], q))
+    if not chances[0] and not chances[1]:
         return None
-    ts = np.array([x.t_ns for x in xs], dtype=np.int64)
+    xs = rows.alts[q]
+    allowed = [_allowed(card, q, xs, as_judged) for card in cards]
+    # the weighings as logged and as judged differ only for some players
+    key = (q, cards[0].log_ns, cards[1].log_ns, chances,
+           tuple((tuple(keep), none) for keep, none in allowed))
+    got = rows.terms.get(key)
+    if got is not None:
+        return got
     alt = np.array([x.alt for x in xs], dtype=float)
     sides = []
-    for card, f in zip(cards, flips):
-        s = _chance(p, card, q)
-        a0 = (1 - s) + s * _sf(p, now - f)
-        a = s * _pdf(p, ts[:, None] - f[None, :]) / alt[:, None]   # press x flip
-        keep, none = _allowed(card, q, xs, as_judged)
+    for card, s, (keep, none) in zip(cards, chances, allowed):
+        a0 = (1 - s) + s * rows.grid(card)[2]
+        a = s * rows.pdf(q, card) / alt[:, None]   # press x flip
         keep = list(keep)
         total = (a0 if none else np.zeros_like(a0)) + a[keep].sum(axis=0)
         sides.append((a, set(keep), total))
     (a1, k1, t1), (a2, k2, t2) = sides
     both = sorted(k1 & k2)
     if not both:
-        return t1, t2           # no press may be both cards': one factor a card
-    return np.outer(t1, t2) - a1[both].T @ a2[both]
+        got = (t1, t2)          # no press may be both cards': one factor a card
+    elif len(both) == 1:        # (the same product as the matrix one, at half its cost)
+        got = np.outer(t1, t2) - np.outer(a1[both[0]], a2[both[0]])
+    else:
+        got = np.outer(t1, t2) - a1[both].T @ a2[both]
+    rows.terms[key] = got
+    return got
 
 
 def describe(j: Judgement) -> str:

@@ -399,16 +399,16 @@ class TableRaces:
         i, j = tail["at"]
         events, states, game = g.events, g.replay.states, g.game
         first, second = events[i], events[j]
+        t_first, t_second = tail["times"]
+        logged = (_turned(game.race_request(states[i + 1]), t_first, tail["races"][0]),
+                  _turned(game.race_request(states[j + 1]), t_second, tail["races"][1]))
+        if logged[0].kind is None and logged[1].kind is None:
+            return None         # no race: the order changes no verdict (no plan needed)
         seq, reqs = self._plan(tail, states[i], first, second)
         if reqs is None:
             return None         # the tracker takes them in no other order
         # (the plan may have been found for the same events read before: by content)
         swapped_req = {json.dumps(e, sort_keys=True): r for e, r in zip(seq, reqs)}
-        t_first, t_second = tail["times"]
-        logged = (_turned(game.race_request(states[i + 1]), t_first, tail["races"][0]),
-                  _turned(game.race_request(states[j + 1]), t_second, tail["races"][1]))
-        if logged[0].kind is None and logged[1].kind is None:
-            return None         # no race: the order changes no verdict
         swapped = (_turned(swapped_req[json.dumps(second, sort_keys=True)], t_second, None),
                    _turned(swapped_req[json.dumps(first, sort_keys=True)], t_first, None))
         check = self.desk.order_check(logged, swapped, now, events[:i], self.names)
