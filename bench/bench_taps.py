@@ -9,7 +9,8 @@ Each game's player is its own file, ``bench/taps_<game>.py``, with
 * ``play(browser, table) -> dict``: plays ``turns`` turns and returns
   ``{"turns", "host_taps", "player_taps", "scrolls", "kinds", "unit"}``
   (optionally ``"player_actions"``: the player figure is then per action a
-  player logged, in ``"player_unit"``).
+  player logged, in ``"player_unit"``; ``"figures"``: more ``(name, value,
+  unit)`` of its own, as ``bench/taps_chope_cam.py``'s camera counts).
 
 ``run()`` plays every such file and returns ``[(name, value, unit), ...]``:
 ``host_taps_per_turn_<game>``, ``player_taps_per_turn_<game>`` and
@@ -66,7 +67,8 @@ def figures(game: str, got: dict) -> list[tuple[str, float, str]]:
     return [(f"host_taps_per_turn_{game}", got["host_taps"] / n, unit),
             (f"player_taps_per_turn_{game}", got["player_taps"] / per,
              got.get("player_unit", unit)),
-            (f"host_scrolls_per_turn_{game}", got["scrolls"] / n, unit.replace("taps", "scrolls"))]
+            (f"host_scrolls_per_turn_{game}", got["scrolls"] / n, unit.replace("taps", "scrolls")),
+            *got.get("figures", [])]
 
 
 def run(games: list[str] | None = None) -> list[tuple[str, float, str]]:
