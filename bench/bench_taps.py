@@ -10,7 +10,8 @@ Each game's player is its own file, ``bench/taps_<game>.py``, with
   ``{"turns", "host_taps", "player_taps", "scrolls", "kinds", "unit"}``
   (optionally ``"player_actions"``: the player figure is then per action a
   player logged, in ``"player_unit"``; ``"figures"``: more ``(name, value,
-  unit)`` of its own, as ``bench/taps_chope_cam.py``'s camera counts).
+  unit)`` of its own, as ``bench/taps_chope_cam.py``'s camera counts); a
+  player may define ``missing() -> str | None``: why it cannot run here.
 
 ``run()`` plays every such file and returns ``[(name, value, unit), ...]``:
 ``host_taps_per_turn_<game>``, ``player_taps_per_turn_<game>`` and
@@ -83,6 +84,10 @@ def run(games: list[str] | None = None) -> list[tuple[str, float, str]]:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             for game in games or GAMES:
+                why = getattr(importlib.import_module(f"bench.taps_{game}"), "missing", None)
+                if why is not None and why():     # a player that needs more (OpenCV)
+                    print(f"# bench_taps {game} skipped: {why()}", file=sys.stderr)
+                    continue
                 out += figures(game, play_one(browser, game))
         finally:
             browser.close()

@@ -77,6 +77,15 @@ class Tally:
                    key=lambda i: abs(self.first_ns + self.reveals[i].t_ns - t_ns))
 
 
+def missing() -> str | None:
+    """Why this player cannot run here (None: it can)."""
+    try:
+        import cv2  # noqa: F401
+    except ImportError:
+        return "no OpenCV (pip install opencv-python-headless): the camera needs it"
+    return None
+
+
 def deal(seed: int = SEED) -> list[str]:
     """``CARDS`` cards off the top of the real deck, shuffled."""
     from companion.games import get_game
