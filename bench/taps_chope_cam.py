@@ -161,8 +161,8 @@ def slams(table, desk, reveals, stop: threading.Event, rng: random.Random) -> No
         if r.card.startswith("food:"):
             continue
         at = desk.first_ns + r.t_ns + SLAM_NS
-        while not stop.is_set() and time.monotonic_ns() < at:
-            time.sleep(min(0.01, (at - time.monotonic_ns()) / S))
+        while not stop.is_set() and (left := at - time.monotonic_ns()) > 0:
+            time.sleep(min(0.01, left / S))
         if stop.is_set():
             return
         state = table.session.state
