@@ -243,10 +243,21 @@ def answer(host: Host, desk, tally: Tally) -> bool:
     return True
 
 
+def clip_frame(desk) -> float:
+    """The newest frame of the clip the camera was given; once the camera
+    stopped (its error on the console), the frame the clock is at: the
+    host then logs every card by hand as it lies."""
+    if desk.source.error is None:
+        return desk.frames - 1
+    from tests.kit.cardscenes import FRAME_NS
+
+    return (time.monotonic_ns() - desk.first_ns) / FRAME_NS
+
+
 def missed(host: Host, desk, tally: Tally, hs: dict) -> bool:
     """A card the camera has not logged (nor asked about) ``MISS_S`` of
     clip after it lay, or one the host dismissed: logged by hand."""
-    seen = desk.frames - 1                       # the newest frame the camera was given
+    seen = clip_frame(desk)
     asked = {tally.nearest(q.t_ns) for q in list(desk.watcher.questions)}
     from tests.kit.cardscenes import FPS
 
@@ -329,7 +340,7 @@ def run(host: Host, desk, tally: Tally, frames: int) -> None:
         if step(host, desk, tally):
             idle_since = None
             continue
-        done = len(tally.how) == len(tally.reveals) and desk.frames >= frames
+        done = len(tally.how) == len(tally.reveals) and clip_frame(desk) >= frames - 1
         if done:
             idle_since = idle_since or time.monotonic()
             if time.monotonic() - idle_since > 1.5:  # nothing more came: the end
@@ -343,7 +354,7 @@ def result(host: Host, desk, tally: Tally, teach_taps: int) -> dict:
     kinds = dict(host.kinds, teach_taps=teach_taps, camera_auto=counts["auto"],
                  camera_asked=counts["asked"], camera_missed=counts["hand"],
                  camera_wrong=tally.wrong, camera_again=tally.again,
-                 camera_refused=desk.watcher.refused)
+                 camera_refused=desk.watcher.refused, camera_error=desk.source.error)
     n = len(tally.reveals)
     camera = sum(host.kinds.get(k, 0) for k in CAMERA_TAPS)
     extra = [("host_taps_per_card_chope_cam", host.taps / n, "taps/card"),
