@@ -9,7 +9,9 @@ Each game's player is its own file, ``bench/taps_<game>.py``, with
 * ``play(browser, table) -> dict``: plays ``turns`` turns and returns
   ``{"turns", "host_taps", "player_taps", "scrolls", "kinds", "unit"}``
   (optionally ``"player_actions"``: the player figure is then per action a
-  player logged, in ``"player_unit"``).
+  player logged, in ``"player_unit"``; ``"figures"``: more ``(name, value,
+  unit)`` of its own, as ``bench/taps_chope_cam.py``'s camera counts); a
+  player may define ``missing() -> str | None``: why it cannot run here.
 
 ``run()`` plays every such file and returns ``[(name, value, unit), ...]``:
 ``host_taps_per_turn_<game>``, ``player_taps_per_turn_<game>`` and
@@ -66,7 +68,8 @@ def figures(game: str, got: dict) -> list[tuple[str, float, str]]:
     return [(f"host_taps_per_turn_{game}", got["host_taps"] / n, unit),
             (f"player_taps_per_turn_{game}", got["player_taps"] / per,
              got.get("player_unit", unit)),
-            (f"host_scrolls_per_turn_{game}", got["scrolls"] / n, unit.replace("taps", "scrolls"))]
+            (f"host_scrolls_per_turn_{game}", got["scrolls"] / n, unit.replace("taps", "scrolls")),
+            *got.get("figures", [])]
 
 
 def run(games: list[str] | None = None) -> list[tuple[str, float, str]]:
@@ -81,6 +84,10 @@ def run(games: list[str] | None = None) -> list[tuple[str, float, str]]:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             for game in games or GAMES:
+                why = getattr(importlib.import_module(f"bench.taps_{game}"), "missing", None)
+                if why is not None and why():     # a player that needs more (OpenCV)
+                    print(f"# bench_taps {game} skipped: {why()}", file=sys.stderr)
+                    continue
                 out += figures(game, play_one(browser, game))
         finally:
             browser.close()

@@ -177,3 +177,17 @@ def test_a_slam_stamped_first_but_delivered_last_wins_a_card_the_camera_logged()
     races = [e for _, e in s.store.events(s.game_id) if e.get("type") == "race"]
     assert [r["winner"] for r in races] == ["bo"]
     assert not races[0].get("false_starts")
+
+
+def test_a_realtime_clip_goes_on_when_its_frame_falls_due_between_two_readings(tmp_path):
+    """The clock read in the loop's test is before the frame's time, the
+    next reading (for the sleep) past it: the clip waited a negative time
+    and stopped with a ValueError (seen in bench taps chope_cam)."""
+    import cv2
+
+    for name in ("a.png", "b.png"):
+        cv2.imwrite(str(tmp_path / name), np.zeros((4, 4, 3), np.uint8))
+    write_times(tmp_path, [("a.png", 0), ("b.png", 100)])
+    readings = iter([1_000, 1_000, 1_099, 1_105])   # start; a due; 1 ns before b; 5 ns past
+    clip = ClipSource(tmp_path, realtime=True, clock=lambda: next(readings, 2_000))
+    assert [f.t_ns for f in clip.frames()] == [1_000, 1_100]

@@ -90,8 +90,8 @@ class ClipSource(FrameSource):
         for t, image in (self._folder(cv2) if self.path.is_dir() else self._video(cv2)):
             at = first + t
             if self.realtime:
-                while not self.stopping and self.now_ns() < at:
-                    time.sleep(min(0.01, (at - self.now_ns()) / S))
+                while not self.stopping and (left := at - self.now_ns()) > 0:
+                    time.sleep(min(0.01, left / S))     # one reading: never negative
             if self.stopping:
                 return
             yield Frame(at, image)
