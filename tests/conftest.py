@@ -178,7 +178,23 @@ def coinrace():
 
 
 @pytest.fixture(scope="session")
-def browser():
+def playwright():
+    """Playwright's driver, one per test process (each xdist worker): a
+    process may hold one sync driver only, so every chromium a test
+    launches comes from this one (``browser``; a chromium with other flags:
+    ``playwright.chromium.launch``)."""
+    from tests.kit.browser import CHROMIUM
+
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no chromium at {CHROMIUM}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(playwright):
     """Debian's chromium driven by Playwright, one per test process (each
     xdist worker): launching it (with Playwright's driver) costs about a
     second, a test's own context costs a few milliseconds, and contexts
@@ -186,14 +202,9 @@ def browser():
     fresh phone."""
     from tests.kit.browser import CHROMIUM, CHROMIUM_ARGS
 
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no chromium at {CHROMIUM}")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    b = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
 
 
 @pytest.fixture

@@ -432,7 +432,7 @@ def test_after_a_verdict_the_next_thing_to_log_is_on_screen(live_server, phone):
     assert wait_for(lambda: races(t.session), 5)      # the verdict is logged after the hold
     expect(h.locator("body")).to_have_attribute("data-version", str(t.session.version))
     h.wait_for_selector("#legal button.event")
-    assert in_view(h, "#legal button.event")
+    assert wait_for(lambda: in_view(h, "#legal button.event"), 10)   # scrolled to it
     # the log says what an undo undid
     h.click("#undo")
     expect_text(h, "#log", r"undo: Chope! Cy chopes it!")

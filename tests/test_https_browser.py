@@ -11,7 +11,6 @@ a page that is not secure)."""
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
@@ -41,18 +40,15 @@ def lan_https(tmp_path):
 
 
 @pytest.fixture
-def trusting_chromium(lan_https):
-    """A chromium that accepts the table's server key (as a phone that trusted the CA)."""
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no chromium at {CHROMIUM}")
-    from playwright.sync_api import sync_playwright
-
+def trusting_chromium(playwright, lan_https):
+    """A chromium that accepts the table's server key (as a phone that
+    trusted the CA), from the process's one Playwright driver (a second
+    sync driver in a process that has one fails)."""
     pin = spki_sha256(lan_https.keeper.issued.cert)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            *CHROMIUM_ARGS, f"--ignore-certificate-errors-spki-list={pin}"])
-        yield b
-        b.close()
+    b = playwright.chromium.launch(executable_path=CHROMIUM, args=[
+        *CHROMIUM_ARGS, f"--ignore-certificate-errors-spki-list={pin}"])
+    yield b
+    b.close()
 
 
 def phone_page(browser, url):

@@ -170,6 +170,9 @@
         if (res) {
           const last = (res.state.log || []).slice(-1)[0];
           toast(last ? TC.tx(last.line) : `${what}: ${res.drawn[offer.field]}`, true);
+          /* the live update of the roll may have been fetched before the
+           * server marked it "drawn by the companion": fetch once more */
+          refresh();
         }
       } }, TC.t('{what} for us', { what }))),
       el('p', { class: 'help', text: TC.t('Lost it? The companion draws one of {values} at random{odds}, and logs it.', { values: offer.outcomes.map((o) => o.value).join(', '), odds }) }));
