@@ -7,6 +7,7 @@ if someone slapped), and Undo under the host's thumb."""
 from __future__ import annotations
 
 from tests.kit.browser import BROWSER, expect_text, open_host, shot
+from tests.kit.helpers import wait_for
 
 pytestmark = BROWSER
 
@@ -43,7 +44,7 @@ def test_one_tap_a_card_and_the_race_starts_by_itself(live_server, phone):
     expect_text(host, "#logged", "^Logged: Ana: Seal$")
     expect_text(host, "#chomp-whose", "Bo’s card")
     assert host.locator(GRID).first.bounding_box()["y"] == top     # the grid never moves
-    assert on_screen(host, "#undo") and on_screen(host, f"{GRID} >> nth=7")
+    assert wait_for(lambda: on_screen(host, "#undo") and on_screen(host, f"{GRID} >> nth=7"), 10)
     shot(host, "host-chomp-grid.png")
     tap_card(host, "Shark")
     tap_card(host, "Plankton")                     # the last card: the race starts itself

@@ -11,7 +11,6 @@ a page that is not secure)."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from companion.tablecert import spki_sha256
