@@ -50,8 +50,11 @@ def test_the_league_screen_shows_the_broker_down_and_blames_no_table(tmp_path, b
 
         broker.start()
         expect_text(page, "#live", "^live$")
-        said = page.evaluate(READ)
-        assert said["green"] and not said["down"] and said["blamed"] == 0
+
+        def back():     # the table's own reconnection may come a moment after the screen's
+            got = page.evaluate(READ)
+            return got["green"] and not got["down"] and got["blamed"] == 0
+        assert wait_for(back, timeout=15), page.evaluate(READ)
     finally:
         page.close()
         table.close()
