@@ -161,6 +161,17 @@ def table(tmp_path):
     t.close()
 
 
+def csrf_post(conn, path: str, payload: dict):
+    """A JSON POST on ``conn`` as a page makes it (its cookie and CSRF token
+    fetched first); the response, unread."""
+    conn.request("GET", "/api/csrf")
+    r = conn.getresponse()
+    cookie, token = r.getheader("Set-Cookie").split(";")[0], json.loads(r.read())["csrf"]
+    conn.request("POST", path, body=json.dumps(payload), headers={
+        "Cookie": cookie, "X-CSRF-Token": token, "Content-Type": "application/json"})
+    return conn.getresponse()
+
+
 def get(conn, path, headers=None):
     conn.request("GET", path, headers=headers or {})
     r = conn.getresponse()
@@ -210,12 +221,7 @@ def test_the_live_stream_works_over_https(table):
     assert read_events(stream, {"snapshot"})[0] == "snapshot"
     # a press made over HTTPS too reaches the open stream
     p = https_conn(table)
-    p.request("GET", "/api/csrf")
-    r = p.getresponse()
-    cookie, token = r.getheader("Set-Cookie").split(";")[0], json.loads(r.read())["csrf"]
-    p.request("POST", "/api/press", body=json.dumps({"player": "Bo"}), headers={
-        "Cookie": cookie, "X-CSRF-Token": token, "Content-Type": "application/json"})
-    r = p.getresponse()
+    r = csrf_post(p, "/api/press", {"player": "Bo"})
     assert r.status == 200, r.read()
     r.read()
     assert "press" in read_events(stream, {"press", "heartbeat"})
@@ -281,12 +287,7 @@ def wrong_pin(table, source: str) -> int:
     """One wrong PIN from ``source`` over HTTPS: the status."""
     c = https_conn(table, source)
     try:
-        c.request("GET", "/api/csrf")
-        r = c.getresponse()
-        cookie, token = r.getheader("Set-Cookie").split(";")[0], json.loads(r.read())["csrf"]
-        c.request("POST", "/api/host/login", body=json.dumps({"pin": "999999"}), headers={
-            "Cookie": cookie, "X-CSRF-Token": token, "Content-Type": "application/json"})
-        r = c.getresponse()
+        r = csrf_post(c, "/api/host/login", {"pin": "999999"})
         r.read()
         return r.status
     finally:
