@@ -236,6 +236,8 @@ class PicoSource(EdgeSource):
         if not connected:
             self._hello_ev.clear()
             if self._away is None:          # lent out is not lost: the status says where
+                if self.lease is not None:
+                    self.lease.quiet()      # nothing to lend until the port is back
                 self._fault(SourceFault("disconnected", f"buzzer box lost ({detail}); "
                                                         f"reconnecting", t_ns=self.clock()))
         elif self.lease is not None:

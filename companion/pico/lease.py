@@ -20,7 +20,8 @@ The conversation, one line each way::
 
 The lease lasts as long as the connection: an asker that crashes or is
 killed gives the box back by dying. One lease at a time; another asker gets
-``busy <who has it>``.
+``busy <who has it>``. A table that lost its port (unplugged) stops
+listening until it has the port again: the device's name goes to the next device.
 
 >>> lease_name("/dev/null")
 b'\\x00tabletop-companion/pico-port/dev/null'
@@ -172,11 +173,19 @@ class LeaseServer:
                 self.lent_to = None
             self.give_back()
 
-    def close(self) -> None:
+    def quiet(self) -> None:
+        """Stop answering until :meth:`listen` is called again: the table
+        lost its port (unplugged), so it holds nothing to lend, and the
+        port's name (a ``/dev/pts`` or ``ttyACM`` number the system gives
+        the next device) must not keep pointing here."""
         with self._lock:
-            self._closed = True
             sock, self._sock, self.name = self._sock, None, None
         _shut(sock)
+
+    def close(self) -> None:
+        self.quiet()
+        with self._lock:
+            self._closed = True
 
 
 def _shut(sock: socket.socket | None) -> None:

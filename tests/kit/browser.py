@@ -44,16 +44,46 @@ def shot(page, name: str, full_page: bool = True) -> Path:
 
 
 def expect_text(page, selector: str, pattern: str):
+    """Wait until ``selector`` contains ``pattern``; if it never does, the
+    failure also says what the page asked the companion (see :func:`calls`)."""
     from playwright.sync_api import expect
 
-    expect(page.locator(selector)).to_contain_text(re.compile(pattern), timeout=TIMEOUT_MS)
+    try:
+        expect(page.locator(selector)).to_contain_text(re.compile(pattern), timeout=TIMEOUT_MS)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{said(page)}") from None
+
+
+def calls(page):
+    """Keep in ``page.calls`` the page's last requests to the companion's API
+    (method, path, status or failure), for a failure to show: a tap that
+    never reached the table and one the table refused look alike on screen."""
+    page.calls = []
+
+    def seen(request, status):
+        if "/api/" in request.url:
+            page.calls.append(f"{request.method} {request.url.split('/api/', 1)[1]} -> {status}")
+            del page.calls[:-25]
+
+    page.on("response", lambda r: seen(r.request, r.status))
+    page.on("requestfailed", lambda r: seen(r, f"failed: {r.failure}"))
+    return page
+
+
+def said(page) -> str:
+    """What a failing browser test adds to its message: the page's last API
+    calls and the errors it collected."""
+    lines = getattr(page, "calls", [])
+    errors = getattr(page, "errors", [])
+    return ("the page's last API calls:\n  " + "\n  ".join(lines or ["none"])
+            + ("\nits errors:\n  " + "\n  ".join(errors) if errors else ""))
 
 
 def watch_errors(page):
     """Collect the page's uncaught script errors in ``page.errors``."""
     page.errors = []
     page.on("pageerror", lambda exc: page.errors.append(str(exc)))
-    return page
+    return calls(page)
 
 
 def secure_probe(message) -> bool:
@@ -74,7 +104,7 @@ def watch(page):
             if m.type == "error" and not secure_probe(m) else None)
     page.on("response", lambda r: page.errors.append(f"{r.status} {r.url}")
             if r.status >= 400 else None)
-    return page
+    return calls(page)
 
 
 def open_board(ctx, table, strict: bool = False):
