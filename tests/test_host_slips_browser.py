@@ -14,6 +14,7 @@ import pytest
 
 from tests.kit.browser import BROWSER, expect_text, open_host, shot
 from tests.kit.helpers import wait_for
+from tests.kit.scene import on_time
 
 pytestmark = BROWSER
 
@@ -40,24 +41,24 @@ def races(s):
 def test_the_host_swaps_a_forgotten_card_with_one_tap(live_server, phone):
     t = live_server
     s = t.session
-    s.new_game("chope", [{"name": n, "colour": c} for n, c in COLOURS.items()],
-               dict(DECK, colours=COLOURS))
     h = open_host(phone(), t)
-    s.log({"type": "flip", "card": "food:laksa"})          # Ana's first Laksa
-    t0 = time.monotonic()
 
-    def at(sec):
-        time.sleep(max(0.0, t0 + sec - time.monotonic()))
-    # 1.0: Ana's second Laksa (a bust: her turn ends), not logged;
-    # 2.5: Bo turns the Blue Table
-    at(2.8)
-    tap(t, "Ana")
-    at(3.0)
-    tap(t, "Cy")
-    at(3.3)
-    s.log({"type": "flip", "card": "table:blue"})          # logged as if Ana turned it
-    at(3.9)
-    s.log({"type": "flip", "card": "food:laksa"})          # the forgotten card
+    def play(scene):
+        s.new_game("chope", [{"name": n, "colour": c} for n, c in COLOURS.items()],
+                   dict(DECK, colours=COLOURS))
+        s.log({"type": "flip", "card": "food:laksa"})      # Ana's first Laksa
+        # 1.0: Ana's second Laksa (a bust: her turn ends), not logged;
+        # 2.5: Bo turns the Blue Table
+        scene.at(2.8, "Ana's slam")
+        tap(t, "Ana")
+        scene.at(3.0, "Cy's slam")
+        tap(t, "Cy")
+        scene.at(3.3, "the Blue Table")
+        s.log({"type": "flip", "card": "table:blue"})      # logged as if Ana turned it
+        scene.at(3.9, "the forgotten Laksa")
+        s.log({"type": "flip", "card": "food:laksa"})      # the forgotten card
+        scene.by(3.9, "the forgotten Laksa's log")
+    on_time(play)
     expect_text(h, "#reorder", "Laksa was turned before Blue Table?")
     swap = h.locator("#reorder-swap")
     assert swap.is_visible() and h.locator("#reorder-keep").is_visible()

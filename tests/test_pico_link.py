@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kit.helpers import wait_for
+from tests.kit.helpers import SLACK, wait_for
 
 from companion.buzzers.base import CallbackSink, open_source, source_class
 from companion.buzzers.pico import IncompatibleFirmware, PicoSource
@@ -98,7 +98,7 @@ def test_a_race_is_decided_from_the_boxs_stamps(box):
         box.press(3, t0 + 50 * MS)            # cy jumps the gun
         box.press(2, t0 + 300 * MS)           # bo first
         box.press(1, t0 + 300 * MS + 400_000)  # ana 0.4 ms later
-        assert wait_for(lambda: race.verdict is not None, 3)
+        assert wait_for(lambda: race.verdict is not None, 10)
         v = race.verdict
         assert v.winner == "bo" and v.false_starts == ["cy"] and not v.tied
         order = {o["player"]: o["offset_us"] for o in v.to_json()["order"]}
@@ -266,7 +266,7 @@ def test_a_stalled_box_overflows_says_so_and_invents_nothing(box):
             t = src.now_ns()
             race = runner.start_race(RaceSpec(FIRST_PRESS, ("bo",), arm_ns=t))
             box.press(2, t + 80 * MS)
-            assert wait_for(lambda: race.verdict is not None, 3)
+            assert wait_for(lambda: race.verdict is not None, 10)
             assert race.verdict.winner == "bo"
         finally:
             runner.stop()
@@ -337,7 +337,7 @@ def test_an_incompatible_firmware_is_refused_with_how_to_update_it(tmp_path, hel
     fake = FakeBox(tmp_path, hello, version)
     try:
         with pytest.raises(IncompatibleFirmware, match=says) as err:
-            PicoSource(NAMES, port=fake.port, connect_timeout_s=2)
+            PicoSource(NAMES, port=fake.port, connect_timeout_s=2 * SLACK)
         assert "mpremote" in str(err.value) and "docs/pico.md" in str(err.value)
     finally:
         fake.close()

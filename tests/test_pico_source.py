@@ -19,6 +19,7 @@ from companion.buzzers.base import CallbackSink
 from companion.buzzers.pico import PicoSource
 from companion.pico import protocol as P
 from companion.pico import transport
+from tests.kit.helpers import SLACK
 
 BUZZERS = ["1", "2"]
 
@@ -82,7 +83,7 @@ def test_a_port_named_in_the_environment_is_used_when_no_pico_is_found(no_picos)
     no_picos.setenv(transport.ENV_PORT, box.path)
     try:
         assert PicoSource.detect()
-        src = PicoSource(BUZZERS, connect_timeout_s=3)
+        src = PicoSource(BUZZERS, connect_timeout_s=3 * SLACK)
         try:
             assert src.hello is not None and src.link.path == box.path
         finally:
@@ -96,7 +97,9 @@ def test_a_pico_that_never_says_hello_is_passed_over_for_the_next(no_picos):
     other, box = FakeBox(talks=False), FakeBox()       # a second Pico, then the box
     no_picos.setattr(transport, "find_pico_ports", lambda: [other.path, box.path])
     try:
-        src = PicoSource(BUZZERS, connect_timeout_s=8)
+        # the first port is given up after the box's hello wait; a busy CI
+        # machine needs longer than a quiet one (the wait ends at the hello)
+        src = PicoSource(BUZZERS, connect_timeout_s=8 * SLACK)
         try:
             assert src.hello is not None and src.link.path == box.path
         finally:

@@ -18,7 +18,8 @@ import pytest
 
 from tests.kit.browser import BROWSER, PHONE, expect_text, open_board, open_host, shot
 from tests.kit.helpers import wait_for
-from tests.kit.moments import chope, chope_board, doubtful, doubtful_nobody, tap
+from tests.kit.moments import chope, chope_board, doubtful, doubtful_nobody, flips, tap
+from tests.kit.scene import on_time
 
 pytestmark = BROWSER
 
@@ -48,6 +49,14 @@ def flip_by_tap(h, card):
     h.locator(f'#legal button.event[data-event*=\'"{card}"\']').first.click()
 
 
+def chope_again(t, host, board=None):
+    """A new Chope! game for a scene played again, the pages on it."""
+    chope(t)
+    host.wait_for_selector("body[data-version='0']")
+    if board is not None:
+        board.evaluate(WATCH)
+
+
 def synced(page, s):
     """Wait until ``page`` shows the session's version (a tap on an older
     one is refused as stale: the console then refreshes). The session's
@@ -71,15 +80,23 @@ def test_chope_at_a_card_every_two_and_a_half_seconds(live_server, phone):
              ("table:blue", [("Cy", 0.33), ("Bo", 0.50)], ("winner", "Cy")),
              ("mynah", [("Bo", 0.30), ("Cy", 0.42), ("Ana", 0.60)], ("loser", "Ana")),
              ("table:red", [("Bo", 0.45)], ("winner", "Bo"))]
-    start = time.monotonic() + 0.5
-    for i, (card, slams, _) in enumerate(cards):
-        flipped = start + 2.5 * i
-        for who, after in slams:
-            time.sleep(max(0.0, flipped + after - time.monotonic()))
-            t.source.press(who)
-            t.source.release(who)
-        time.sleep(max(0.0, flipped + 0.8 - time.monotonic()))   # the host logs it after the slams
-        flip_by_tap(h, card)
+
+    def play(scene):
+        if flips(s):                    # a playing the machine could not keep: again
+            chope_again(t, h, b)
+        h.wait_for_selector('#legal button.event[data-event*="table:red"]')
+        scene.begin(0.5)
+        for i, (card, slams, _) in enumerate(cards):
+            flipped = 2.5 * i
+            for who, after in slams:
+                scene.at(flipped + after, f"{who}'s slam on card {i + 1}")
+                t.source.press(who)
+                t.source.release(who)
+            scene.at(flipped + 0.8, f"the host's tap on card {i + 1}")   # after the slams
+            flip_by_tap(h, card)
+            assert wait_for(lambda: flips(s) == i + 1)
+            scene.by(flipped + 1.5, f"card {i + 1} logged")          # before the next flip
+    on_time(play)
     assert wait_for(lambda: len(races(s)) == len(cards))
     got = [(k, r[k]) for r, (_, _, (k, _)) in zip(races(s), cards)]
     assert got == [want for _, _, want in cards]
@@ -292,17 +309,26 @@ def test_the_new_hosts_repro_asks_with_cy_first_and_one_tap_gives_blue_to_cy(liv
     Blue to Cy, and Green goes to Bo."""
     t, s, _ = chope_board(live_server, phone)
     h = open_host(phone(), t)
-    h.wait_for_selector('#legal button.event[data-event*="table:blue"]')
-    start = time.monotonic() + 0.5
-    for who, at in [("Cy", 0.33), ("Bo", 0.42), ("Bo", 2.75), ("Cy", 2.9)]:
-        time.sleep(max(0.0, start + at - time.monotonic()))
-        t.source.press(who)
-        t.source.release(who)
-    time.sleep(max(0.0, start + 3.2 - time.monotonic()))
-    flip_by_tap(h, "table:blue")
-    time.sleep(max(0.0, start + 3.8 - time.monotonic()))
-    synced(h, s)
-    flip_by_tap(h, "table:green")
+
+    def play(scene):
+        if flips(s):                    # a playing the machine could not keep: again
+            chope_again(t, h)
+        h.wait_for_selector('#legal button.event[data-event*="table:blue"]')
+        scene.begin(0.5)
+        for who, at in [("Cy", 0.33), ("Bo", 0.42), ("Bo", 2.75), ("Cy", 2.9)]:
+            scene.at(at, f"{who}'s slam at {at:g} s")
+            t.source.press(who)
+            t.source.release(who)
+        scene.at(3.2, "the host's tap on the Blue Table")
+        flip_by_tap(h, "table:blue")
+        assert wait_for(lambda: flips(s) == 1)
+        scene.by(3.7, "the Blue Table logged")
+        scene.at(3.8, "the host's tap on the Green Table")
+        synced(h, s)
+        flip_by_tap(h, "table:green")
+        assert wait_for(lambda: flips(s) == 2)
+        scene.by(4.3, "the Green Table logged")
+    on_time(play)
     h.wait_for_selector("#race-confirm button.choice", timeout=15_000)
     expect_text(h, "#race-confirm .confirm-q", "Blue Table")
     first = h.locator("#race-confirm button.choice").first

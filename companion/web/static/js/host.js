@@ -202,13 +202,13 @@
     /* the next card first: the host's likely tap while a race is open */
     const legal = next.map(([e]) => e).concat(hs.legal_events || []);
     const labels = next.map(([, l]) => l).concat(labels0);
-    if (!hs.game) { box.replaceChildren(el('p', { class: 'muted', text: TC.t('No game yet: start one below.') })); return; }
+    if (!hs.game) { TC.refill(box, [el('p', { class: 'muted', text: TC.t('No game yet: start one below.') })]); return; }
     if (!legal.length) {
-      box.replaceChildren(el('p', { class: 'muted', text: hs.finished ? TC.t('The game is over.') : TC.t('Nothing to log now.') }));
+      TC.refill(box, [el('p', { class: 'muted', text: hs.finished ? TC.t('The game is over.') : TC.t('Nothing to log now.') })]);
       return;
     }
     const own = ownLegal(legal, labels);
-    if (own) { box.replaceChildren(...own); return; }
+    if (own) { TC.refill(box, own); return; }
     const groups = new Map();
     legal.forEach((e, i) => {
       if (!groups.has(e.type)) groups.set(e.type, []);
@@ -240,7 +240,7 @@
       }
     }
     const clash = trackerFaults();
-    box.replaceChildren(...(clash ? [clash] : []), ...out);
+    TC.refill(box, [...(clash ? [clash] : []), ...out]);
   }
 
   /* The tracker's faults (host_view.faults: accepted events that clash
@@ -391,7 +391,7 @@
     const key = JSON.stringify(TC.colours(hs));
     if (key === buzzersFor) return;
     buzzersFor = key;
-    $('buzzers').replaceChildren(...TC.buzzers(hs.players, TC.colours(hs), '/api/host/press'));
+    TC.refill($('buzzers'), TC.buzzers(hs.players, TC.colours(hs), '/api/host/press'));
     $('buzzers-card').hidden = !(hs.players && hs.players.length);
   }
 
@@ -899,10 +899,15 @@
         renumber();
         rows.lastElementChild.querySelector('.ng-name').focus();
       };
+      /* the page gives these disabled: a tap before their handlers are
+       * here would be lost (and Start would submit the form as a GET) */
+      $('ng-add').disabled = false;
+      $('ng-suggest').disabled = false;
       fetch('/api/games', { credentials: 'same-origin' }).then((r) => r.json()).then((list) => {
         for (const g of list) { games[g.name] = g; TC.games[g.name] = TC.own(TC.games, g.name) || g; }
         gameSel.replaceChildren(...list.map((g) => el('option', { value: g.name, text: g.title, selected: hs && hs.game === g.name })));
         renderOptions();
+        $('ng-start').disabled = false;
       });
       gameSel.onchange = () => { endConfirm(); renderOptions(); };
       form.addEventListener('submit', (ev) => { ev.preventDefault(); askOrStart(); });

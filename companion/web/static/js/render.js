@@ -117,6 +117,17 @@
   }
   TC.el = el;
 
+  /* Put `nodes` in `box` unless it already shows the same: an update that
+   * changes nothing there (a press, the clock) must not replace a button
+   * under a finger, or a tap whose touch began on the old one is lost. */
+  function refill(box, nodes) {
+    const html = nodes.map((n) => (n instanceof Node ? (n.outerHTML ?? n.textContent) : String(n))).join('');
+    if (box.innerHTML === html) return false;
+    box.replaceChildren(...nodes);
+    return true;
+  }
+  TC.refill = refill;
+
   /* Black or white text on a player's colour (colour words or #rrggbb). */
   const fgCache = new Map();
   function textOn(colour) {
