@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-from tests.kit.browser import BROWSER, expect_text, open_host, shot
+from tests.kit.browser import BROWSER, expect_text, open_host, shot, synced
 from tests.kit.helpers import wait_for
 from tests.kit.moments import chope, doubtful
 
@@ -149,6 +149,7 @@ def asked(t, host):
     host.wait_for_selector('#legal button.event[data-event*="table:green"]')
     doubtful(t)
     expect_text(host, "#race-confirm", "No: race again")
+    synced(host, t.session)
 
 
 def test_stop_is_offered_while_a_question_waits_and_what_a_tap_says_covers_no_answer(

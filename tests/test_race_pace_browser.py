@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from tests.kit.browser import BROWSER, PHONE, expect_text, open_board, open_host, shot
+from tests.kit.browser import BROWSER, PHONE, expect_text, open_board, open_host, shot, synced
 from tests.kit.helpers import wait_for
 from tests.kit.moments import chope, chope_board, doubtful, doubtful_nobody, flips, tap
 from tests.kit.scene import on_time
@@ -55,15 +55,6 @@ def chope_again(t, host, board=None):
     host.wait_for_selector("body[data-version='0']")
     if board is not None:
         board.evaluate(WATCH)
-
-
-def synced(page, s):
-    """Wait until ``page`` shows the session's version (a tap on an older
-    one is refused as stale: the console then refreshes). The session's
-    version is read again at each look: a verdict may move it on meanwhile."""
-    assert wait_for(lambda: page.locator("body").get_attribute("data-version")
-                    == str(s.version), step=0.05), (page.locator("body").get_attribute("data-version"),
-                                         s.version)
 
 
 @pytest.mark.browser

@@ -127,6 +127,19 @@ def open_host(ctx, table, strict: bool = False):
     return page
 
 
+def synced(page, s):
+    """Wait until ``page`` shows the session's version (a tap on an older
+    one is refused as stale: the console then refreshes). The session's
+    version is read again at each look: a verdict may move it on meanwhile.
+    (A race's question can reach the page before the new state it came
+    with: a tap then is made against the older version, and refused.)"""
+    from tests.kit.helpers import wait_for
+
+    assert wait_for(lambda: page.locator("body").get_attribute("data-version")
+                    == str(s.version), step=0.05), (page.locator("body").get_attribute("data-version"),
+                                         s.version)
+
+
 # -- games the browser tests set up ----------------------------------------------
 
 HAWKER_SETUP = hawker_setup(["Ana", "Bo"])
