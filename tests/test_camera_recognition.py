@@ -49,6 +49,7 @@ def test_each_card_of_a_pile_is_found_while_the_lamp_drifts(chomp):
         assert abs(s.t_ns - r.t_ns) <= FRAME_NS, (s.t_ns, r.t_ns)
 
 
+@pytest.mark.slow   # 1,200 rendered frames (12 s): the full suite and CI run it
 def test_fingertips_left_on_a_card_do_not_delay_its_flip_time(chomp):
     # the fingertips hide part of the card's outline 8-10 frames after it
     # lands: the card is seen under them (the hand cut off by its colour) or
