@@ -6,7 +6,7 @@ workers."""
 
 from __future__ import annotations
 
-from tests.kit.a11y import check_everywhere, login, open_live, watched
+from tests.kit.a11y import check_everywhere, open_console, open_live, watched
 from tests.kit.browser import BROWSER
 
 pytestmark = BROWSER
@@ -25,10 +25,7 @@ def test_chope_mid_race_every_page_passes_axe(browser, live_server_with):
         return page
 
     def console(ctx):
-        page = watched(ctx.new_page())
-        login(page, t)
-        page.wait_for_selector("#legal button.event")
-        return page
+        return open_console(ctx, t, "#legal button.event")
 
     def new_game_form(ctx):
         page = console(ctx)

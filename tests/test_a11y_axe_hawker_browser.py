@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from tests.kit.a11y import check_everywhere, login, open_live, player_link, screen, watched
+from tests.kit.a11y import check_everywhere, login, open_console, open_live, player_link, screen, watched
 from tests.kit.browser import BROWSER
 from tests.kit.browser import hawker_game as hawker
 
@@ -27,9 +27,7 @@ def test_hawker_wars_every_page_and_the_private_page_pass_axe(browser, live_serv
         return page
 
     def console(ctx):
-        page = watched(ctx.new_page())
-        login(page, t)
-        page.wait_for_selector("#player-links:not([hidden]) .pl-row")
+        page = open_console(ctx, t, "#player-links:not([hidden]) .pl-row")
         page.locator("#player-links details[data-player=Ana] > summary").click()
         return page
 

@@ -139,7 +139,7 @@ def test_the_camera_panel_passes_axe_with_a_question_a_log_and_the_teaching_list
     schemes and languages): a card logged with its Undo, a question with
     its faces, the preview and the teaching list open."""
     from companion.camera.flips import Settled
-    from tests.kit.a11y import check_everywhere, login, screen, watched
+    from tests.kit.a11y import check_everywhere, open_console, screen
 
     faces = chope_faces(DECK)
     table = start_table(tmp_path)
@@ -157,10 +157,8 @@ def test_the_camera_panel_passes_axe_with_a_question_a_log_and_the_teaching_list
         assert len(cam.logs) == 1 and len(cam.watcher.questions) == 1
 
         def console(ctx):
-            page = watched(ctx.new_page())
-            login(page, table)
-            page.wait_for_selector("#cam-question:not([hidden]) button.choice")
-            page.wait_for_selector("#cam-logs button.cam-undo")
+            page = open_console(ctx, table, "#cam-question:not([hidden]) button.choice",
+                                "#cam-logs button.cam-undo")
             page.wait_for_function("() => document.getElementById('cam-preview').naturalWidth > 0")
             return page
 

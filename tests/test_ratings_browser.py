@@ -5,7 +5,7 @@ colour schemes, no sideways scroll, and axe finds nothing serious."""
 from __future__ import annotations
 
 from companion.record.reflexes import night_of
-from tests.kit.a11y import check_everywhere, login, watched
+from tests.kit.a11y import check_everywhere, open_console, watched
 from tests.kit.browser import BROWSER
 from tests.kit.nights import fill
 
@@ -65,7 +65,7 @@ def test_the_console_adds_a_season_and_suggests_head_starts(browser, live_server
     added = []
 
     def console(ctx):
-        page = login(watched(ctx.new_page()), t)
+        page = open_console(ctx, t)
         page.click("#ng-details > summary")
         suggest(page)
         rows = page.evaluate("""() => [...document.querySelectorAll('#ng-players .player-row')]
@@ -97,7 +97,7 @@ def test_the_console_adds_a_season_and_suggests_head_starts(browser, live_server
     t.session.handicaps_allowed = False         # a league or convention table
     ctx = browser.new_context()
     try:
-        page = login(watched(ctx.new_page()), t)
+        page = open_console(ctx, t)
         page.click("#ng-details > summary")
         page.wait_for_selector("#ng-players .ng-handicap", state="attached")
         assert page.locator("#ng-suggest").is_hidden()

@@ -71,6 +71,15 @@ def login(page, table):
     return page
 
 
+def open_console(ctx, table, *ready: str):
+    """The host console of ``table`` on a new watched page of ``ctx``,
+    logged in, once each selector of ``ready`` shows."""
+    page = login(watched(ctx.new_page()), table)
+    for selector in ready:
+        page.wait_for_selector(selector)
+    return page
+
+
 def open_live(ctx, url):
     page = watched(ctx.new_page())
     page.goto(url)
