@@ -20,9 +20,13 @@ from typing import Callable, TypeVar
 
 import pytest
 
-#: how late a step may land and the scene still be the one written (the
-#: races' margins are 100 ms and more: runner-ups 600 ms, claims 250 ms)
-SLACK_S = 0.1
+#: how late a step may land and the scene still be the one written: steps
+#: run one after another, so a late one changes the gaps, never the order;
+#: measured on the live table, the doubtful claim's question
+#: (tests.kit.moments.doubtful) and the host-slip offer
+#: (test_host_slips_browser) are both still made with any of their steps,
+#: or all of them, 250 ms late
+SLACK_S = 0.25
 
 T = TypeVar("T")
 
