@@ -12,11 +12,10 @@ the race card on one screen.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from tests.kit.browser import BROWSER, PHONE, expect_text, open_board, open_host, shot, synced
+from tests.kit.browser import (BROWSER, PHONE, expect_text, landed, open_board, open_host, shot,
+                              synced)
 from tests.kit.helpers import wait_for
 from tests.kit.moments import chope, chope_board, doubtful, doubtful_nobody, flips, tap
 from tests.kit.scene import on_time
@@ -85,7 +84,7 @@ def test_chope_at_a_card_every_two_and_a_half_seconds(live_server, phone):
                 t.source.release(who)
             scene.at(flipped + 0.8, f"the host's tap on card {i + 1}")   # after the slams
             flip_by_tap(h, card)
-            assert wait_for(lambda: flips(s) == i + 1)
+            landed(h, lambda: flips(s) == i + 1, f"the tap on card {i + 1}")
             scene.by(flipped + 2.0, f"card {i + 1} logged")          # before the next flip
     on_time(play, attempts=4)                  # a long scene: one playing more
     assert wait_for(lambda: len(races(s)) == len(cards))
@@ -113,13 +112,22 @@ def test_two_tables_logged_after_both_slams_go_to_their_own_slammers(live_server
     t, s, b = chope_board(live_server, phone)
     h = open_host(phone(), t)
     h.wait_for_selector('#legal button.event[data-event*="table:red"]')
-    tap(t, "Bo")                         # Table A (red) flipped; Bo slams it
-    time.sleep(0.8)                      # Table B (blue) flipped (A's runner-ups: 0.6 s)
-    tap(t, "Cy")                         # Cy slams B, 0.9 s after Bo
-    time.sleep(0.2)
-    flip_by_tap(h, "table:red")          # the host logs both, in the order flipped
-    synced(h, s)
-    flip_by_tap(h, "table:blue")         # Red's verdict may wait for Blue's log: Cy's press may be Blue's
+
+    def play(scene):
+        if flips(s):                     # a playing the machine could not keep: again
+            chope_again(t, h)
+        h.wait_for_selector('#legal button.event[data-event*="table:red"]')
+        scene.begin()
+        tap(t, "Bo")                     # Table A (red) flipped; Bo slams it
+        scene.at(0.9, "Cy's slam")       # Table B (blue) flipped (A's runner-ups: 0.6 s)
+        tap(t, "Cy")                     # Cy slams B, 0.9 s after Bo
+        scene.at(1.1, "the host's tap on the Red Table")
+        flip_by_tap(h, "table:red")      # the host logs both, in the order flipped
+        landed(h, lambda: flips(s) == 1, "the tap on the Red Table")
+        synced(h, s)
+        flip_by_tap(h, "table:blue")     # Red's verdict may wait for Blue's log: Cy's press may be Blue's
+        landed(h, lambda: flips(s) == 2, "the tap on the Blue Table")
+    on_time(play)
 
     def both():                          # a question, if any, answered with the truth
         snap = s.snapshot()
@@ -312,12 +320,12 @@ def test_the_new_hosts_repro_asks_with_cy_first_and_one_tap_gives_blue_to_cy(liv
             t.source.release(who)
         scene.at(3.2, "the host's tap on the Blue Table")
         flip_by_tap(h, "table:blue")
-        assert wait_for(lambda: flips(s) == 1)
+        landed(h, lambda: flips(s) == 1, "the tap on the Blue Table")
         scene.by(3.7, "the Blue Table logged")
         scene.at(3.8, "the host's tap on the Green Table")
         synced(h, s)
         flip_by_tap(h, "table:green")
-        assert wait_for(lambda: flips(s) == 2)
+        landed(h, lambda: flips(s) == 2, "the tap on the Green Table")
         scene.by(4.3, "the Green Table logged")
     on_time(play)
     h.wait_for_selector("#race-confirm button.choice", timeout=15_000)

@@ -54,6 +54,15 @@ def expect_text(page, selector: str, pattern: str):
         raise AssertionError(f"{exc}\n{said(page)}") from None
 
 
+def landed(page, cond, what: str) -> None:
+    """Wait until ``cond()`` holds after a tap on ``page`` (``what``: the
+    tap); if it never does, say so with the page's last API calls."""
+    from tests.kit.helpers import wait_for
+
+    if not wait_for(cond):
+        raise AssertionError(f"{what} never reached the table\n{said(page)}")
+
+
 def calls(page):
     """Keep in ``page.calls`` the page's last requests to the companion's API
     (method, path, status or failure), for a failure to show: a tap that

@@ -119,11 +119,30 @@
 
   /* Put `nodes` in `box` unless it already shows the same: an update that
    * changes nothing there (a press, the clock) must not replace a button
-   * under a finger, or a tap whose touch began on the old one is lost. */
+   * under a finger, or a tap whose touch began on the old one is lost.
+   * When it does change, an event button that is still offered as it was
+   * (the same event, text and colour) is the old element, moved to its new
+   * place: a tap on it still lands. */
   function refill(box, nodes) {
     const html = nodes.map((n) => (n instanceof Node ? (n.outerHTML ?? n.textContent) : String(n))).join('');
     if (box.innerHTML === html) return false;
-    box.replaceChildren(...nodes);
+    const old = new Map();
+    for (const b of box.querySelectorAll('button[data-event]')) old.set(b.outerHTML, b);
+    const reuse = (b) => {
+      const keep = old.get(b.outerHTML);
+      if (keep) old.delete(b.outerHTML);
+      return keep;
+    };
+    const out = nodes.map((n) => {
+      if (!(n instanceof Element)) return n;
+      if (n.matches('button[data-event]')) return reuse(n) || n;
+      for (const b of n.querySelectorAll('button[data-event]')) {
+        const keep = reuse(b);
+        if (keep) b.replaceWith(keep);
+      }
+      return n;
+    });
+    box.replaceChildren(...out);
     return true;
   }
   TC.refill = refill;
