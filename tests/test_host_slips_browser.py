@@ -8,12 +8,11 @@ Ana's, as it was at the table."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tests.kit.browser import BROWSER, expect_text, open_host, shot
 from tests.kit.helpers import wait_for
+from tests.kit.moments import tap
 from tests.kit.scene import on_time
 
 pytestmark = BROWSER
@@ -22,12 +21,6 @@ DECK = {"tables": {"red": 2, "blue": 2, "green": 1}, "mynahs": 2, "favourite_car
         "foods": {"laksa": {"name": "Laksa", "kind": "main", "copies": 2},
                   "teh": {"name": "Teh tarik", "kind": "side", "copies": 2}}}
 COLOURS = {"Ana": "blue", "Bo": "red", "Cy": "green"}
-
-
-def tap(t, name, hold_s=0.05):
-    t.source.press(name)
-    time.sleep(hold_s)
-    t.source.release(name)
 
 
 def races(s):
@@ -50,9 +43,9 @@ def test_the_host_swaps_a_forgotten_card_with_one_tap(live_server, phone):
         # 1.0: Ana's second Laksa (a bust: her turn ends), not logged;
         # 2.5: Bo turns the Blue Table
         scene.at(2.8, "Ana's slam")
-        tap(t, "Ana")
+        tap(t, "Ana", 0.05)
         scene.at(3.0, "Cy's slam")
-        tap(t, "Cy")
+        tap(t, "Cy", 0.05)
         scene.at(3.3, "the Blue Table")
         s.log({"type": "flip", "card": "table:blue"})      # logged as if Ana turned it
         scene.at(3.9, "the forgotten Laksa")

@@ -782,7 +782,6 @@ class _Rows:
                  p: People):
         self.alts, self.before, self.now, self.p = alts, before, now, p
         self._grids: dict[int, tuple] = {}
-        self._pdfs: dict[tuple[str, int], np.ndarray] = {}
         #: each player's term (see :func:`_pair_terms`) by what it depends on
         self.terms: dict[tuple, object] = {}
 
@@ -795,13 +794,10 @@ class _Rows:
         return got
 
     def pdf(self, q: str, card: Turned) -> np.ndarray:
-        """``q``'s reaction densities: a press (row) after each flip of the grid."""
-        got = self._pdfs.get((q, card.log_ns))
-        if got is None:
-            hi = min(card.log_ns - self.p.lag_lo_ns, self.now)
-            got = _turn_pdf(tuple(x.t_ns for x in self.alts[q]), card.log_ns, hi, self.p)
-            self._pdfs[(q, card.log_ns)] = got
-        return got
+        """``q``'s reaction densities: a press (row) after each flip of the
+        grid (kept by :func:`_turn_pdf`)."""
+        hi = min(card.log_ns - self.p.lag_lo_ns, self.now)
+        return _turn_pdf(tuple(x.t_ns for x in self.alts[q]), card.log_ns, hi, self.p)
 
 
 def _pair_z(cards: tuple[Turned, Turned], rows: _Rows, as_judged: bool) -> float:

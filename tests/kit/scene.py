@@ -36,9 +36,8 @@ class Scene:
     :meth:`by` checks that a step just done was done in time; ``slips``
     lists the steps that were not."""
 
-    def __init__(self, lead_s: float = 0.0, slack_s: float = SLACK_S):
-        self.start = time.monotonic() + lead_s
-        self.slack_s = slack_s
+    def __init__(self):
+        self.start = time.monotonic()
         self.slips: list[str] = []
 
     def begin(self, lead_s: float = 0.0) -> None:
@@ -48,14 +47,14 @@ class Scene:
 
     def at(self, sec: float, what: str = "step") -> None:
         """Wait until ``sec`` seconds into the scene (a step late by more
-        than the scene's slack is a slip)."""
+        than :data:`SLACK_S` is a slip)."""
         time.sleep(max(0.0, self.start + sec - time.monotonic()))
         self.by(sec, what)
 
     def by(self, sec: float, what: str = "step") -> None:
         """The step just done (``what``) was meant to be done by ``sec``."""
         late = time.monotonic() - (self.start + sec)
-        if late > self.slack_s:
+        if late > SLACK_S:
             self.slips.append(f"{what} at {sec:g} s came {late * 1000:.0f} ms late")
 
     @property
@@ -63,15 +62,12 @@ class Scene:
         return not self.slips
 
 
-def on_time(play: Callable[[Scene], T], attempts: int = 3, slack_s: float = SLACK_S) -> T:
+def on_time(play: Callable[[Scene], T], attempts: int = 3) -> T:
     """``play(scene)`` until a playing keeps its timing; what it returned.
-    ``play`` must set its game up anew each time (a new game on the table).
-    ``slack_s``: how late a step may land in this scene (steps run one
-    after the other, so a late one never changes their order, only the
-    gaps: a scene whose cards are far apart can allow more)."""
+    ``play`` must set its game up anew each time (a new game on the table)."""
     missed = []
     for _ in range(attempts):
-        scene = Scene(slack_s=slack_s)
+        scene = Scene()
         out = play(scene)
         if scene.kept:
             return out
