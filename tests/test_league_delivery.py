@@ -105,6 +105,32 @@ def test_a_lost_league_session_is_repaired_from_the_mark_with_no_hand_reset(tmp_
         lg.close()
 
 
+def test_a_league_started_after_a_tables_game_gets_its_events_and_counts_its_result(
+        tmp_path, broker):
+    """The league's PC boots last: the table's game went out before any
+    league listened, so the broker kept only its retained state, status and
+    result, never its events. The league answers the table it has just heard
+    of with a mark naming no store; the table sends its events again and the
+    result counts. (It waited forever before: a table whose events the league
+    held none of never got a mark.)"""
+    t1 = publish(Table(tmp_path, broker, "t1"))
+    lg = None
+    try:
+        winner = play_chope(t1)
+        assert t1.pub.flush(10)
+        lg = league(tmp_path, broker)
+        assert wait_for(lambda: len(lg.store.results()) == 1, timeout=15), (
+            lg.store.tables(), lg.store.event_ids("t1"), t1.pub.status())
+        assert lg.store.event_ids("t1") == t1.ids()
+        assert lg.store.missing("t1") == 0
+        assert t1.pub.status()["rewinds"] >= 1
+        assert [p["name"] for p in lg.store.standings() if p["wins"]] == [winner]
+    finally:
+        t1.close()
+        if lg is not None:
+            lg.close()
+
+
 def test_only_the_league_writes_a_mark_and_a_table_reads_only_its_own(tmp_path, broker):
     lg = league(tmp_path, broker)
     t1, t2 = publish(Table(tmp_path, broker, "t1")), publish(Table(tmp_path, broker, "t2"))

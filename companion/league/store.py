@@ -41,7 +41,7 @@ from pathlib import Path
 
 from ..record.eventlog import effective_events
 from ..record.history import race_tally
-from .topics import LeagueError, check_event, check_result, check_state
+from .topics import NO_STORE, LeagueError, check_event, check_result, check_state
 
 log = logging.getLogger(__name__)
 
@@ -202,8 +202,12 @@ class LeagueStore:
 
     # -- what arrives ------------------------------------------------------------
     def _touch(self, table: str, now: int) -> None:
+        new = self.conn.execute("SELECT 1 FROM tables WHERE table_id = ?",
+                                (table,)).fetchone() is None
         self.conn.execute("INSERT INTO tables (table_id, seen_ns) VALUES (?, ?) ON CONFLICT"
                           " (table_id) DO UPDATE SET seen_ns = excluded.seen_ns", (table, now))
+        if new:     # its first mark goes out at once (see :meth:`mark`)
+            self.marks_changed.add(table)
 
     def refuse(self, table: str, why: str, now: int | None = None) -> None:
         """Count a refused message against its table (shown on its card)."""
@@ -406,7 +410,13 @@ class LeagueStore:
                          " t.table_id = m.table_id AND t.store = m.store WHERE m.table_id = ?",
                          (table,))
         if not row:
-            return None
+            # a table heard of (its retained state, status or result) whose
+            # events went out before this league listened: "no store held"
+            # makes its publisher send them all again (topics.NO_STORE)
+            if not self.rows("SELECT 1 FROM tables WHERE table_id = ?", (table,)):
+                return None
+            return {"store": NO_STORE, "since": 0, "upto": 0, "ahead": False, "next": None,
+                    "heard_ns": 0, "results": {}}
         store, since, upto = row[0]
         nxt = self.rows("SELECT MIN(event_id) FROM events WHERE table_id = ? AND store = ?"
                          " AND event_id > ?", (table, store, upto))[0][0]

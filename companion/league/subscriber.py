@@ -23,8 +23,12 @@ event id up to which it holds *every* event of that table's store (its
 QoS 1: within ``mark_every_s`` of a change, every ``heartbeat_s`` for every
 table (so a table sees the league alive and its mark not moving) and on
 every (re)connect (a broker restored from a stale file may hold an old
-one). The table's publisher re-sends from the mark whenever it lags behind
-what the broker acknowledged; the store keys events by (table, store id,
+one). A table the league has heard of but holds no event of (the league
+started after the table's events went out: it hears only their retained
+state and results) gets a mark naming no store (``topics.NO_STORE``) the
+moment it is first heard. The table's publisher re-sends from the mark
+whenever it lags behind what the broker acknowledged, and everything it
+published since it joined when the mark names another store; the store keys events by (table, store id,
 event id), so a re-sent event is stored once.
 """
 
@@ -157,7 +161,7 @@ class LeagueSubscriber:
             if not self.connected:
                 continue
             tables = self.store.take_marks_changed()
-            every = [r[0] for r in self.store.rows("SELECT DISTINCT table_id FROM marks"
+            every = [r[0] for r in self.store.rows("SELECT table_id FROM tables"
                                                    " ORDER BY table_id")]
             if self._all_marks.is_set():
                 self._all_marks.clear()

@@ -49,6 +49,12 @@ MAX_INT = 2**63 - 1
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
 _STORE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+#: the store a league's mark names for a table it holds no event of (it
+#: heard only its state, status or result: it started after the table's
+#: events went out): no table's store has this id (theirs are 32 hex
+#: digits), so the table's publisher reads it as "another store" and sends
+#: every event it published since it joined again
+NO_STORE = "none-held"
 
 
 class LeagueError(ValueError):
@@ -368,6 +374,6 @@ def check_mark(msg: dict) -> dict:
 
 
 __all__ = ["BrokerURL", "Credentials", "DEFAULT_PREFIX", "LeagueError", "MAX_AHEAD_NS",
-           "MAX_MESSAGE_BYTES", "Topics", "WIRE", "check_event", "check_mark", "check_prefix",
+           "MAX_MESSAGE_BYTES", "NO_STORE", "Topics", "WIRE", "check_event", "check_mark", "check_prefix",
            "check_ranking", "check_result", "check_scores", "check_state", "check_store_id",
            "check_table_id", "dumps", "loads"]
