@@ -259,19 +259,23 @@ FETCHING = """(() => {
 
 #: what a page's own drawing may still be waiting for once it shows the
 #: table's version: its fetches (the console's game list, a refetched
-#: state), its fonts, then two frames (one drawn after the last of them)
-SETTLED = """async () => {
+#: state), its fonts, then (``frames``) two frames, one drawn after the last
+#: of them, else a task after them
+SETTLED = """async (frames) => {
   while (window.__fetching > 0) await new Promise((r) => setTimeout(r, 5));
   await document.fonts.ready;
-  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  await new Promise((r) => (frames ? requestAnimationFrame(() => requestAnimationFrame(r))
+                                   : setTimeout(r, 0)));
 }"""
 
 
-def settle(page) -> None:
+def settle(page, frames: bool = True) -> None:
     """Wait until ``page`` (in a context with :data:`FETCHING`) has drawn
-    what its fetches brought and laid it out: a condition, not a fixed
-    pause (a busy machine takes what it takes)."""
-    page.evaluate(SETTLED)
+    what its fetches brought (``frames``: and painted it): a condition, not
+    a fixed pause (a busy machine takes what it takes). Without ``frames``
+    for a page read for its words only: of two tabs of one context, chromium
+    draws frames for the front one only (the other's two frames took 2 s)."""
+    page.evaluate(SETTLED, frames)
 
 
 class Tv:
