@@ -61,6 +61,10 @@ TERMS = ("Chope!", "Siam!", "Chomp!", "Feeding Frenzy!", "Ink Out!", "Ink Out", 
          "Food Poisoning!", "Food Poisoning", "Favourite Food", "My Favourite", "Black Market",
          "Drive-off", "Food", "Bust", "Main", "Side", "Event", "Action", "Ingredient", "Mynah",
          "Table", "Wildcard", "Licence Suspended", "GO", "Take", "Sell")
+#: French words made of English ones (in French dictionaries; the catalog's
+#: own translations): "photo-finish" (of "photo finish", the race strip's
+#: label, shown when a verdict counts two presses) is no English "finish"
+FRENCH = ("photo-finish",)
 
 #: an English word of the list, a decimal point, an internal name
 DECIMAL_POINT = re.compile(r"\d\.\d")
@@ -83,9 +87,10 @@ def names_of(snapshot: dict) -> set[str]:
 
 def english_words(texts: list[str], names: set[str]) -> list[tuple[str, str]]:
     """(what, text) for each English word, decimal point or internal name
-    in ``texts``, with ``names`` (cards, players, titles) taken out first."""
+    in ``texts``, with ``names`` (cards, players, titles) and :data:`FRENCH`
+    taken out first."""
     found = []
-    cut = sorted(names, key=len, reverse=True)
+    cut = sorted(set(names) | set(FRENCH), key=len, reverse=True)
     for text in texts:
         plain = text.replace("’", "'")
         for name in cut:

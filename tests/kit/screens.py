@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 import time
+from contextlib import contextmanager
 
 from tests.kit.helpers import wait_for
 
@@ -78,6 +79,10 @@ MOMENTS = {
     "chopote": ("play", "end"),
     "tropichaos": ("play", "end"),
 }
+#: moments that end on their own: Chope!'s open race is over at its deadline
+#: (5 s after the card), so each language sees a table of its own, set up
+#: just before (the others hold still and are set up once for every language)
+RUNS_OUT = frozenset({"race"})
 #: the players each game is seen with: 3 to 6, as far as the game goes
 PLAYERS = {"chope": (3, 4, 5, 6), "chomp": (3, 4, 5, 6), "hawker": (3, 4),
            "chopote": (3, 4), "tropichaos": (3, 4, 5)}
@@ -96,13 +101,36 @@ def race_phase(table) -> str | None:
     return (table.session.snapshot().get("race") or {}).get("phase")
 
 
+@contextmanager
+def scripted(table):
+    """The host's scripted events applied on this thread, not queued on the
+    table's way in (``session.enter_through(None)``, as a script does):
+    each change through the buzzer pipeline waits out the delivery margin
+    (2 ms) for edges stamped before it, which a game of a thousand events
+    played to its end pays a thousand times (measured: Chopote for 4 players,
+    3.8 s through the pipeline, 1.2 s here). For events only: no buzzer is
+    pressed meanwhile, and the way in is given back after."""
+    s = table.session
+    way_in = s.way_in
+    s.enter_through(None)
+    try:
+        yield s
+    finally:
+        s.enter_through(way_in)
+
+
 def play_to_end(table, game: str, n: int, options: dict | None = None,
                 setup=()) -> None:
     """A new game of ``game`` for ``n`` players (``setup``: its first
     events), then random legal events from the console's list until it
     ends: a race someone wins or loses where there is one, and another seed
     for a game that goes round in circles (Chomp!'s Ink Out that nobody
-    wins)."""
+    wins). Logged as a script (:func:`scripted`)."""
+    with scripted(table):
+        _play_to_end(table, game, n, options, setup)
+
+
+def _play_to_end(table, game: str, n: int, options: dict | None, setup) -> None:
     s = table.session
     for seed in range(3, 20):
         s.new_game(game, seats(n), options or {})
@@ -189,13 +217,14 @@ def board_game_at(game: str):
     def at(table, n: int, moment: str) -> None:
         if moment == "end":
             return play_to_end(table, game, n)
-        table.session.new_game(game, seats(n))
-        rng = random.Random(3)
-        for _ in range(30):
-            legal = table.session.host_snapshot()["legal_events"]
-            if not legal or table.session.snapshot()["finished"]:
-                break
-            table.session.log(rng.choice(legal))
+        with scripted(table) as s:
+            s.new_game(game, seats(n))
+            rng = random.Random(3)
+            for _ in range(30):
+                legal = s.host_snapshot()["legal_events"]
+                if not legal or s.snapshot()["finished"]:
+                    break
+                s.log(rng.choice(legal))
     return at
 
 
@@ -205,6 +234,48 @@ SET_UP = {"chope": chope_at, "chomp": chomp_at, "hawker": hawker_at,
 #: the page's height and what sticks out of a 1280 x 800 screen
 MEASURE = """() => ({height: document.documentElement.scrollHeight,
                      width: document.documentElement.scrollWidth})"""
+
+
+#: a context's init script: ``window.__fetching`` counts the page's fetches
+#: not done yet, each until its body is read (or it failed) and the page's
+#: own callbacks on it have run (the count drops in a task after them)
+FETCHING = """(() => {
+  window.__fetching = 0;
+  const done = () => setTimeout(() => { window.__fetching -= 1; }, 0);
+  const real = window.fetch.bind(window);
+  const reads = ['json', 'text', 'arrayBuffer', 'blob', 'formData'];
+  window.fetch = (...args) => {
+    window.__fetching += 1;
+    return real(...args).then((res) => {
+      for (const m of reads) {
+        const read = res[m].bind(res);
+        res[m] = () => { window.__fetching += 1; return read().finally(done); };
+      }
+      done();
+      return res;
+    }, (err) => { done(); throw err; });
+  };
+})()"""
+
+#: what a page's own drawing may still be waiting for once it shows the
+#: table's version: its fetches (the console's game list, a refetched
+#: state), its fonts, then (``frames``) two frames, one drawn after the last
+#: of them, else a task after them
+SETTLED = """async (frames) => {
+  while (window.__fetching > 0) await new Promise((r) => setTimeout(r, 5));
+  await document.fonts.ready;
+  await new Promise((r) => (frames ? requestAnimationFrame(() => requestAnimationFrame(r))
+                                   : setTimeout(r, 0)));
+}"""
+
+
+def settle(page, frames: bool = True) -> None:
+    """Wait until ``page`` (in a context with :data:`FETCHING`) has drawn
+    what its fetches brought (``frames``: and painted it): a condition, not
+    a fixed pause (a busy machine takes what it takes). Without ``frames``
+    for a page read for its words only: of two tabs of one context, chromium
+    draws frames for the front one only (the other's two frames took 2 s)."""
+    page.evaluate(SETTLED, frames)
 
 
 class Tv:
@@ -217,6 +288,7 @@ class Tv:
 
         self.ctx = browser.new_context(**TV)
         self.ctx.set_default_timeout(TIMEOUT_MS)
+        self.ctx.add_init_script(FETCHING)
         self.page = self.ctx.new_page()
 
     def height(self, table, name: str | None = None, lang: str = "en") -> dict:
@@ -229,7 +301,7 @@ class Tv:
         page.wait_for_selector("#conn.live")
         version = table.session.version
         page.wait_for_function("(v) => Number(document.body.dataset.version) >= v", arg=version)
-        page.wait_for_timeout(100)       # the panel's fonts and boards laid out
+        settle(page)                     # the panel's fonts and boards laid out
         got = page.evaluate(MEASURE)
         if name:
             (SHOTS / name).parent.mkdir(parents=True, exist_ok=True)
@@ -246,24 +318,38 @@ class Tv:
         self.close()
 
 
-def tv_heights(browser, root, plan: dict, lang: str = "en", shots: bool = False):
-    """``(game, players, moment, {height, width})`` of the TV for every
-    moment of every game in ``plan`` (``{game: player counts}``), each set
-    up on a table of its own under ``root``, all seen on one TV tab;
-    ``shots``: a screenshot of each (``tv-<game>-<n>-<moment>.png``, in
-    ``<lang>/`` but for English)."""
+def tv_screens(browser, root, plan: dict, shots: bool = False):
+    """``(game, players, moment, lang, {height, width})`` of the TV for
+    every moment of every game in ``plan`` (``{game: {players: languages}}``),
+    each moment set up once on a table of its own under ``root`` and seen
+    in each of its languages, all on one TV tab; ``shots``: a screenshot of
+    each (``tv-<game>-<n>-<moment>.png``, in ``<lang>/`` but for English).
+    A table set up once serves every language: the same state, measured
+    in each (a game played to its end costs up to a few seconds)."""
     from tests.kit.web import start_table
 
-    prefix = "" if lang == "en" else f"{lang}/"
     with Tv(browser) as tv:
         for game, counts in plan.items():
-            for n in counts:
+            for n, langs in counts.items():
                 for moment in MOMENTS[game]:
-                    table = start_table(root / f"tv-{game}-{n}-{moment}-{lang}", players=NAMES)
-                    try:
-                        SET_UP[game](table, n, moment)
-                        name = f"{prefix}tv-{game}-{n}-{moment}.png" if shots else None
-                        got = tv.height(table, name, lang)
-                    finally:
-                        table.close()
-                    yield game, n, moment, got
+                    each = [(lang,) for lang in langs] if moment in RUNS_OUT else [tuple(langs)]
+                    for some in each:
+                        table = start_table(root / f"tv-{game}-{n}-{moment}-{'-'.join(some)}",
+                                            players=NAMES)
+                        try:
+                            SET_UP[game](table, n, moment)
+                            for lang in some:
+                                prefix = "" if lang == "en" else f"{lang}/"
+                                name = f"{prefix}tv-{game}-{n}-{moment}.png" if shots else None
+                                yield game, n, moment, lang, tv.height(table, name, lang)
+                        finally:
+                            table.close()
+
+
+def tv_heights(browser, root, plan: dict, lang: str = "en", shots: bool = False):
+    """``(game, players, moment, {height, width})`` of the TV for every
+    moment of every game in ``plan`` (``{game: player counts}``) in
+    ``lang``, as :func:`tv_screens` sees them."""
+    one = {game: {n: (lang,) for n in counts} for game, counts in plan.items()}
+    for game, n, moment, _, got in tv_screens(browser, root, one, shots):
+        yield game, n, moment, got
