@@ -296,6 +296,8 @@ def test_the_page_translates_the_servers_english_lines(french_board):
       TC.refusal({error: 'flip at least one card before stopping', rule: 'game turn'}),
       TC.refusal({error: 'a die shows 1 to 6, not 7', rule: 'Matériel: 1 dé.'}),
       TC.t('{n} of {want} chosen', {n: 1, want: 2}),
+      TC.tx('Siam! tie: Ana and Bo and Cy'),
+      TC.tx('Bo and Cy let go together: nobody loses cards'),
     ]""")
     assert said == [
         "c’est le tour de Bo, pas d’Ana",
@@ -308,6 +310,8 @@ def test_the_page_translates_the_servers_english_lines(french_board):
         "retournez au moins une carte avant de vous arrêter [game turn — tour de jeu]",
         "un dé montre 1 à 6, pas 7 [Matériel: 1 dé.]",
         "1 sur 2 choisies",
+        "Siam! égalité : Ana et Bo et Cy",       # the names joined in French too
+        "Bo et Cy ont lâché ensemble : personne ne perd de cartes",
     ]
 
 

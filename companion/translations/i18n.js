@@ -109,11 +109,17 @@
       if (!m) continue;
       const fields = Object.create(null);
       for (const [k, v] of Object.entries(m.groups || {})) {
-        fields[k] = (v.includes(' ') && (exact(v) ?? (inner ? null : matched(v, true)))) || v;
+        fields[k] = (v.includes(' ') && (exact(v) ?? (inner ? null : matched(v, true))))
+          || names(v);
       }
       return fill(messages[p.id], fields);
     }
     return null;
+  }
+  /* a field that is not a message: names, which the server joins with
+   * " and " (a tie: "Ana and Bo and Cy"), joined in the page's language */
+  function names(v) {
+    return v.includes(' and ') ? v.split(' and ').join(TC.t(' and ')) : v;
   }
   /* a line the server joined from several ("Bo draws 4 … and Cy draws 4 …",
    * "Round 2 of 3 · Chope!"): each part translated; with " and ", only
