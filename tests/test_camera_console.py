@@ -31,9 +31,10 @@ def faces():
     return draw_faces(CARDS, shared=[("table:red", "table:orange")])
 
 
-@pytest.fixture
-def clip_folder(tmp_path, faces):
-    return render_reveals(["mynah"], faces, seed=1).save(tmp_path / "clip")
+@pytest.fixture(scope="module")
+def clip_folder(tmp_path_factory, faces):
+    """The Mynah's clip, rendered and saved once: every test only reads it."""
+    return render_reveals(["mynah"], faces, seed=1).save(tmp_path_factory.mktemp("clip"))
 
 
 @pytest.fixture

@@ -62,10 +62,21 @@ def french_phone(browser, scheme="dark"):
     return ctx
 
 
-def open_page(ctx, url: str, ready: str | None = "#conn.live"):
-    page = ctx.new_page()
+def tab(ctx):
+    """The phone's one tab, its script errors collected in ``page.errors``
+    from here on: each page of a test is a fresh document loaded in the
+    same tab (a new tab costs chromium far more than a load in an open
+    one), after the one before it was checked."""
+    if not ctx.pages:
+        page = ctx.new_page()
+        page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page = ctx.pages[0]
     page.errors = []
-    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    return page
+
+
+def open_page(ctx, url: str, ready: str | None = "#conn.live"):
+    page = tab(ctx)
     page.goto(url)
     if ready:
         page.wait_for_selector(ready)
@@ -109,6 +120,22 @@ def ctx(browser):
     yield make
     for c in made:
         c.close()
+
+
+@pytest.fixture(scope="module")
+def french_board(browser, tmp_path_factory):
+    """A table's scoreboard on a French phone, shared by the tests that only
+    ask its page to translate lines (TC.tx, TC.t, TC.plural, TC.refusal:
+    they change nothing on the page or the table)."""
+    from tests.kit.web import start_table
+
+    table = start_table(tmp_path_factory.mktemp("french-board"))
+    phone = french_phone(browser)
+    try:
+        yield open_page(phone, table.url + "/")
+    finally:
+        phone.close()
+        table.close()
 
 
 def test_the_english_scan_finds_english():
@@ -166,9 +193,7 @@ def test_each_games_scoreboard_and_console_in_french(live_server, ctx, game, pla
     board = open_page(c, t.url + "/")
     board.wait_for_selector("#panel h2")
     check(board, f"{game}-scoreboard")
-    host = c.new_page()
-    host.errors = []
-    host.on("pageerror", lambda exc: host.errors.append(str(exc)))
+    host = tab(c)
     log_host(host, t)
     host.wait_for_selector("#legal button, #legal select, #legal p")
     check(host, f"{game}-console")
@@ -176,8 +201,7 @@ def test_each_games_scoreboard_and_console_in_french(live_server, ctx, game, pla
 
 def test_the_new_game_form_and_a_refusal_in_french(live_server, ctx):
     t = live_server
-    host = ctx().new_page()
-    host.errors = []
+    host = tab(ctx())
     log_host(host, t)
     host.locator("#ng-details > summary").tap()
     host.wait_for_selector("#ng-options [data-option]")
@@ -200,8 +224,7 @@ def test_the_new_game_form_and_a_refusal_in_french(live_server, ctx):
 def test_a_rule_refusal_quotes_chopote_in_french_and_translates_the_message(live_server, ctx):
     t = live_server
     t.session.new_game("chopote", [{"name": "Ana"}, {"name": "Bo"}])
-    host = ctx().new_page()
-    host.errors = []
+    host = tab(ctx())
     log_host(host, t)
     said = host.evaluate("""async () => {
       const res = await TC.post('/api/host/event', {event: {type: 'roll', player: 'Bo', value: 3},
@@ -220,8 +243,7 @@ def test_a_players_own_page_in_french(live_server, ctx):
                        {"draws": "private"})
     play_some(t, 8, seed=3)
     c = ctx()
-    host = c.new_page()
-    host.errors = []
+    host = tab(c)
     log_host(host, t)
     host.wait_for_selector("#player-links .pl-row")
     host.locator("#player-links details[data-player=Ana] > summary").tap()
@@ -241,23 +263,29 @@ def test_the_league_screen_in_french(tmp_path, ctx):
     server = create_server(app, host="127.0.0.1", port=0, threads=4)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
+    phone = ctx()
     try:
         port = server.effective_port
-        page = open_page(ctx(), f"http://127.0.0.1:{port}/", ready="#standings")
+        page = open_page(phone, f"http://127.0.0.1:{port}/", ready="#standings")
         expect_text(page, "main", "Classement")
         check(page, "league")
     finally:
+        # the live stream ended and the phone gone first, as LeagueServer
+        # stops (companion.serving): waitress serves while a connection is
+        # open, and the page's stream kept the join waiting its 5 s
+        app.extensions["league"]["hub"].close()
+        phone.close()
         server.close()
         thread.join(5)
+    assert not thread.is_alive()
 
 
-def test_the_page_translates_the_servers_english_lines(live_server, ctx):
+def test_the_page_translates_the_servers_english_lines(french_board):
     """TC.tx on lines the server writes: a message with fields, a line joined
     from two, a race's title before its verdict, a card's name kept; TC.plural
     and TC.refusal (an English rule translated beside, Chopote's French rule
     as written)."""
-    page = open_page(ctx(), live_server.url + "/")
-    said = page.evaluate("""() => [
+    said = french_board.evaluate("""() => [
       TC.tx("it is Bo's turn, not Ana's"),
       TC.tx('Bo rolls a 3 and Cy rolls a 4'),
       TC.tx('Chope! Nobody'),
@@ -283,11 +311,11 @@ def test_the_page_translates_the_servers_english_lines(live_server, ctx):
     ]
 
 
-def test_a_field_that_is_a_message_is_translated_and_a_name_is_not(live_server, ctx):
+def test_a_field_that_is_a_message_is_translated_and_a_name_is_not(french_board):
     """A field of several words that is a message is translated ("Full game"
     in "Full game (8 moves)"); a one-word field is a name, kept as typed
     (a player called "Players" is not "Joueurs")."""
-    page = open_page(ctx(), live_server.url + "/")
+    page = french_board
     assert page.evaluate("""() => [TC.tx('Full game (8 moves)'), TC.tx('Ana wins'),
                                      TC.tx("it is Players's turn, not Bo's")]""") == [
         "Partie complète (8 déplacements)", "Ana gagne", "c’est le tour de Players, pas de Bo"]
@@ -298,14 +326,13 @@ def test_a_field_that_is_a_message_is_translated_and_a_name_is_not(live_server, 
         "Au tour d’Ana", "Au tour de Bo", "c’est le tour d’Eve, pas d’Ana"]
 
 
-def test_hawker_wars_counted_and_joined_lines_in_french(live_server, ctx):
+def test_hawker_wars_counted_and_joined_lines_in_french(french_board):
     """Hawker Wars' lines (issue 33, item 4): a count of cards is a number
     ("{n} {what} cards" does not take "Ana draws 2 Ingredient cards" with
     n = "Ana"); a message written with a joint ("; ") is matched whole before
     the line is split there; a line the console capitalised matches its
     message exactly before a looser pattern ("{name} on {target}")."""
-    page = open_page(ctx(), live_server.url + "/")
-    assert page.evaluate("""() => [
+    assert french_board.evaluate("""() => [
       TC.tx('Ana draws 2 Ingredient cards and 1 Action card (an Event on top of the Action pile first)'),
       TC.tx('Cy gives up 2 cards for Food Poisoning'),
       TC.tx('Bo draws 1 Action card'),

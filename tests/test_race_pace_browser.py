@@ -262,7 +262,9 @@ def test_late_runner_ups_show_live_in_the_race_card(live_server_with, phone):
 
 @pytest.mark.browser
 def test_chomp_runner_ups_show_live_without_a_reload(live_server_with, phone):
-    t = live_server_with(runner_up_ms=5000)   # as above: Cy's tap lands inside the margin
+    # as above: Cy's tap lands inside the margin; a 1 s countdown (not the
+    # table's 3 s): the race only has to be at GO when the board opens
+    t = live_server_with(runner_up_ms=5000, countdown_ms=1000)
     s = t.session
     s.new_game("chomp", ["Ana", "Bo", "Cy"])
     game, state = s.game, s.state
