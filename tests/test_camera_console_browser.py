@@ -71,9 +71,6 @@ def test_the_host_teaches_the_deck_by_tapping_each_name(phone, tmp_path):
 #: Ana turns these; each Table is chope'd by the player named, 450 ms after it lies
 CARDS = ["food:laksa", "table:red", "food:otah", "table:blue", "food:satay", "table:green"]
 SLAMS = {"table:red": "Bo", "table:blue": "Cy", "table:green": "Bo"}
-#: how long each card lies before the next comes: 2 s after a Table (its
-#: race is decided well before the next card), 1 s after a Food (no race)
-GAPS_NS = [(2 if card.startswith("table:") else 1) * S for card in CARDS]
 CALM = Look(light=0.08, flicker=0.02, glare_p=0, carry_p=0, pass_p=0)
 
 
@@ -86,12 +83,13 @@ def test_chope_is_played_from_a_clip_with_no_card_logged_by_hand(phone, tmp_path
     # spotter all finds, sure: what is tested here is the way from the camera
     # to the races, not how often the spotter misses a card (bench camera
     # counts that: about 1 card in 15 in Chope!, docs/camera.md; seed 3's
-    # clip has one such miss, the last card on the pile; this one's six are
-    # all found sure with any 15 % of its frames skipped, as a busy machine
-    # skips them). The bare felt for 1 s before the first card: the
-    # spotter's reference (15 frames); the console opens meanwhile, and the
-    # slams keep the clip's time however long it takes (_slam_on_the_clip)
-    clip = render_reveals(CARDS, faces, seed=0, look=CALM, gaps_ns=GAPS_NS, lead_frames=30)
+    # clip has one such miss, the last card on the pile). The bare felt for
+    # 2 s before the first card (was 5 s, for the console to open before the
+    # first slam): the slams now keep the clip's time however long the
+    # console takes to open (_slam_on_the_clip); this clip's six cards are
+    # found sure with any 15 % of its frames skipped, as a busy machine does
+    clip = render_reveals(CARDS, faces, seed=0, look=CALM, gaps_ns=[2 * S] * len(CARDS),
+                          lead_frames=60)
     folder = clip.save(tmp_path / "clip")
     table = TableServer(host="127.0.0.1", port=0, db_path=str(tmp_path / "live.db"), pin=PIN,
                         short_pin=True, players=["Ana", "Bo", "Cy"], source="mock", demo=True,

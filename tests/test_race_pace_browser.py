@@ -240,7 +240,7 @@ def test_the_waiting_box_goes_the_moment_a_card_takes_its_presses(live_server, p
     expect_text(b, "#burst", "waiting for the host to log the card")
     s.log({"type": "flip", "card": "table:red"})
     expect_text(b, "#verdict", "Cy chopes it!")
-    b.wait_for_selector("#burst-card", state="hidden", timeout=1500)
+    b.wait_for_selector("#burst-card", state="hidden")   # with the verdict's update
     shot(b, "race-pace-waiting-gone.png", full_page=False)
     assert b.errors == []
 
