@@ -14,7 +14,8 @@ pytestmark = BROWSER
 
 def test_chope_mid_race_every_page_passes_axe(browser, live_server_with):
     """Chope!: a Table card flipped (a race running, its window draining),
-    then Cy's press (the verdict, the presses, the photo finish)."""
+    then Cy's press (the verdict, the presses, the photo finish). The
+    new-game form is checked on the console just checked, its form opened."""
     t = live_server_with(wait_ms=900_000, claim_window_ms=900_000)
     t.session.log({"type": "flip", "card": "food:laksa"})
     t.session.log({"type": "flip", "card": "table:red"})     # a race: first other to press
@@ -27,11 +28,13 @@ def test_chope_mid_race_every_page_passes_axe(browser, live_server_with):
     def console(ctx):
         return open_console(ctx, t, "#legal button.event")
 
-    def new_game_form(ctx):
+    def console_and_form(ctx):
+        """The console, then its new-game form opened (the same page)."""
         page = console(ctx)
+        yield "console", page
         page.locator("#ng-details > summary").click()
         page.wait_for_selector("#ng-options [data-option]")
-        return page
+        yield "new-game form", page
 
     def login_page(ctx):
         page = watched(ctx.new_page())
@@ -46,8 +49,8 @@ def test_chope_mid_race_every_page_passes_axe(browser, live_server_with):
 
     # the log-in page first: once logged in, /host is the console
     found = check_everywhere(browser, [("log-in", login_page), ("scoreboard", board),
-                                       ("console", console), ("new-game form", new_game_form),
-                                       ("join", join)], "Chope! race")
+                                       ("console", console_and_form), ("join", join)],
+                             "Chope! race")
     for buzzer in ("Cy", "Bo"):
         t.source.press(buzzer)
         t.source.release(buzzer)

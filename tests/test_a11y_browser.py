@@ -276,6 +276,10 @@ def viewport_shot(page, name: str) -> None:
     page.screenshot(path=str(SHOTS / name))
 
 
+#: two animation frames: the page has laid out and drawn what it was just given
+NEXT_FRAMES = """() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"""
+
+
 def scrolls_sideways(page) -> bool:
     return page.evaluate("""() => document.documentElement.scrollWidth > document.documentElement.clientWidth""")
 
@@ -290,27 +294,27 @@ def test_the_pages_reflow_at_200_percent_text(live_server, screens):
     url = player_link(host, "Ana")
     wide = []
     pages = [("/", "#conn.live"), ("/host", "#conn.live"), ("/join", "main"), (url, "#conn.live")]
+    page = watched(ctx.new_page())        # one tab, each page a fresh document in it
     for path, ready in pages:
-        page = watched(ctx.new_page())
         page.goto(path if path.startswith("http") else t.url + path)
         page.wait_for_selector(ready)
         if path == "/host":
             page.locator("#ng-details > summary").click()
             page.wait_for_selector("#ng-options [data-option]")
         assert page.evaluate(ZOOM_JS) == 36
-        page.wait_for_timeout(150)
+        page.evaluate(NEXT_FRAMES)
         if scrolls_sideways(page):
             wide.append((path, page.evaluate("""() => [...document.querySelectorAll('body *')]
                 .filter((n) => n.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
                 .slice(0, 5).map((n) => n.tagName + '#' + n.id + '.' + n.className)""")))
         viewport_shot(page, f"a11y-200pc-{'player' if path == url else path.strip('/') or 'board'}.png")
-    login_page = watched(screens().new_page())
+    login_page = watched(screens().new_page())        # a phone not logged in
     login_page.goto(t.url + "/host")
     login_page.evaluate(ZOOM_JS)
     if scrolls_sideways(login_page):
         wide.append(("/host log-in", None))
     with league_screen(t) as league_url:
-        league = watched(screens().new_page())
+        league = login_page                     # the same phone, on to the league screen
         league.goto(league_url + "/")
         league.wait_for_selector("#standings tbody tr")
         league.evaluate(ZOOM_JS)

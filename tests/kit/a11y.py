@@ -96,7 +96,10 @@ def player_link(host, player: str) -> str:
 def check_everywhere(browser, pages, label: str) -> list[str]:
     """axe on each of ``pages`` ((name, open(ctx) -> page)) at both widths,
     in both colour schemes (the page switched from dark to light as a phone
-    does, prefers-color-scheme emulated); the findings, all of them."""
+    does, prefers-color-scheme emulated); the findings, all of them. An
+    opener may also return an iterator of ``(name, page)``: each a state of
+    its page (a form opened, say), checked before the iterator goes on
+    (axe is injected once a document, the page loaded once)."""
     found = []
     for width in WIDTHS:
         for lang in LOCALES:
@@ -106,21 +109,32 @@ def check_everywhere(browser, pages, label: str) -> list[str]:
 
 
 def _check_at(browser, pages, label: str, width: int, lang: str, schemes) -> list[str]:
+    # one screen at a time, one page open in it: a page left open keeps
+    # drawing (a race's window drains, a countdown ticks), costing chromium
+    # up to a fifth of a core each (measured), so none waits open for another
     found = []
     ctx = screen(browser, schemes[0], width, lang=lang)
     tab = OneTab(ctx, schemes[0])
     try:
-        for name, opener in pages:
-            page = opener(tab)
-            assert page.evaluate("document.documentElement.lang") == lang
-            for scheme in schemes:
-                page.emulate_media(color_scheme=scheme)
-                assert page.evaluate(f"matchMedia('(prefers-color-scheme: {scheme})').matches")
-                found += axe_findings(page, f"{label} {name} [{scheme}]")
-            assert page.errors == [], page.errors
+        for opened_as, opener in pages:
+            for name, page in _states(opened_as, opener(tab)):
+                assert page.evaluate("document.documentElement.lang") == lang
+                for scheme in schemes:
+                    page.emulate_media(color_scheme=scheme)
+                    assert page.evaluate(f"matchMedia('(prefers-color-scheme: {scheme})').matches")
+                    found += axe_findings(page, f"{label} {name} [{scheme}]")
+                assert page.errors == [], page.errors
     finally:
         ctx.close()
     return found
+
+
+def _states(name: str, opened):
+    """An opener's page as ``(name, page)`` states (:func:`check_everywhere`)."""
+    if hasattr(opened, "evaluate"):
+        yield name, opened
+    else:
+        yield from opened
 
 
 class OneTab:
