@@ -278,7 +278,12 @@ class Limits:
     per_address: int = 16
     guests: int = 200
     reserve: int = 32
-    in_flight_per_address: int = 8
+    #: one request at a time on each open connection (browsers do not
+    #: pipeline), so as many as ``per_address``: one phone may hold two
+    #: sites' six each (the table's http and https ports: the page moving to
+    #: https, or two tabs) and the live page of a tab just reloaded, which
+    #: counts until the server notices it gone (8 refused a page's script so)
+    in_flight_per_address: int = 16
     header_timeout_s: float = 10.0
     request_timeout_s: float = 30.0
     idle_timeout_s: float = 30.0

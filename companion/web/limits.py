@@ -22,8 +22,9 @@ phone (the values: :class:`Limits`, docs/web.md "Limits"):
 * **requests in flight**: a guest address may have
   :attr:`Limits.in_flight_per_address` requests being answered at once
   (live pages included); more get ``503`` with ``Retry-After`` before the
-  app runs. A browser opens at most 6 connections to a site, so a real
-  phone never meets this.
+  app runs. A browser opens at most 6 connections to a site; a phone may
+  hold two (the http and https ports) and a reloaded tab's live page until
+  it is noticed gone, so the cap is one request per open connection.
 * **slow requests**: a request must arrive whole (headers within
   :attr:`Limits.header_timeout_s` of its first byte, the body within
   :attr:`Limits.request_timeout_s`), else the connection is closed; a
