@@ -161,6 +161,7 @@ def test_without_the_lease_mpremote_cannot_open_the_port_the_table_holds(
     with SimBox(tmp_path / "box") as box:
         src = PicoSource(["1", "2"], port=box.port)
         try:
+            assert wait_for(lambda: src.status().connected, 30)     # it holds the port
             r = subprocess.run(["mpremote", "connect", box.port, "cp", "main.py", ":"],
                                capture_output=True)
             assert r.returncode == 1 and fake_mpremote()["locked"] is False
@@ -200,8 +201,10 @@ def test_an_asker_that_dies_gives_the_box_back_and_a_second_one_is_told_busy(tmp
     from companion.buzzers.pico import PicoSource
     with SimBox(tmp_path / "box") as box:
         src = PicoSource(["1", "2"], port=box.port)
+        first = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            first = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            # the table answers for the port once it holds it (docs/pico.md)
+            assert wait_for(lambda: src.status().connected, 30)
             first.connect(L.lease_name(box.port))
             first.sendall(b"lend a flash that will crash\n")
             assert first.recv(200).startswith(b"lent ")
@@ -212,6 +215,7 @@ def test_an_asker_that_dies_gives_the_box_back_and_a_second_one_is_told_busy(tmp
             first.close()                               # dies without saying "return"
             assert wait_for(lambda: src.away is None and src.status().connected, 30)
         finally:
+            first.close()
             src.close()
 
 
@@ -222,6 +226,7 @@ def test_the_table_lends_only_to_its_own_user_or_root(tmp_path, monkeypatch):
     with SimBox(tmp_path / "box") as box:
         src = PicoSource(["1", "2"], port=box.port)
         try:
+            assert wait_for(lambda: src.status().connected, 30)     # it answers for the port
             with pytest.raises(L.LeaseError, match="refused: the table runs as user"):
                 with L.borrow(box.port, "someone else"):
                     pass
