@@ -16,7 +16,7 @@ import threading
 
 import pytest
 
-from tests.kit.browser import BROWSER, PHONE, SHOTS, TIMEOUT_MS, expect_text
+from tests.kit.browser import BROWSER, PHONE, SHOTS, TIMEOUT_MS, expect_text, watch_errors
 from tests.kit.french import VISIBLE_TEXT
 
 from companion import translations
@@ -68,8 +68,7 @@ def tab(ctx):
     same tab (a new tab costs chromium far more than a load in an open
     one), after the one before it was checked."""
     if not ctx.pages:
-        page = ctx.new_page()
-        page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+        watch_errors(ctx.new_page())
     page = ctx.pages[0]
     page.errors = []
     return page

@@ -28,8 +28,9 @@ started after the table's events went out: it hears only their retained
 state and results) gets a mark naming no store (``topics.NO_STORE``) the
 moment it is first heard. The table's publisher re-sends from the mark
 whenever it lags behind what the broker acknowledged, and everything it
-published since it joined when the mark names another store; the store keys events by (table, store id,
-event id), so a re-sent event is stored once.
+published since it joined when the mark names another store; the store
+keys events by (table, store id, event id), so a re-sent event is stored
+once.
 """
 
 from __future__ import annotations

@@ -374,6 +374,6 @@ def check_mark(msg: dict) -> dict:
 
 
 __all__ = ["BrokerURL", "Credentials", "DEFAULT_PREFIX", "LeagueError", "MAX_AHEAD_NS",
-           "MAX_MESSAGE_BYTES", "NO_STORE", "Topics", "WIRE", "check_event", "check_mark", "check_prefix",
-           "check_ranking", "check_result", "check_scores", "check_state", "check_store_id",
-           "check_table_id", "dumps", "loads"]
+           "MAX_MESSAGE_BYTES", "NO_STORE", "Topics", "WIRE", "check_event", "check_mark",
+           "check_prefix", "check_ranking", "check_result", "check_scores", "check_state",
+           "check_store_id", "check_table_id", "dumps", "loads"]

@@ -20,6 +20,8 @@ from typing import Callable, TypeVar
 
 import pytest
 
+from companion.races.attribution import People
+
 #: how late a step may land and the scene still be the one written: steps
 #: run one after another, so a late one changes the gaps, never the order;
 #: measured on the live table, the doubtful claim's question
@@ -29,15 +31,15 @@ import pytest
 SLACK_S = 0.25
 
 #: how long a playing's presses may still be weighed for a later card: the
-#: judge's reach back from a card's log (companion.races.attribution.People
-#: ``lag_tail_ns``, 9 s at the default settings). A playing played again
-#: starts a new game this long after the last one ended, so no press of the
-#: last playing is a candidate for the new game's cards: a press the
-#: referee hands on after the host started the new game is weighed for its
-#: first cards, as it must be (a host may start the game after its first
-#: card was slammed), and made a clean-clone CI run's replayed host-slip
-#: scene ask about its Blue Table instead of offering the swap
-REACH_S = 9.5
+#: judge's reach back from a card's log (``People.lag_tail_ns`` at the
+#: default settings), and half a second more. A playing played again starts
+#: a new game this long after the last one ended, so no press of the last
+#: playing is a candidate for the new game's cards: a press the referee
+#: hands on after the host started the new game is weighed for its first
+#: cards, as it must be (a host may start the game after its first card was
+#: slammed), and made a clean-clone CI run's replayed host-slip scene ask
+#: about its Blue Table instead of offering the swap
+REACH_S = People().lag_tail_ns / 1e9 + 0.5
 
 T = TypeVar("T")
 
