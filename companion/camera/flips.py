@@ -12,6 +12,11 @@ the light changing, is no new card. While nothing new lies on the spot the
 reference follows the light; a spot that stays the same for ``rebase_frames``
 with no card found in it (a card taken away, the pile squared) becomes the
 reference as it is.
+
+A spotter can be given a ``region`` (a 0/255 mask as :func:`light` gives the
+frame): only what changes inside it counts, and only a card found inside it
+(:mod:`companion.camera.seats`: one spotter a player's spot, for the games
+where everyone turns a card at once).
 """
 
 from __future__ import annotations
@@ -54,17 +59,21 @@ class Settled:
     seen_ns: int
     quad: np.ndarray
     face: np.ndarray
+    seat: str | None = None      # whose spot it lies on (companion.camera.seats)
 
 
 class Spotter:
     """Frames in, :class:`Settled` cards out (see the module docstring)."""
 
     def __init__(self, still_frames: int = STILL_FRAMES, still_px: float = STILL_PX,
-                 params: Params = Params(), rebase_frames: int = REBASE_FRAMES):
+                 params: Params = Params(), rebase_frames: int = REBASE_FRAMES,
+                 region=None):
         if still_frames < 1:
             raise ValueError("still_frames must be at least 1")
         self.still_frames, self.still_px, self.params = still_frames, still_px, params
         self.rebase_frames = rebase_frames
+        self.region = region                # the part of the frame looked at (None: all)
+        self._area = None if region is None else max(1, int(np.count_nonzero(region)))
         self.reference = None               # the pile as it lay (light(frame))
         self._last = None                   # the frame before (light(frame))
         self._last_t = 0
@@ -84,7 +93,7 @@ class Spotter:
         if self.reference is None:
             self.reference = self._calm = self._quiet = lit    # as the camera first saw it
             return None
-        quiet = changed(lit, last).mean() / 255 < QUIET_SHARE
+        quiet = self._share(changed(lit, last)) < QUIET_SHARE
         self._same = self._same + 1 if quiet else 0
         if quiet:
             self._quiet = lit
@@ -116,19 +125,28 @@ class Spotter:
         """The new card's outline: what changed since the pile as it lay
         when the last card settled; else (a card was missed, and lies in
         that change) since the spot last lay calm before this stir."""
-        mask = changed(lit, self.reference)
-        if mask.mean() / 255 < QUIET_SHARE:
+        mask = self._within(changed(lit, self.reference))
+        if self._share(mask) < QUIET_SHARE:
             self.reference = lit            # nothing new: follow the light
             return None
         quad = card_in(mask, self.params, image)
         if quad is None and self._calm is not self.reference:
-            quad = card_in(changed(lit, self._calm), self.params, image)
+            quad = card_in(self._within(changed(lit, self._calm)), self.params, image)
         if quad is None:                    # fingertips still on it: the hand cut off
             hand = skin(lit)
             if hand.any():
                 cut = filled(cv2.bitwise_and(mask, cv2.bitwise_not(hand)))
                 quad = card_in(cut, self.params, image)
         return quad
+
+    def _within(self, mask):
+        return mask if self.region is None else cv2.bitwise_and(mask, self.region)
+
+    def _share(self, mask) -> float:
+        """The share of the spot (the region) a change mask covers."""
+        if self.region is None:
+            return float(mask.mean()) / 255
+        return np.count_nonzero(self._within(mask)) / self._area
 
     def first_in_place(self, t_ns: int, quad, lit) -> int:
         """The first frame the card lay where it lies now, back from ``t_ns``
