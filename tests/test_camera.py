@@ -13,10 +13,11 @@ from companion.camera import CameraError, CameraUnavailable, camera_names, open_
 from companion.camera.clip import ClipSource, write_times  # noqa: E402
 from companion.camera.faces import TeachError, taught, teach  # noqa: E402
 from companion.camera.flips import Settled, Spotter  # noqa: E402
-from companion.camera.recognise import Look, find_card, rank, straighten  # noqa: E402
+from companion.camera.recognise import find_card, rank, straighten  # noqa: E402
 from companion.camera.watcher import CameraWatcher, drawable  # noqa: E402
 from companion.record.store import Store  # noqa: E402
 from companion.table.session import TableSession  # noqa: E402
+from tests.kit.camerakit import looks_of  # noqa: E402
 from tests.kit.cardscenes import FRAME_NS, Look as Scene, draw_faces, felt, photo_of, render_reveals  # noqa: E402
 
 MS = 1_000_000
@@ -30,11 +31,7 @@ def faces():
 
 @pytest.fixture(scope="module")
 def looks(faces):
-    out = {}
-    for name, face in faces.items():
-        photo = photo_of(face)
-        out[name] = Look.of(straighten(photo, find_card(photo)))
-    return out
+    return looks_of(faces)
 
 
 def test_the_cameras_are_found_by_name_and_a_missing_one_says_what_to_use():

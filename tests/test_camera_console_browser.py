@@ -1,6 +1,7 @@
 """The console's Camera panel in chromium at a phone's 390 x 844 (docs/web.md,
 "The Camera panel"): a deck taught by tapping each face's name while the
-card is held under the camera, and a game of Chope! played from a rendered
+card is held under the camera, Chomp!'s players' spots taught by a tap and
+a round turned at once logged each as its player's, and a game of Chope! played from a rendered
 clip (tests/kit/cardscenes.py) through ``companion serve --camera``, its
 slams on the mock buzzers' pins beside it, no card logged by hand."""
 
@@ -21,8 +22,9 @@ from companion.camera.desk import CameraDesk  # noqa: E402
 from companion.camera.faces import taught  # noqa: E402
 from companion.camera.recognise import find_card, rank, straighten  # noqa: E402
 from companion.games import get_game  # noqa: E402
-from tests.kit.camerakit import HeldCamera, chope_faces, held_photo, teach_all  # noqa: E402
-from tests.kit.cardscenes import Look, render_reveals  # noqa: E402
+from tests.kit.camerakit import (HeldCamera, chope_faces, held_photo, lay_card,  # noqa: E402
+                                 teach_all)
+from tests.kit.cardscenes import Look, felt, render_reveals  # noqa: E402
 
 pytestmark = BROWSER
 
@@ -63,6 +65,63 @@ def test_the_host_teaches_the_deck_by_tapping_each_name(phone, tmp_path):
         assert set(looks) == set(DECK)
         for name, photo in photos.items():                # each face taught is itself
             assert rank(straighten(photo, find_card(photo)), looks)[0][0] == name
+    finally:
+        cam.close()
+        table.close()
+
+
+#: where each player turns her Chomp! cards, under the camera (480 x 360)
+SPOTS = {"Ana": (110, 95), "Bo": (370, 95), "Cy": (240, 268)}
+CREATURES = ["shark", "seal", "big-fish", "little-fish", "shrimp", "plankton", "octopus", "eel"]
+
+
+def test_chomp_spots_are_taught_by_a_tap_and_a_round_is_logged_each_as_hers(phone, tmp_path):
+    faces = chope_faces(CREATURES, seed=1)
+    teach_all(tmp_path / "faces", faces)
+    table = start_table(tmp_path)
+    s = table.session
+    s.new_game("chomp", s.players)
+    cam = CameraDesk(s, HeldCamera(), tmp_path / "faces")
+    table.services.camera = cam
+    cam.start()
+
+    def show(image) -> None:
+        seen = cam.frames
+        cam.source.show(image)
+        assert wait_for(lambda: cam.frames >= seen + 3)
+
+    try:
+        page = open_host(phone(), table, strict=True)
+        expect_text(page, "#cam-note", "Teach each player’s spot")
+        expect_text(page, "#cam-seated", "0 of 3 taught")
+        page.click("#cam-seats summary")
+        expect_text(page, "#cam-badge", "teaching")
+        for player, spot in SPOTS.items():
+            show(lay_card(felt(1), faces["shark"], spot))
+            page.click(f"#cam-seat-list button[data-player='{player}']")
+            page.wait_for_selector(f"#cam-seat-list button.taught[data-player='{player}']")
+        expect_text(page, "#cam-seated", "3 of 3 taught")
+        page.locator("#cam-seats").scroll_into_view_if_needed()
+        shot(page, "camera_seats_390.png", full_page=False)
+        page.click("#cam-seats summary")                 # done: the camera looks again
+        expect_text(page, "#cam-badge", "frames/s")
+        show(felt(1))
+        turned = {"Ana": "seal", "Bo": "plankton", "Cy": "eel"}
+        table_now = felt(1)
+        for k, (player, card) in enumerate(turned.items()):
+            table_now = lay_card(table_now, faces[card], SPOTS[player], 10 * k - 8)
+        show(table_now)
+        assert wait_for(lambda: len(cam.logs) == 3), cam.status()
+        turns = {e["player"]: e["card"] for _, e in s.store.events(s.game_id)
+                 if e.get("type") == "turn"}
+        assert turns == turned and all(x.auto for x in cam.logs)
+        expect_text(page, "#cam-logs", "Cy: Electric Eel")
+        expect_text(page, "#log", "Eel")
+        assert s.desk.race is not None and s.desk.race.request.reason == "feeding-frenzy"
+        page.locator("#camera-card").scroll_into_view_if_needed()
+        _fresh_preview(page)
+        shot(page, "camera_chomp_round_390.png", full_page=False)
+        assert not page.errors, page.errors
     finally:
         cam.close()
         table.close()

@@ -11,7 +11,9 @@ table (docs/camera.md, "The console's Camera panel"):
   pipeline's queue and thread) or asks;
 * teaching: the game's card faces (:meth:`CameraDesk.faces`), the newest
   frame saved as a face (:meth:`CameraDesk.teach`, :mod:`companion.camera.faces`,
-  the table's own folder); while the host teaches (:meth:`CameraDesk.teaching`)
+  the table's own folder); in a game where everyone turns a card at once,
+  each player's spot (:meth:`CameraDesk.teach_seat`, :mod:`companion.camera.seats`,
+  the same folder); while the host teaches (:meth:`CameraDesk.teaching`)
   the camera logs nothing (the card held up is no flip), and the spot is
   looked at afresh afterwards;
 * every card it logged, with an Undo while it is still the last thing
@@ -31,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .faces import TeachError, taught, teach
-from .flips import Spotter
 from .newest import Newest
+from .seats import seats, teach_seat
 from .watcher import THRESHOLD, CameraWatcher, drawable
 
 log = logging.getLogger(__name__)
@@ -62,10 +64,11 @@ class CameraLog:
     auto: bool
     version: int | None          # the table's version after it (None: queued behind a race)
     lag_ms: float
+    seat: str | None = None      # whose spot it lay on (a game turned by seat)
     undone: bool = False
 
     def to_json(self, version: int | None) -> dict:
-        return {"id": self.id, "card": self.card, "t_ns": self.t_ns,
+        return {"id": self.id, "card": self.card, "t_ns": self.t_ns, "seat": self.seat,
                 "share": round(self.share, 3), "auto": self.auto, "lag_ms": round(self.lag_ms),
                 "undone": self.undone, "queued": self.version is None,
                 "undoable": not self.undone and self.version is not None
@@ -82,7 +85,7 @@ class CameraDesk:
         self.session, self.source, self.folder = session, source, Path(folder)
         self.clock = clock
         self.watcher = CameraWatcher(session, taught(self.folder), threshold,
-                                     on_logged=self._logged)
+                                     on_logged=self._logged, seats=seats(self.folder))
         self.logs: deque[CameraLog] = deque(maxlen=LOGS_KEPT)
         self.frames = 0
         #: the first frame's time (a clip's first frame: its start on the table's clock)
@@ -133,13 +136,14 @@ class CameraDesk:
             return
         self.watcher.frame(frame)
 
-    def _logged(self, t_ns: int, card: str, share: float, update, auto: bool) -> None:
+    def _logged(self, t_ns: int, card: str, share: float, update, auto: bool,
+                seat: str | None = None) -> None:
         queued = isinstance(update, dict) and update.get("type") == "queued"
         version = None if queued or not isinstance(update, dict) else update.get("version")
         with self._lock:
             self._ids += 1
             self.logs.append(CameraLog(self._ids, card, t_ns, share, auto, version,
-                                       (self.clock() - t_ns) / MS))
+                                       (self.clock() - t_ns) / MS, seat))
 
     # -- teaching -------------------------------------------------------------
 
@@ -152,7 +156,7 @@ class CameraDesk:
         with self._lock:
             self._teaching_until = self.clock() + TEACHING_NS if on else 0
         if not on:
-            self.watcher.spotter = Spotter()
+            self.watcher.reset()
 
     def faces(self) -> list[dict]:
         """The game's card faces, each once (a face several cards share is
@@ -181,6 +185,30 @@ class CameraDesk:
             raise CameraBusy("the camera has sent no picture yet")
         teach(self.folder, face, latest.image)
         self.watcher.taught = taught(self.folder)
+
+    def seats(self) -> list[dict]:
+        """In a game where everyone turns a card onto her own spot, each
+        player with whether her spot is taught here (else [])."""
+        s = self.session
+        if s.game is None or s.game.seat_draw is None:
+            return []
+        known = self.watcher.seats
+        return [{"player": p, "taught": p in known} for p in s.names]
+
+    def teach_seat(self, player: str) -> None:
+        """The card lying in the newest frame marks ``player``'s spot
+        (TeachError: not a player of this game, or no card in the frame;
+        CameraBusy: no frame)."""
+        if player not in {x["player"] for x in self.seats()}:
+            raise TeachError(f"{player!r} is not a player of this game, or its cards "
+                             "are not turned by seat")
+        with self._lock:
+            latest = self._latest
+            self._teaching_until = self.clock() + TEACHING_NS
+        if latest is None:
+            raise CameraBusy("the camera has sent no picture yet")
+        teach_seat(self.folder, player, latest.image)
+        self.watcher.set_seats(seats(self.folder))
 
     # -- the host's taps --------------------------------------------------------
 
@@ -224,7 +252,7 @@ class CameraDesk:
                 "running": running,
                 "frames": self.frames, "skipped": self.skipped, "fps": round(self.fps(), 1),
                 "teaching": self.is_teaching(), "threshold": self.watcher.threshold,
-                "faces": self.faces(),
+                "faces": self.faces(), "seats": self.seats(),
                 "questions": [q.to_json() for q in list(self.watcher.questions)],
                 "logs": logs, "refused": self.watcher.refused}
 
@@ -248,6 +276,15 @@ class CameraDesk:
         if quad is not None:
             cv2.polylines(small, [np.asarray(quad, dtype=np.int32).reshape(-1, 1, 2)], True,
                           (0, 230, 255), 2, cv2.LINE_AA)
+        for seat in self.seats():           # each player's spot taught: a ring and her initial
+            spot = self.watcher.seats.get(seat["player"])
+            if spot is None:
+                continue
+            at = (round(spot.x * scale), round(spot.y * scale))
+            cv2.circle(small, at, max(6, round(spot.length * scale / 2)), (255, 200, 60), 1,
+                       cv2.LINE_AA)
+            cv2.putText(small, seat["player"][:1].upper(), (at[0] - 6, at[1] + 6),
+                        cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 200, 60), 2, cv2.LINE_AA)
         ok, buf = cv2.imencode(".jpg", small, [cv2.IMWRITE_JPEG_QUALITY, PREVIEW_QUALITY])
         return buf.tobytes() if ok else None
 

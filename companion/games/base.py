@@ -383,6 +383,12 @@ class Game(ABC):
     #: logged while an unannounced race is open ends that race's presses
     #: (later ones are the new card's); a choice or a "stop" does not
     draw_types: tuple[str, ...] = ("flip", "draw", "reveal", "roll")
+    #: the event type of one player's own card when everyone turns a card at
+    #: once onto a spot in front of her (``{"type": ..., "player": ..., "card":
+    #: ...}``, offered by :meth:`host_events`); None: cards come from one pile.
+    #: The camera tells such cards apart by the spot they lie on
+    #: (companion/camera/seats.py).
+    seat_draw: str | None = None
 
     def is_draw(self, event: dict) -> bool:
         """Whether ``event`` puts a new card on the table (see :attr:`draw_types`)."""

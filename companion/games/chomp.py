@@ -162,6 +162,7 @@ def _weights(pile: dict, unseen: dict) -> tuple[dict[str, int], int]:
 
 class Chomp(Game):
     name = "chomp"
+    seat_draw = "turn"
     title = "Chomp!"
     #: what JSON type each key of each event takes (checked before the rules)
     event_shapes = {"reveal": {"cards": "{str:str}"}, "turn": {"player": "str", "card": "str"}}

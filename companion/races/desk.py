@@ -673,4 +673,4 @@ class RaceDesk:
         race.seen = len(edges)
 
 
-__all__ = ["DeskOwner", "DeskRace", "RaceDesk", "flipper", "in_order"]
+__all__ = ["DeskOwner", "DeskRace", "RaceDesk", "in_order", "turned_by"]

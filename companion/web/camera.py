@@ -82,13 +82,31 @@ def teach():
     cam = _camera()
     card = _card(body())
     need_game()
+    return _taught(lambda: cam.teach(card), "card")
+
+
+def _taught(teach, field: str) -> dict:
+    """``teach()`` done: the camera's state; its refusals said naming ``field``."""
     try:
-        cam.teach(card)
+        teach()
     except TeachError as exc:
-        raise BadRequest(str(exc), "card", rule="camera") from None
+        raise BadRequest(str(exc), field, rule="camera") from None
     except CameraBusy as exc:
         raise BadRequest(str(exc), rule="camera", status=409) from None
     return {"ok": True, "camera": _status()}
+
+
+@bp.post("/api/host/camera/seat")
+@allow(HOST, max_bytes=TAP_MAX_BYTES)
+def seat():
+    """``{"player": name}``: the card lying on the table now marks that
+    player's spot (a game where everyone turns a card at once)."""
+    cam = _camera()
+    player = body().get("player")
+    if not isinstance(player, str) or not player or len(player) > 80:
+        raise BadRequest("'player' must be a player's name", "player")
+    need_game()
+    return _taught(lambda: cam.teach_seat(player), "player")
 
 
 @bp.post("/api/host/camera/answer")

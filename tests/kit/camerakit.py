@@ -7,8 +7,12 @@ import functools
 import threading
 import time
 
+import cv2
+import numpy as np
+
 from companion.camera.base import Frame, FrameSource
 from companion.camera.faces import teach
+from companion.camera.recognise import Look, find_card, straighten
 from tests.kit.cardscenes import draw_faces, felt, photo_of
 
 MS = 1_000_000
@@ -82,4 +86,29 @@ def teach_all(folder, faces: dict) -> None:
         teach(folder, name, held_photo(face))
 
 
-__all__ = ["HeldCamera", "chope_faces", "held_photo", "teach_all"]
+def looks_of(faces: dict) -> dict:
+    """``{name: Look}`` of each face as teaching it would keep it (its photo
+    held under the camera, found and straightened), without a folder."""
+    out = {}
+    for name, face in faces.items():
+        photo = held_photo(face)
+        out[name] = Look.of(straighten(photo, find_card(photo)))
+    return out
+
+
+def lay_card(frame, face, centre, angle: float = 0.0):
+    """``frame`` with ``face`` lying flat at ``centre`` (84 x 117 px, as
+    cardscenes' cards, turned ``angle`` degrees): a card laid on a
+    player's spot, seen from straight above."""
+    small = cv2.resize(face, (84, 117), interpolation=cv2.INTER_AREA)
+    h, w = frame.shape[:2]
+    m = cv2.getRotationMatrix2D((42, 58.5), angle, 1.0)
+    m[:, 2] += (centre[0] - 42, centre[1] - 58.5)
+    card = cv2.warpAffine(small, m, (w, h))
+    mask = cv2.warpAffine(np.full((117, 84), 255, np.uint8), m, (w, h)) > 127
+    out = frame.copy()
+    out[mask] = card[mask]
+    return out
+
+
+__all__ = ["HeldCamera", "chope_faces", "held_photo", "lay_card", "looks_of", "teach_all"]

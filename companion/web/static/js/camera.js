@@ -2,7 +2,9 @@
  * Camera panel"): every second the camera's state (GET /api/host/camera):
  * a question with the likeliest faces (one tap each, or "None of these"),
  * the cards it logged (Undo while one is still the last event), the game's
- * faces to teach (tap a name while the card is under the camera); a few
+ * faces to teach (tap a name while the card is under the camera) and, in a
+ * game where everyone turns a card at once, each player's spot (a card laid
+ * on it, then her name); a few
  * times a second the small preview with the outline found (never stored:
  * the server makes it in memory for this logged-in host only). The camera
  * never blocks the game: the buttons under "Log what happened" stay. */
@@ -38,6 +40,9 @@
     if (!q) return;
     if (box.dataset.q === String(q.id)) return;      // the same question: keep the buttons
     box.dataset.q = String(q.id);
+    $('cam-question-text').textContent = q.seat
+      ? TC.t('The camera is not sure which card {player} turned: tap it.', { player: q.seat })
+      : TC.t('The camera is not sure which card this is: tap it.');
     const choices = q.choices.map((c) => el('button', { type: 'button', class: 'choice',
       'data-card': c.card, text: `${nameOf(c.card)} · ${pct(c.p)}`,
       onclick: () => tap('/api/host/camera/answer', { id: q.id, card: c.card }, $('cam-note')) }));
@@ -50,7 +55,8 @@
     const how = x.auto ? TC.t('logged by the camera ({pct} sure)', { pct: pct(x.share) })
       : TC.t('tapped in the camera’s question');
     const li = el('li', { class: x.undone ? 'undone' : null, 'data-log': String(x.id) },
-      el('span', { class: 'what' }, nameOf(x.card), el('span', { class: 'how', text: x.undone
+      el('span', { class: 'what' }, x.seat ? `${x.seat}: ${nameOf(x.card)}` : nameOf(x.card),
+        el('span', { class: 'how', text: x.undone
         ? TC.t('undone') : x.queued ? `${how} · ${TC.t('waiting for the race')}` : how })));
     if (x.undoable) {
       li.append(el('button', { type: 'button', class: 'cam-undo', text: TC.t('Undo'),
@@ -60,20 +66,38 @@
     return li;
   }
 
-  function renderFaces(faces) {
-    const taught = faces.filter((f) => f.taught).length;
-    $('cam-taught').textContent = TC.t('{n} of {total} taught', { n: taught, total: faces.length });
-    const box = $('cam-faces');
-    const key = faces.map((f) => `${f.card}:${f.taught}`).join('|');
+  /* a teaching list: one button an item (a face, a player's spot), "n of
+     total taught"; a tap teaches it from the newest frame */
+  function renderList(items, list, count, note, item) {
+    const taught = items.filter((x) => x.taught).length;
+    $(count).textContent = TC.t('{n} of {total} taught', { n: taught, total: items.length });
+    const box = $(list);
+    const key = items.map((x) => `${item(x).id}:${x.taught}`).join('|');
     if (box.dataset.key === key) return;
     box.dataset.key = key;
-    box.replaceChildren(...faces.map((f) => el('button', {
-      type: 'button', class: f.taught ? 'taught' : null, 'data-card': f.card,
-      'aria-pressed': f.taught ? 'true' : 'false',
-      onclick: async () => {
-        const done = await tap('/api/host/camera/teach', { card: f.card }, $('cam-teach-note'));
-        if (done) say($('cam-teach-note'), TC.t('{card} taught', { card: nameOf(f.card) }), true);
-      } }, nameOf(f.card), f.taught ? el('span', { class: 'tick', text: `✓ ${TC.t('taught')}` }) : null)));
+    box.replaceChildren(...items.map((x) => {
+      const it = item(x);
+      return el('button', {
+        type: 'button', class: x.taught ? 'taught' : null, [it.attr]: it.id,
+        'aria-pressed': x.taught ? 'true' : 'false',
+        onclick: async () => {
+          if (await tap(it.url, it.body, $(note))) say($(note), it.done, true);
+        } }, it.label, x.taught ? el('span', { class: 'tick', text: `✓ ${TC.t('taught')}` }) : null);
+    }));
+  }
+
+  function renderFaces(faces) {
+    renderList(faces, 'cam-faces', 'cam-taught', 'cam-teach-note', (f) => ({
+      attr: 'data-card', id: f.card, label: nameOf(f.card), url: '/api/host/camera/teach',
+      body: { card: f.card }, done: TC.t('{card} taught', { card: nameOf(f.card) }) }));
+  }
+
+  function renderSeats(seats) {
+    $('cam-seats').hidden = !seats.length;
+    if (!seats.length) return;
+    renderList(seats, 'cam-seat-list', 'cam-seated', 'cam-seat-note', (x) => ({
+      attr: 'data-player', id: x.player, label: x.player, url: '/api/host/camera/seat',
+      body: { player: x.player }, done: TC.t('{player}’s spot taught', { player: x.player }) }));
   }
 
   function render(c) {
@@ -85,17 +109,21 @@
       : c.teaching ? TC.t('teaching') : TC.t('{fps} frames/s', { fps: c.fps });
     badge.className = c.error ? 'badge alert' : 'badge';
     const untaught = !c.faces.some((f) => f.taught);
+    const seats = c.seats || [];
+    const unseated = seats.length && !seats.every((x) => x.taught);
     $('cam-note').textContent = c.error
       ? TC.t('The camera stopped ({error}): log the cards by hand.', { error: c.error })
       : untaught ? TC.t('Teach the cards below first: until then the camera logs nothing.')
-        : c.teaching ? TC.t('Teaching: the camera logs nothing until the list is closed.') : '';
+        : c.teaching ? TC.t('Teaching: the camera logs nothing until the list is closed.')
+          : unseated ? TC.t('Teach each player’s spot below: the camera logs no card on a spot it was not taught.') : '';
     renderQuestion(c.questions[0]);
     $('cam-logs').replaceChildren(...c.logs.slice(0, 4).map(logLine));
     renderFaces(c.faces);
+    renderSeats(seats);
     $('cam-preview').hidden = !c.frames;
     /* teaching lapses on the server after two idle minutes (a tab left
-       open elsewhere); while this list is open it goes on */
-    if ($('cam-teach').open && !c.teaching && !c.error) {
+       open elsewhere); while a list is open it goes on */
+    if (($('cam-teach').open || $('cam-seats').open) && !c.teaching && !c.error) {
       TC.post('/api/host/camera/teaching', { on: true });
     }
   }
@@ -125,9 +153,12 @@
   img.addEventListener('error', () => setTimeout(nextPicture, 4 * PREVIEW_MS));
 
   /* the teaching list open: the camera logs nothing (the card held up is no flip) */
-  $('cam-teach').addEventListener('toggle', (ev) => {
-    tap('/api/host/camera/teaching', { on: ev.target.open }, $('cam-teach-note'));
-  });
+  for (const [list, note] of [['cam-teach', 'cam-teach-note'], ['cam-seats', 'cam-seat-note']]) {
+    $(list).addEventListener('toggle', () => {
+      const open = $('cam-teach').open || $('cam-seats').open;
+      tap('/api/host/camera/teaching', { on: open }, $(note));
+    });
+  }
 
   poll().then(nextPicture);
   setInterval(poll, STATUS_MS);
