@@ -1,7 +1,8 @@
 """The console's Camera panel in chromium at a phone's 390 x 844 (docs/web.md,
 "The Camera panel"): a deck taught by tapping each face's name while the
 card is held under the camera, Chomp!'s players' spots taught by a tap and
-a round turned at once logged each as its player's, and a game of Chope! played from a rendered
+a round turned at once logged each as its player's (and the last seconds
+kept as a clip, looked at frame by frame, deleted), and a game of Chope! played from a rendered
 clip (tests/kit/cardscenes.py) through ``companion serve --camera``, its
 slams on the mock buzzers' pins beside it, no card logged by hand."""
 
@@ -121,6 +122,21 @@ def test_chomp_spots_are_taught_by_a_tap_and_a_round_is_logged_each_as_hers(phon
         page.locator("#camera-card").scroll_into_view_if_needed()
         _fresh_preview(page)
         shot(page, "camera_chomp_round_390.png", full_page=False)
+        # a disputed round: the host keeps the last seconds and looks at them
+        page.click("#cam-keep")
+        expect_text(page, "#cam-keep-note", "Kept: the last")
+        page.click("#cam-clips li button.cam-view")
+        page.wait_for_function("() => document.getElementById('cam-frame').naturalWidth > 0")
+        expect_text(page, "#cam-frame-at", "Frame 1 of")
+        page.click("#cam-next")
+        expect_text(page, "#cam-frame-at", "Frame 2 of")
+        page.locator("#cam-viewer").scroll_into_view_if_needed()
+        shot(page, "camera_clip_390.png", full_page=False)
+        kept_clips = list((tmp_path / "faces-clips").iterdir())
+        assert len(kept_clips) == 1 and (kept_clips[0] / "times.csv").is_file()
+        page.click("#cam-clips li button.cam-delete")
+        page.wait_for_selector("#cam-viewer", state="hidden")
+        assert wait_for(lambda: not list((tmp_path / "faces-clips").iterdir()))
         assert not page.errors, page.errors
     finally:
         cam.close()

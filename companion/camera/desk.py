@@ -17,7 +17,10 @@ table (docs/camera.md, "The console's Camera panel"):
   the camera logs nothing (the card held up is no flip), and the spot is
   looked at afresh afterwards;
 * every card it logged, with an Undo while it is still the last thing
-  logged (:meth:`CameraDesk.undo`).
+  logged (:meth:`CameraDesk.undo`);
+* the last seconds of frames in memory (:class:`~companion.camera.clips.FrameRing`),
+  kept as a clip only when the host asks (:meth:`CameraDesk.keep_clip`: a
+  disputed race), looked at and deleted on the console.
 
 Nothing here blocks the game: a camera that stops says why in
 :meth:`CameraDesk.status`, and the host logs by hand as always.
@@ -32,6 +35,8 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from .clips import (ClipError, FrameRing, clip_path, delete, frame_of, keep, kept, summary,
+                    times_ms)
 from .faces import TeachError, taught, teach
 from .newest import Newest
 from .seats import seats, teach_seat
@@ -47,6 +52,8 @@ PREVIEW_W, PREVIEW_QUALITY = 320, 70
 TEACHING_NS = 120 * S
 #: automatic logs shown on the console
 LOGS_KEPT = 12
+#: kept clips listed on the console (newest first)
+CLIPS_SHOWN = 6
 
 
 class CameraBusy(RuntimeError):
@@ -81,8 +88,12 @@ class CameraDesk:
     faces (:func:`~companion.camera.faces.faces_folder`)."""
 
     def __init__(self, session, source, folder, threshold: float = THRESHOLD,
-                 clock=time.monotonic_ns):
+                 clock=time.monotonic_ns, clips=None):
         self.session, self.source, self.folder = session, source, Path(folder)
+        #: where the clips the host keeps go (default: beside the faces folder)
+        self.clips = Path(clips) if clips is not None else self.folder.with_name(
+            self.folder.name + "-clips")
+        self.ring = FrameRing()
         self.clock = clock
         self.watcher = CameraWatcher(session, taught(self.folder), threshold,
                                      on_logged=self._logged, seats=seats(self.folder))
@@ -126,6 +137,7 @@ class CameraDesk:
                 self.first_ns = frame.t_ns
             self.frames += 1
             self._rate.append(self.clock())
+        self.ring.put(frame.t_ns, frame.image)
         if self._newest is not None:
             self._newest.put(frame)
         else:
@@ -234,6 +246,32 @@ class CameraDesk:
         entry.undone = True
         return update
 
+    # -- clips the host keeps ----------------------------------------------------
+
+    def keep_clip(self) -> dict:
+        """Keep the frames held now (the last seconds) as a clip, with the
+        game and its last race's line (ClipError: no frame held yet)."""
+        s = self.session
+        line, game_id = None, None
+        if s.game is not None:
+            game_id = s.game_id
+            race = next((e for e in reversed(s.gamelog.events) if e.get("type") == "race"), None)
+            line = None if race is None else s.gamelog.line(race)
+        about = {"game_id": game_id, "line": line,
+                 "kept_at": time.strftime("%Y-%m-%d %H:%M:%S")}
+        return keep(self.clips, self.ring.frames(), about, time.strftime("%Y%m%d-%H%M%S"))
+
+    def clip(self, clip_id: str) -> dict:
+        """A kept clip's summary and its frames' times (ClipError: none)."""
+        times = times_ms(self.clips, clip_id)
+        return {**summary(clip_path(self.clips, clip_id)), "times_ms": times}
+
+    def clip_frame(self, clip_id: str, n: int) -> bytes:
+        return frame_of(self.clips, clip_id, n)
+
+    def delete_clip(self, clip_id: str) -> None:
+        delete(self.clips, clip_id)
+
     # -- what the console shows ---------------------------------------------------
 
     def fps(self) -> float:
@@ -253,6 +291,8 @@ class CameraDesk:
                 "frames": self.frames, "skipped": self.skipped, "fps": round(self.fps(), 1),
                 "teaching": self.is_teaching(), "threshold": self.watcher.threshold,
                 "faces": self.faces(), "seats": self.seats(),
+                "held_s": round(self.ring.span_s(), 1),
+                "clips": kept(self.clips)[:CLIPS_SHOWN],
                 "questions": [q.to_json() for q in list(self.watcher.questions)],
                 "logs": logs, "refused": self.watcher.refused}
 
@@ -294,6 +334,7 @@ def open_desk(session, spec: str | None, store_path, table: str = "default") -> 
     beside ``session``, its faces kept beside the store (None: no camera).
     CameraError or CameraUnavailable say what is wrong."""
     from .base import open_camera, parse_camera
+    from .clips import clips_folder
     from .faces import faces_folder
 
     chosen = parse_camera(spec)
@@ -303,9 +344,10 @@ def open_desk(session, spec: str | None, store_path, table: str = "default") -> 
     if store_path is None or str(store_path) == ":memory:":    # a table that keeps nothing
         import tempfile
         folder = Path(tempfile.mkdtemp(prefix="companion-faces-"))
+        clips = folder.with_name(folder.name + "-clips")
     else:
-        folder = faces_folder(store_path, table)
-    return CameraDesk(session, open_camera(name, **options), folder)
+        folder, clips = faces_folder(store_path, table), clips_folder(store_path, table)
+    return CameraDesk(session, open_camera(name, **options), folder, clips=clips)
 
 
-__all__ = ["CameraBusy", "CameraDesk", "CameraLog", "TeachError", "open_desk"]
+__all__ = ["CameraBusy", "CameraDesk", "CameraLog", "ClipError", "TeachError", "open_desk"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from ..camera.desk import CameraBusy, TeachError
+from ..camera.desk import CameraBusy, ClipError, TeachError
 from .api import BadRequest, body, need_game, optional_int, services
 from .policy import HOST, allow
 
@@ -145,6 +145,57 @@ def undo():
     except CameraBusy as exc:
         raise BadRequest(str(exc), rule="camera", status=409) from None
     return {"ok": True, "update": update, "camera": _status()}
+
+
+@bp.post("/api/host/camera/keep")
+@allow(HOST, max_bytes=TAP_MAX_BYTES)
+def keep_clip():
+    """Keep the last seconds the camera saw as a clip (a disputed race)."""
+    cam = _camera()
+    try:
+        clip = cam.keep_clip()
+    except ClipError as exc:
+        raise BadRequest(str(exc), rule="camera", status=409) from None
+    except OSError as exc:
+        raise BadRequest(f"could not write the clip: {exc}", rule="camera", status=500) from None
+    return {"ok": True, "clip": clip, "camera": _status()}
+
+
+def _clip_call(call):
+    try:
+        return call()
+    except ClipError as exc:
+        raise BadRequest(str(exc), "id", rule="camera", status=404) from None
+
+
+@bp.get("/api/host/camera/clips/<clip_id>")
+@allow(HOST)
+def clip(clip_id: str):
+    """A kept clip: its summary and each frame's time (ms from its first)."""
+    cam = _camera()
+    return _clip_call(lambda: cam.clip(clip_id))
+
+
+@bp.get("/api/host/camera/clips/<clip_id>/<int:n>.jpg")
+@allow(HOST)
+def clip_frame(clip_id: str, n: int):
+    """The ``n``th frame (from 1) of a kept clip."""
+    cam = _camera()
+    jpeg = _clip_call(lambda: cam.clip_frame(clip_id, n))
+    return Response(jpeg, mimetype="image/jpeg",
+                    headers={"Cache-Control": "private, max-age=3600"})
+
+
+@bp.post("/api/host/camera/clips/delete")
+@allow(HOST, max_bytes=TAP_MAX_BYTES)
+def delete_clip():
+    """``{"id": clip}``: delete a kept clip, every frame of it."""
+    cam = _camera()
+    clip_id = body().get("id")
+    if not isinstance(clip_id, str) or not clip_id or len(clip_id) > 40:
+        raise BadRequest("'id' must be a kept clip's id", "id")
+    _clip_call(lambda: cam.delete_clip(clip_id))
+    return {"ok": True, "camera": _status()}
 
 
 __all__ = ["bp"]

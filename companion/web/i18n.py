@@ -43,7 +43,7 @@ def install(app: Flask) -> None:
 #: calls whose first argument is a message the pages show (a RulesError's second,
 #: the rule it names, is one too: "game turn"; not a French rulebook's line)
 MESSAGE_CALLS = {"RulesError", "BadRequest", "_refuse", "_answer", "NoLink", "LinkError",
-                 "SeasonError", "SeasonNameTaken", "TeachError", "CameraBusy"}
+                 "SeasonError", "SeasonNameTaken", "TeachError", "CameraBusy", "ClipError"}
 #: keyword arguments that hold words the pages show
 TEXT_KEYWORDS = {"label", "help", "rule", "title", "winner", "loser", "tie", "nobody",
                  "false_start", "ineligible", "penalty", "choice_labels", "error"}

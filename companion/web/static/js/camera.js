@@ -4,7 +4,8 @@
  * the cards it logged (Undo while one is still the last event), the game's
  * faces to teach (tap a name while the card is under the camera) and, in a
  * game where everyone turns a card at once, each player's spot (a card laid
- * on it, then her name); a few
+ * on it, then her name); the last seconds kept as a clip on a tap (a
+ * disputed race), looked at frame by frame, deleted; a few
  * times a second the small preview with the outline found (never stored:
  * the server makes it in memory for this logged-in host only). The camera
  * never blocks the game: the buttons under "Log what happened" stay. */
@@ -100,6 +101,59 @@
       body: { player: x.player }, done: TC.t('{player}’s spot taught', { player: x.player }) }));
   }
 
+  function clipLine(x) {
+    const what = [x.kept_at, TC.t('{s} s', { s: x.seconds }), x.line ? TC.tx(x.line) : null]
+      .filter(Boolean).join(' · ');
+    return el('li', { 'data-clip': x.id },
+      el('span', { class: 'what', text: what }),
+      el('button', { type: 'button', class: 'cam-view', text: TC.t('Look'),
+        'aria-label': TC.t('Look at the clip kept at {time}', { time: x.kept_at }),
+        onclick: () => view(x.id) }),
+      el('button', { type: 'button', class: 'cam-delete', text: TC.t('Delete'),
+        'aria-label': TC.t('Delete the clip kept at {time}', { time: x.kept_at }),
+        onclick: async () => {
+          if ($('cam-viewer').dataset.clip === x.id) closeViewer();
+          await tap('/api/host/camera/clips/delete', { id: x.id }, $('cam-keep-note'));
+        } }));
+  }
+
+  /* the clip viewer: one frame at a time, its time from the clip's start */
+  let shown = null;
+  async function view(id) {
+    const r = await fetch(`/api/host/camera/clips/${encodeURIComponent(id)}`,
+      { credentials: 'same-origin' });
+    if (r.status === 401) { location.reload(); return; }
+    if (!r.ok) { say($('cam-keep-note'), TC.t('That clip is gone.'), false); return; }
+    shown = await r.json();
+    const box = $('cam-viewer');
+    box.dataset.clip = id;
+    box.hidden = false;
+    $('cam-scrub').max = String(shown.times_ms.length);
+    show(1);
+    box.scrollIntoView({ block: 'nearest' });
+  }
+  function show(n) {
+    if (!shown) return;
+    n = Math.max(1, Math.min(shown.times_ms.length, n));
+    $('cam-scrub').value = String(n);
+    $('cam-frame').src = `/api/host/camera/clips/${encodeURIComponent(shown.id)}/${n}.jpg`;
+    $('cam-frame-at').textContent = TC.t('Frame {n} of {total} · {s} s', {
+      n, total: shown.times_ms.length, s: (shown.times_ms[n - 1] / 1000).toFixed(2) });
+  }
+  function closeViewer() {
+    shown = null;
+    $('cam-viewer').hidden = true;
+    delete $('cam-viewer').dataset.clip;
+  }
+  $('cam-scrub').addEventListener('input', (ev) => show(+ev.target.value));
+  $('cam-prev').addEventListener('click', () => show(+$('cam-scrub').value - 1));
+  $('cam-next').addEventListener('click', () => show(+$('cam-scrub').value + 1));
+  $('cam-close').addEventListener('click', closeViewer);
+  $('cam-keep').addEventListener('click', async () => {
+    const done = await tap('/api/host/camera/keep', {}, $('cam-keep-note'));
+    if (done) say($('cam-keep-note'), TC.t('Kept: the last {s} s', { s: done.clip.seconds }), true);
+  });
+
   function render(c) {
     cam = c;
     if (!c.on) { card.hidden = true; return; }
@@ -120,6 +174,13 @@
     $('cam-logs').replaceChildren(...c.logs.slice(0, 4).map(logLine));
     renderFaces(c.faces);
     renderSeats(seats);
+    $('cam-keep').disabled = !c.held_s;
+    const clips = c.clips || [];
+    const key = clips.map((x) => x.id).join('|');
+    if ($('cam-clips').dataset.key !== key) {
+      $('cam-clips').dataset.key = key;
+      $('cam-clips').replaceChildren(...clips.map(clipLine));
+    }
     $('cam-preview').hidden = !c.frames;
     /* teaching lapses on the server after two idle minutes (a tab left
        open elsewhere); while a list is open it goes on */
