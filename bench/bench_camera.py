@@ -3,7 +3,17 @@
 with a pile, perspective, light drift and flicker, a colour cast, glare,
 motion blur, hands carrying cards in and passing over them, fingertips left
 on a card, sleeves), REVEALS reveals per game (Chope!, Chomp!, Hawker
-Wars), each clip an MJPG video played through the clip source:
+Wars), each clip an MJPG video played through the clip source. Chope! and
+Hawker Wars turn their cards onto one reveal spot (a clip of reveals, one
+spotter). Chomp! is played as it is played, in seated rounds (every player
+turns her card at once onto her own spot; 3-5 players, 5 rounds a clip;
+the cards taken off the table after some rounds): the seats are taught from
+a frame with a card on each spot (companion.camera.seats), the clip played
+through one SeatSpotter, each card ranked among the faces left in its
+seat's pile and scored against the truth of the same seat (a card found on
+a spot it does not lie on, or matched to no card turned on its spot, is a
+false flip; one logged with no tap on the wrong seat is a wrong log too);
+``cam_chomp_seat_wrong``: the cards given to a seat they do not lie on.
 
 * ``cam_<game>_auto_pct``: the reveals logged with no tap (found, and the
   likeliest of the faces the tracker allows has a share at the watcher's
@@ -24,6 +34,7 @@ Wars), each clip an MJPG video played through the clip source:
 
 from __future__ import annotations
 
+import math
 import tempfile
 import time
 from collections import defaultdict
@@ -34,12 +45,16 @@ import cv2
 from companion.camera.clip import ClipSource
 from companion.camera.flips import Spotter
 from companion.camera.recognise import Look, find_card, rank, straighten
+from companion.camera.seats import Seat, SeatSpotter
 from companion.camera.watcher import THRESHOLD
-from tests.kit.cardscenes import (CASES, FRAME_NS, SHARED, deals, draw_faces, game_deck,
-                                  photo_of, render_reveals)
+from tests.kit.cardscenes import (CASES, FRAME_NS, SHARED, deals, deals_seated, draw_faces,
+                                  game_deck, photo_of, render_reveals, render_rounds,
+                                  seat_spots, teach_frames)
 from tests.kit.pacesim import Pace, simulate
 
 GAMES = ("chope", "chomp", "hawker")
+#: the games where everyone turns a card at once, each onto her own spot
+SEATED = ("chomp",)
 REVEALS = 300
 
 
@@ -52,6 +67,14 @@ def taught_faces(faces) -> dict:
     return out
 
 
+def taught_seats(frames: dict) -> dict:
+    """Each seat taught as the host teaches it: Seat.of the card found in
+    a frame with one card lying on the player's spot (a frame with none
+    found: that seat is not taught, and its cards go unseen)."""
+    quads = {player: find_card(img) for player, img in frames.items()}
+    return {player: Seat.of(q) for player, q in quads.items() if q is not None}
+
+
 def _p95(values) -> float:
     v = sorted(values)
     return v[int(0.95 * (len(v) - 1))] if v else -1.0
@@ -62,7 +85,7 @@ class Tally:
 
     def __init__(self):
         self.n = self.found = self.auto = self.wrong = self.right = 0
-        self.false = 0
+        self.false = self.seat_wrong = 0
         self.errors: list[int] = []
         self.lags: list[int] = []
 
@@ -109,7 +132,62 @@ def _score(clip, got, tally: Tally, cases: dict) -> None:
             continue
         truth.remove(near)
         seen[id(near)] = (s, ranked, lag)
-    for r in clip.reveals:
+    _count(clip.reveals, seen, tally, cases)
+
+
+def play_seated(clip, path: Path, taught: dict, seated: dict, spots: dict, allowed: list,
+                tally: Tally, cases: dict, service: list) -> None:
+    """Play one seated clip through the clip source and a SeatSpotter of
+    the ``seated`` seats taught; rank each card among the faces its seat's
+    player may turn (``allowed[k]``: clip.reveals[k]'s, the nearest in time
+    on that seat) and score it (:func:`_score_seated`; ``spots``: where the
+    seats really are); the time each frame took (ns) into ``service``."""
+    spot, got = SeatSpotter(seated), []
+    mine = defaultdict(list)                    # each seat's reveals (their index)
+    for k, r in enumerate(clip.reveals):
+        mine[r.seat].append(k)
+    clock = 0                                   # when the one core is free (ns)
+    took = 0
+    for i, frame in enumerate(ClipSource(clip.save_video(path), fps=30, start_ns=0).frames()):
+        busy = min(max(0, clock - i * FRAME_NS), took)     # newest first: at most the one in hand
+        t0 = time.perf_counter_ns()
+        ranked = []
+        for s in spot.feed(frame.t_ns, frame.image):
+            k = min(mine[s.seat], key=lambda k: abs(clip.reveals[k].t_ns - s.t_ns))
+            ranked.append((s, rank(s.face, taught, allowed[k])))
+        took = time.perf_counter_ns() - t0
+        service.append(took)
+        clock = max(clock, i * FRAME_NS) + took
+        got += [(s, r, s.seen_ns + busy + took) for s, r in ranked]
+    _score_seated(clip, got, spots, tally, cases)
+
+
+def _score_seated(clip, got, spots: dict, tally: Tally, cases: dict) -> None:
+    """Each card found (``(settled, ranked, logged at)``) against the cards
+    turned on the spot it lies on (the nearest spot to its centre): the
+    nearest in time, within 10 frames, not yet matched."""
+    truth = list(clip.reveals)
+    seen = {}
+    for s, ranked, logged in got:
+        centre = s.quad.reshape(-1, 2).mean(axis=0)
+        lies = min(spots, key=lambda p: math.dist(spots[p], centre))
+        if s.seat != lies:
+            tally.seat_wrong += 1
+            tally.wrong += bool(ranked) and ranked[0][1] >= THRESHOLD
+        near = min((r for r in truth if r.seat == lies), key=lambda r: abs(r.t_ns - s.t_ns),
+                   default=None)
+        if s.seat != lies or near is None or abs(near.t_ns - s.t_ns) > 10 * FRAME_NS:
+            tally.false += 1
+            continue
+        truth.remove(near)
+        seen[id(near)] = (s, ranked, logged - near.t_ns)
+    _count(clip.reveals, seen, tally, cases)
+
+
+def _count(reveals, seen: dict, tally: Tally, cases: dict) -> None:
+    """Each reveal's outcome (``seen``: the card found for it, by id, with
+    its ranking and lag) into ``tally`` and its cases' tallies."""
+    for r in reveals:
         for t in [tally] + [cases[c] for c in r.cases] + ([cases["clean"]] if not r.cases else []):
             t.n += 1
             if id(r) not in seen:
@@ -126,7 +204,8 @@ def _score(clip, got, tally: Tally, cases: dict) -> None:
 
 def trial(game: str, reveals: int = REVEALS, seed: int = 0, cases: dict | None = None,
           service: list | None = None) -> Tally:
-    """``reveals`` rendered reveals of ``game`` played and scored."""
+    """``reveals`` rendered reveals of ``game`` played and scored (a seated
+    game: a few more, its last round whole)."""
     cv2.setNumThreads(1)
     faces = draw_faces(list(game_deck(game)), seed=GAMES.index(game), shared=SHARED[game])
     taught = taught_faces(faces)
@@ -134,6 +213,17 @@ def trial(game: str, reveals: int = REVEALS, seed: int = 0, cases: dict | None =
     cases = cases if cases is not None else defaultdict(Tally)
     service = service if service is not None else []
     with tempfile.TemporaryDirectory() as tmp:
+        if game in SEATED:
+            for n, rounds in enumerate(deals_seated(game, reveals, seed=seed)):
+                spots = seat_spots(len(rounds[0]))
+                clip_seed = 1000 * seed + 100 * GAMES.index(game) + n
+                clip = render_rounds([{p: c for p, (c, _) in r.items()} for r in rounds], faces,
+                                     spots, seed=clip_seed)
+                seated = taught_seats(teach_frames(spots, faces[rounds[0]["ana"][0]],
+                                                   seed=clip_seed))
+                play_seated(clip, Path(tmp) / f"clip{n}.avi", taught, seated, spots,
+                            [a for r in rounds for _, a in r.values()], tally, cases, service)
+            return tally
         for n, deal in enumerate(deals(game, reveals, seed=seed)):
             clip = render_reveals([c for c, _ in deal], faces,
                                   seed=1000 * seed + 100 * GAMES.index(game) + n)
@@ -148,6 +238,8 @@ def run():
         tally = trial(game, cases=cases, service=service)
         yield from tally.rows(f"cam_{game}")
         yield f"cam_{game}_flips_false", tally.false, "cards"
+        if game in SEATED:
+            yield f"cam_{game}_seat_wrong", tally.seat_wrong, "cards"
         yield f"cam_{game}_flip_error_ms_p95", _p95(tally.errors) / 1e6, "ms"
         lags += tally.lags
     for case in CASES + ("clean",):

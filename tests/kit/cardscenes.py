@@ -21,9 +21,20 @@ and the frames are JPEG-compressed when written. The truth of each reveal
 is the card, the first frame where it lies in place, and the hard cases it
 met (:attr:`Reveal.cases`).
 
+:func:`render_rounds` plays a seated game instead (Chomp!: every player
+turns her top card at once onto her own spot in front of her): a camera
+over the whole table (:data:`SEAT_FRAMES`, the spots round its middle:
+:func:`seat_spots`) sees each round's cards slide in together, each from
+its player's edge and landing within a few frames of the others, with the
+same hard cases, onto her pile of the rounds before, or onto the bare
+felt after a player's hand took the cards away; :func:`teach_frames` are
+the frames the host teaches the seats from (one card on each spot).
+
 :func:`game_deck` and :func:`deals` give each game's faces (Chope!,
 Chomp!, Hawker Wars, each with a pair that shares its art) and the order
-they come in, with the cards the tracker would still allow at each reveal.
+they come in, with the cards the tracker would still allow at each reveal;
+:func:`deals_seated` the rounds of a seated game, each player's card from
+her own pile.
 """
 
 from __future__ import annotations
@@ -119,14 +130,15 @@ def photo_of(face: np.ndarray, rng: random.Random | None = None) -> np.ndarray:
     return out
 
 
-def felt(seed: int) -> np.ndarray:
-    """The table: green felt with a texture of its own."""
+def felt(seed: int, size: tuple[int, int] = (W, H)) -> np.ndarray:
+    """The table: green felt with a texture of its own (``size``: w, h)."""
+    w, h = size
     rng = np.random.default_rng(seed)
-    noise = rng.normal(0, 9, (H // 4, W // 4)).astype(np.float32)
-    noise = cv2.resize(noise, (W, H), interpolation=cv2.INTER_CUBIC)
-    base = np.empty((H, W, 3), np.float32)
+    noise = rng.normal(0, 9, (h // 4, w // 4)).astype(np.float32)
+    noise = cv2.resize(noise, (w, h), interpolation=cv2.INTER_CUBIC)
+    base = np.empty((h, w, 3), np.float32)
     base[:] = (45, 95, 40)
-    base += noise[:, :, None] + rng.normal(0, 4, (H, W, 1))
+    base += noise[:, :, None] + rng.normal(0, 4, (h, w, 1))
     return np.clip(base, 0, 255).astype(np.uint8)
 
 
@@ -146,14 +158,15 @@ def _pose(centre, angle_deg: float, tilt: float) -> np.ndarray:
 def _paste(scene: np.ndarray, face: np.ndarray, quad: np.ndarray,
            shadow: bool = True, sleeve: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``face`` warped onto ``scene`` at ``quad`` with its soft shadow; the
-    new scene and the card's mask. ``sleeve``: the card is in a sleeve, the
-    lamp's sheen across it at this offset (-1..1): a glossy rim around the
-    card and a bright band over it."""
+    new scene and the card's mask (the scene's size). ``sleeve``: the card
+    is in a sleeve, the lamp's sheen across it at this offset (-1..1): a
+    glossy rim around the card and a bright band over it."""
+    h, w = scene.shape[:2]
     src = np.array([[0, 0], [FACE_W - 1, 0], [FACE_W - 1, FACE_H - 1], [0, FACE_H - 1]],
                    dtype=np.float32)
     m = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
-    warped = cv2.warpPerspective(face, m, (W, H), flags=cv2.INTER_AREA)
-    mask = np.zeros((H, W), np.uint8)
+    warped = cv2.warpPerspective(face, m, (w, h), flags=cv2.INTER_AREA)
+    mask = np.zeros((h, w), np.uint8)
     cv2.fillConvexPoly(mask, quad.astype(np.int32), 255, cv2.LINE_AA)
     out = scene.astype(np.float32)
     if shadow:
@@ -171,22 +184,28 @@ def _sleeve(out: np.ndarray, mask: np.ndarray, quad: np.ndarray, sheen: float):
     plastic rim, and a soft band of the lamp's sheen across it."""
     c = quad.mean(axis=0)
     big = (quad - c) * 1.06 + c
-    outer = np.zeros((H, W), np.uint8)
+    h, w = mask.shape
+    outer = np.zeros((h, w), np.uint8)
     cv2.fillConvexPoly(outer, big.astype(np.int32), 255, cv2.LINE_AA)
     rim = ((outer.astype(np.float32) - mask) / 255.0).clip(0, 1)[:, :, None]
     out = out * (1 - 0.35 * rim) + 200 * 0.35 * rim
-    yy, xx = np.mgrid[0:H, 0:W].astype(np.float32)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     band = np.exp(-(((xx - c[0]) + (yy - c[1]) * 0.6 - sheen * 60) / 14.0) ** 2)
     out += (70 * band * (outer / 255.0))[:, :, None]
     return out, outer
 
 
-def _hand(scene: np.ndarray, x: float, y: float, angle: float) -> np.ndarray:
-    """A hand (palm and four fingers, skin coloured) with its palm at (x, y)."""
+def _hand(scene: np.ndarray, x: float, y: float, angle: float, arm: float = 0) -> np.ndarray:
+    """A hand (palm and four fingers, skin coloured) with its palm at (x, y),
+    the fingers towards ``angle``; ``arm``: its forearm this long behind
+    the palm (a player's hand reaching in from her edge of the frame)."""
     over = scene.copy()
     skin = (120, 160, 215)
     a = math.radians(angle)
     ux, uy = math.cos(a), math.sin(a)
+    if arm:
+        cv2.line(over, (int(x), int(y)), (int(x - ux * arm), int(y - uy * arm)), skin, 62,
+                 cv2.LINE_AA)
     cv2.ellipse(over, (int(x), int(y)), (48, 40), angle, 0, 360, skin, -1, cv2.LINE_AA)
     for k in range(4):
         off = (k - 1.5) * 20
@@ -206,6 +225,7 @@ class Reveal:
     carried: bool = False        # a hand carried it in
     passed: bool = False         # a hand passed over it once it lay still
     cases: tuple = ()            # the hard cases it met (:data:`CASES`)
+    seat: str | None = None      # whose spot it was turned onto (:func:`render_rounds`)
 
 
 @dataclass
@@ -231,8 +251,9 @@ class Clip:
         return folder
 
     def save_video(self, path: Path) -> Path:
-        """As an MJPG video at FPS."""
-        w = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), FPS, (W, H))
+        """As an MJPG video at FPS (the frames' size)."""
+        h, w = self.frames[0].shape[:2]
+        w = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), FPS, (w, h))
         for img in self.frames:
             w.write(img)
         w.release()
@@ -255,6 +276,8 @@ class Look:
     sleeve_p: float = 0.3        # the clip's cards are sleeved
     cover_p: float = 0.2         # the flipper's fingertips stay on the card a while
     cover_frames: tuple = (3, 10)
+    unison_frames: int = 8       # a seated round's cards land within this many frames
+    sweep_p: float = 0.4         # a seated round's cards are taken off the table after it
 
 
 #: the hard cases a reveal is tagged with: on a pile (a card below it),
@@ -273,15 +296,9 @@ def render_reveals(cards: list[str], faces: dict[str, np.ndarray], seed: int = 0
     """The clip of ``cards`` turned one after the other onto the pile (see
     the module docstring). ``gaps_ns``: the time from each card's settling to
     the next card's start (else ``look.still_frames``)."""
-    rng = random.Random(seed)
-    table = felt(seed)
-    cast = np.array([1 + rng.uniform(-look.cast, look.cast) for _ in range(3)], np.float32)
-    tilt = rng.uniform(0, look.tilt)
-    glare = _glare(rng) if rng.random() < look.glare_p else None     # the lamp's, all along
-    sleeved = rng.random() < look.sleeve_p
-    scene = _Scene(Clip(), look, cast, glare, rng, tilt, sleeved)
-    clip_cases = {"glare": glare is not None, "sleeve": sleeved, "tilt": tilt > 0.04,
-                  "cast": float(np.abs(cast - 1).max()) > 0.08}
+    scene, table = _camera(seed, look, (W, H))
+    rng, tilt, sleeved = scene.rng, scene.tilt, scene.sleeved
+    clip_cases = scene.cases()
     for _ in range(lead_frames):            # the camera is on before the first card
         scene.emit(table)
     for n, card in enumerate(cards):
@@ -309,6 +326,18 @@ def render_reveals(cards: list[str], faces: dict[str, np.ndarray], seed: int = 0
     return scene.clip
 
 
+def _camera(seed: int, look: Look, size: tuple[int, int]):
+    """A clip's camera over its table (seeded): the scene (its colour cast,
+    keystone, the lamp's glare, whether the cards are sleeved) and the felt."""
+    rng = random.Random(seed)
+    table = felt(seed, size)
+    cast = np.array([1 + rng.uniform(-look.cast, look.cast) for _ in range(3)], np.float32)
+    tilt = rng.uniform(0, look.tilt)
+    glare = _glare(rng, size) if rng.random() < look.glare_p else None   # the lamp's, all along
+    sleeved = rng.random() < look.sleeve_p
+    return _Scene(Clip(), look, cast, glare, rng, tilt, sleeved), table
+
+
 @dataclass
 class _Scene:
     """A clip being rendered: its frames, how hard it is, its camera."""
@@ -324,6 +353,11 @@ class _Scene:
     def emit(self, img: np.ndarray) -> None:
         _emit(self.clip, img, self.look, self.cast, self.glare, self.rng)
 
+    def cases(self) -> dict[str, bool]:
+        """The hard cases every reveal of the clip meets (its camera's)."""
+        return {"glare": self.glare is not None, "sleeve": self.sleeved, "tilt": self.tilt > 0.04,
+                "cast": float(np.abs(self.cast - 1).max()) > 0.08}
+
     def slide(self, table, face, rest, angle, side, frames, carried, sheen) -> None:
         """The card sliding in from ``side`` to ``rest``, motion-blurred."""
         start = (rest[0] + side[0] * 200, rest[1] + side[1] * 150)
@@ -336,6 +370,89 @@ class _Scene:
             if carried:
                 img = _hand(img, c[0] - side[0] * 70 - side[1] * 0, c[1] - side[1] * 75, 0)
             self.emit(img)
+
+    def round(self, table, turns: list[_Turn], end: int, piles: dict) -> np.ndarray:
+        """A seated round's frames up to ``end``: the cards sliding in
+        (each blurred along its own path), each joining its player's pile
+        on the frame it lands, the hands over them; the table after it."""
+        for t in range(len(self.clip.frames), end):
+            for turn in turns:
+                if turn.land == t:
+                    quad = _pose(turn.rest, turn.angle, self.tilt)
+                    table, _ = _paste(table, turn.face, quad, sleeve=turn.sheen)
+                    piles[turn.seat].append((turn.face, quad, turn.sheen))
+            img = table
+            for turn in turns:
+                if turn.land - turn.slide <= t < turn.land:
+                    img = self._sliding(img, turn, t - turn.land + turn.slide)
+            for turn in turns:
+                k = t - turn.land
+                if 0 <= k < turn.covered + 3 and turn.covered:
+                    img = self._fingertips(img, turn, max(0, k - turn.covered + 1) * 30)
+                if turn.hand_at is not None and turn.hand_at <= k < turn.hand_at + 6:
+                    img = _hand(img, turn.rest[0] - 160 + (k - turn.hand_at) * 64,
+                                turn.rest[1] + 20, -10, ARM)
+            self.emit(img)
+        return table
+
+    def _sliding(self, img, turn: _Turn, k: int) -> np.ndarray:
+        """``turn``'s card ``k`` frames into its slide from its player's edge
+        (as :meth:`slide`: eased, turning into place), blurred along its path
+        only; her hand on it when she carries it in."""
+        side, rest = turn.side, turn.rest
+        start = (rest[0] + side[0] * 200, rest[1] + side[1] * 150)
+        u = 1 - (1 - k / turn.slide) ** 2
+        c = (start[0] + (rest[0] - start[0]) * u, start[1] + (rest[1] - start[1]) * u)
+        img, mask = _paste(img, turn.face, _pose(c, turn.angle + (1 - u) * 25, self.tilt),
+                           sleeve=turn.sheen)
+        if u < 0.95:
+            n = max(1, int(9 * (1 - u))) * 2 + 1
+            along = (n, 1) if side[0] else (1, n)
+            near = cv2.dilate(mask, np.ones(along[::-1], np.uint8)) > 0
+            img[near] = cv2.blur(img, along)[near]
+        if turn.carried:                # palm behind the card, fingers over it
+            img = _hand(img, c[0] + side[0] * 60, c[1] + side[1] * 60,
+                        math.degrees(math.atan2(-side[1], -side[0])), ARM)
+        return img
+
+    def _fingertips(self, img, turn: _Turn, back: float) -> np.ndarray:
+        """Her fingertips 22 px onto the edge of the card she just turned
+        (drawn ``back`` px away)."""
+        side = np.array(turn.side, np.float32)
+        edge = float(((_pose(turn.rest, turn.angle, self.tilt) - turn.rest) @ side).max())
+        reach = edge + 92 - 22 + back
+        return _hand(img, turn.rest[0] + side[0] * reach, turn.rest[1] + side[1] * reach,
+                     math.degrees(math.atan2(-side[1], -side[0])), ARM)
+
+    def sweep(self, bare, piles: dict, seats: dict, size) -> None:
+        """A player (the round's winner) taking every card off the table:
+        her hand onto each pile in turn, then drawing it off towards her
+        edge (blurred); the bare felt a while after."""
+        rng = self.rng
+        winner = seats[rng.choice(sorted(seats))]
+        side = _side(winner, size)
+        away = np.array([winner[0] + side[0] * 260, winner[1] + side[1] * 220], np.float32)
+        toward = math.degrees(math.atan2(-side[1], -side[0]))
+        for player in [p for p in seats if piles[p]]:
+            cards, piles[player] = piles[player], []
+            table = bare
+            for other in seats:          # the table without this pile
+                for face, quad, sheen in piles[other]:
+                    table, _ = _paste(table, face, quad, sleeve=sheen)
+            centre = cards[-1][1].mean(axis=0)
+            for k in range(7):
+                u = max(0, k - 2) / 4                   # two frames to take hold, then away
+                shift = (away - centre) * u
+                img = table
+                for face, quad, sheen in cards:
+                    img, mask = _paste(img, face, quad + shift, sleeve=sheen)
+                if u > 0:
+                    near = cv2.dilate(mask, np.ones((9, 9), np.uint8)) > 0
+                    img[near] = cv2.blur(img, (9, 9))[near]
+                x, y = centre + shift + np.array(side, np.float32) * 60
+                self.emit(_hand(img, x, y, toward, ARM))
+        for _ in range(rng.randint(12, 24)):
+            self.emit(bare)
 
     def lie(self, table, rest, side, still, hand_at, covered) -> None:
         """The card lying still: the flipper's fingertips on its edge for
@@ -353,6 +470,143 @@ class _Scene:
                 x = rest[0] - 160 + (k - hand_at) * 64
                 img = _hand(img, x, rest[1] + 20, -10)
             self.emit(img)
+
+
+#: a seated game's frame (w, h) by its number of players: the camera sees the
+#: whole table, each player's spot in front of her
+SEAT_FRAMES = {2: (640, 480), 3: (640, 480), 4: (720, 540), 5: (800, 600), 6: (800, 600)}
+#: a player's forearm behind her hand (pixels: past the frame's edge): a
+#: hand reaching onto a spot so near the edge shows no palm alone, nor
+#: fingertips alone (a block of them is a card's shape)
+ARM = 400
+#: the players round the table, in their order
+PLAYERS = ("ana", "bo", "cy", "di", "ed", "flo")
+#: the spots lie this far in from the frame's edge (a card turned any way
+#: lies whole inside the frame) ...
+SEAT_MARGIN = 130
+#: ... and at least this many card lengths apart (the spotter gives each
+#: point to the nearest spot: a card a little off its spot stays in it)
+SEAT_APART = 1.6
+
+
+def seat_spots(n: int) -> dict[str, tuple[int, int]]:
+    """Where each of ``n`` players (2-6, :data:`PLAYERS`) turns her cards,
+    ``{player: (x, y)}`` in the frame :data:`SEAT_FRAMES` gives: evenly round
+    an ellipse SEAT_MARGIN in from its edges, the first player's at the
+    bottom, or half a step on from there when that is what keeps the spots
+    SEAT_APART card lengths apart (six players)."""
+    w, h = SEAT_FRAMES[n]
+    a, b = w / 2 - SEAT_MARGIN, h / 2 - SEAT_MARGIN
+    for step in (0, 0.5):
+        at = [math.pi / 2 + 2 * math.pi * (k + step) / n for k in range(n)]
+        spots = [(round(w / 2 + a * math.cos(t)), round(h / 2 + b * math.sin(t))) for t in at]
+        if min(math.dist(p, q) for i, p in enumerate(spots) for q in spots[:i]) \
+                >= SEAT_APART * CARD_H:
+            return dict(zip(PLAYERS, spots))
+    raise ValueError(f"no room for {n} players' spots")
+
+
+def _side(spot, size) -> tuple[int, int]:
+    """The frame's edge nearest ``spot`` (a unit step towards it): where its
+    player sits, whose hands come from there."""
+    (x, y), (w, h) = spot, size
+    away = {(-1, 0): x, (1, 0): w - x, (0, -1): y, (0, 1): h - y}
+    return min(away, key=away.get)
+
+
+def _facing(spot, size) -> float:
+    """The angle a card lies at upright for the player at ``spot`` (the one
+    at the bottom: 0; facing her across the table: 180)."""
+    return math.degrees(math.atan2(spot[1] - size[1] / 2, spot[0] - size[0] / 2)) - 90
+
+
+def teach_frames(seats: dict[str, tuple[int, int]], face: np.ndarray, seed: int = 0,
+                 look: Look = Look(), size: tuple[int, int] | None = None) -> dict[str, np.ndarray]:
+    """The host teaching the seats before the game (as
+    ``companion.camera.seats.teach_seat`` is given them): for each player, a
+    frame of the table :func:`render_rounds` shows (the same seed, look and
+    size: its felt, light and camera) with one card (``face``) lying square
+    to her on her spot."""
+    size = size or SEAT_FRAMES[len(seats)]
+    scene, table = _camera(seed, look, size)
+    out = {}
+    for player, spot in seats.items():
+        quad = _pose(spot, _facing(spot, size), scene.tilt)
+        scene.emit(_paste(table, face, quad, sleeve=0.0 if scene.sleeved else None)[0])
+        out[player] = scene.clip.frames[-1]
+    return out
+
+
+@dataclass
+class _Turn:
+    """One player's card of a seated round, as it will be rendered."""
+
+    seat: str
+    face: np.ndarray
+    rest: tuple[int, int]        # where it comes to lie
+    angle: float
+    side: tuple[int, int]        # the edge its player sits at
+    slide: int                   # frames it slides for ...
+    land: int                    # ... up to this one (its first frame in place)
+    carried: bool
+    sheen: float | None
+    covered: int = 0             # frames her fingertips stay on it
+    hand_at: int | None = None   # frames after it landed that a hand passes over it
+
+
+def render_rounds(rounds: list[dict[str, str]], faces: dict[str, np.ndarray],
+                  seats: dict[str, tuple[int, int]], seed: int = 0, look: Look = Look(),
+                  lead_frames: int = 10, size: tuple[int, int] | None = None) -> Clip:
+    """The clip of a seated game (Chomp!): each round ``{player: card}``,
+    every player turning her card at once onto her own spot (``seats``,
+    :func:`seat_spots`; ``size``: the frame's, else :data:`SEAT_FRAMES`').
+    Each card slides in from its player's edge of the frame, the round's
+    cards landing within ``look.unison_frames`` of each other, with the
+    hard cases of :func:`render_reveals` (a hand carrying it, fingertips
+    left on it, a hand passing over it, glare, cast, keystone, sleeves,
+    upside down, fast), onto her pile of the rounds before; after a round
+    (``look.sweep_p``) a player's hand takes every card off the table, pile
+    by pile, and the next round is turned onto the bare felt. One
+    :class:`Reveal` a card (``seat``: its player's), round by round in the
+    order of each round's players."""
+    size = size or SEAT_FRAMES[len(seats)]
+    scene, table = _camera(seed, look, size)
+    bare, rng, clip_cases = table, scene.rng, scene.cases()
+    piles: dict[str, list] = {p: [] for p in seats}     # each spot's cards: (face, quad, sheen)
+    for _ in range(lead_frames):
+        scene.emit(table)
+    for n, cards in enumerate(rounds):
+        turns = []
+        for player, card in cards.items():
+            spot = seats[player]
+            turns.append(_Turn(
+                player, faces[card],
+                (spot[0] + rng.randint(-10, 10), spot[1] + rng.randint(-10, 10)),
+                _facing(spot, size) + rng.uniform(-15, 15) + (180 if rng.random() < 0.5 else 0),
+                _side(spot, size), rng.randint(*look.slide_frames), 0,
+                rng.random() < look.carry_p, rng.uniform(-1, 1) if scene.sleeved else None))
+        start, spread = len(scene.clip.frames), rng.randint(0, look.unison_frames)
+        for turn in turns:
+            turn.land = start + max(t.slide for t in turns) + rng.randint(0, spread)
+        end = max(t.land for t in turns) + rng.randint(*look.still_frames)
+        for turn, card in zip(turns, cards.values()):
+            still = end - turn.land
+            if rng.random() < look.cover_p:
+                turn.covered = min(rng.randint(*look.cover_frames), still - 1)
+            if rng.random() < look.pass_p and still >= 16:
+                turn.hand_at = rng.randint(8, still - 8)
+            upside = abs((turn.angle + 180) % 360 - 180) > 90
+            cases = dict(clip_cases, pile=bool(piles[turn.seat]), fingers=turn.carried,
+                         cover=turn.covered > 0, fast=turn.slide <= 5, turned=upside)
+            cases["hand over"] = turn.hand_at is not None
+            scene.clip.reveals.append(Reveal(card, turn.land, turn.land * FRAME_NS, turn.carried,
+                                             turn.hand_at is not None,
+                                             tuple(c for c in CASES if cases[c]), turn.seat))
+        table = scene.round(table, turns, end, piles)
+        if n < len(rounds) - 1 and rng.random() < look.sweep_p:
+            scene.sweep(bare, piles, seats, size)
+            table = bare
+    return scene.clip
 
 
 #: each game's pairs of faces that share their art (and differ in the corner)
@@ -404,11 +658,43 @@ def deals(game: str, reveals: int, seed: int = 0, per_clip: int = 19) -> list[li
     return out
 
 
-def _glare(rng: random.Random) -> np.ndarray:
-    """A soft spot of the lamp's light (added to every frame)."""
-    spot = np.zeros((H, W), np.float32)
+def deals_seated(game: str, reveals: int, seed: int = 0, players=(3, 5),
+                 rounds: int = 5) -> list[list[dict[str, tuple]]]:
+    """Seated games (Chomp!) of up to ``rounds`` rounds, ``reveals`` cards in
+    all (the last game's last round whole: a few more at most), each a new
+    game of ``players`` players (a count, or the range each game's is drawn
+    from; :data:`PLAYERS`): the deck dealt out, each player's share
+    shuffled into her own pile, and each round every player's top card:
+    ``[{player: (card, the faces the tracker still allows her: those left
+    in her pile)}, ...]`` a round."""
+    rng = random.Random(seed)
+    deck = [face for face, (copies, _) in game_deck(game).items() for _ in range(copies)]
+    out: list[list[dict[str, tuple]]] = []
+    left = reveals
+    while left > 0:
+        n = players if isinstance(players, int) else rng.randint(*players)
+        cards = list(deck)
+        rng.shuffle(cards)
+        piles = {p: cards[k::n] for k, p in enumerate(PLAYERS[:n])}
+        game_rounds = []
+        for _ in range(min(rounds, -(-left // n), min(map(len, piles.values())))):
+            game_rounds.append({p: (pile[-1], tuple(sorted(set(pile))))
+                                for p, pile in piles.items()})
+            for pile in piles.values():
+                pile.pop()
+        left -= n * len(game_rounds)
+        out.append(game_rounds)
+    return out
+
+
+def _glare(rng: random.Random, size: tuple[int, int] = (W, H)) -> np.ndarray:
+    """A soft spot of the lamp's light (added to every frame), towards the
+    middle of a frame of ``size``."""
+    w, h = size
+    spot = np.zeros((h, w), np.float32)
     r = rng.randint(18, 40)
-    cv2.circle(spot, (rng.randint(150, 330), rng.randint(110, 250)), r, 1.0, -1)
+    x = rng.randint(150 * w // W, 330 * w // W)
+    cv2.circle(spot, (x, rng.randint(110 * h // H, 250 * h // H)), r, 1.0, -1)
     return (cv2.GaussianBlur(spot, (0, 0), r / 2) * 110)[:, :, None]
 
 
@@ -422,5 +708,6 @@ def _emit(clip: Clip, img: np.ndarray, look: Look, cast, glare, rng: random.Rand
     clip.times.append(i * FRAME_NS)
 
 
-__all__ = ["CASES", "FPS", "FRAME_NS", "SHARED", "Clip", "Look", "Reveal", "deals",
-           "draw_faces", "felt", "game_deck", "photo_of", "render_reveals"]
+__all__ = ["CASES", "FPS", "FRAME_NS", "PLAYERS", "SEAT_FRAMES", "SHARED", "Clip", "Look",
+           "Reveal", "deals", "deals_seated", "draw_faces", "felt", "game_deck", "photo_of",
+           "render_reveals", "render_rounds", "seat_spots", "teach_frames"]
