@@ -88,6 +88,15 @@ def test_a_spot_is_taught_from_a_card_laid_on_it_and_kept_by_name(tmp_path, face
     assert seats(tmp_path) == {}                 # taught again, never an error
 
 
+def test_a_spot_is_taught_from_a_camera_over_the_whole_table(tmp_path, faces):
+    """A 1920 x 1080 camera over the middle of the table: a card of 84 x 117
+    pixels, under half a percent of the picture, is still found to teach
+    its spot."""
+    image = lay_card(cv2.resize(felt(2), (1920, 1080)), faces["seal"], (1300, 300), 5)
+    seat = teach_seat(tmp_path, "ana", image)
+    assert abs(seat.x - 1300) < 4 and abs(seat.y - 300) < 4
+
+
 def test_four_cards_turned_together_are_four_flips_each_on_its_own_spot(faces):
     spotter = SeatSpotter(taught_seats(faces))
     cards = dict(zip(PLAYERS, ["shark", "eel", "little-fish", "big-fish"]))

@@ -10,8 +10,11 @@ first frame where the card lay in place. The card is then part of the pile
 (the reference the next card is found against); a hand passing over it, or
 the light changing, is no new card. While nothing new lies on the spot the
 reference follows the light; a spot that stays the same for ``rebase_frames``
-with no card found in it (a card taken away, the pile squared) becomes the
-reference as it is.
+with no card found in it (the pile squared) becomes the reference as it is,
+and so does a change of a card's shape that lies still with no edge along
+half its outline (``OUTLINED``: a card taken away leaves the felt where it
+lay, a hand the spot it covered; a card lying there has its border and its
+shadow all along).
 
 A spotter can be given a ``region`` (a 0/255 mask as :func:`light` gives the
 frame): only what changes inside it counts, and only a card found inside it
@@ -27,8 +30,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from .recognise import (SCALE, Params, card_in, changed, difference, filled, light, skin,
-                        straighten)
+from .recognise import (SCALE, Params, card_in, changed, difference, filled, light,
+                        outlined, skin, straighten)
 
 #: a card lies still when found this many frames in a row (133 ms at 30 fps) ...
 STILL_FRAMES = 4
@@ -47,6 +50,8 @@ BACK_FRAMES = 24
 BACK_SHARE = 0.75
 #: ... past at most this many frames in a row where it did not (a hand over it)
 BACK_GAP = 6
+#: a card settles only with an edge along at least this share of its outline
+OUTLINED = 0.5
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,6 +123,8 @@ class Spotter:
             return None
         self._run = None
         self.reference = self._calm = self._quiet = lit    # the card is part of the pile now
+        if outlined(image, quad) < OUTLINED:
+            return None                     # no card lies there: the pile as it is now
         return Settled(self.first_in_place(run[0], quad, lit), t_ns, quad,
                        straighten(image, quad))
 

@@ -205,11 +205,23 @@ def _bitten(contours, area: float, params: Params, image) -> np.ndarray | None:
         box = cv2.boxPoints(cv2.minAreaRect(cv2.convexHull(c))) / SCALE
         quad = snap(image, order_corners(box))
         if edges is None:
-            grey = cv2.GaussianBlur(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), (5, 5), 0)
-            edges = cv2.dilate(cv2.Canny(grey, 40, 120), np.ones((5, 5), np.uint8))
+            edges = _edges(image)
         if _support(edges, quad) >= params.min_support:
             return quad
     return None
+
+
+def _edges(image) -> np.ndarray:
+    """The image's edges, widened 2 px (a 0/255 mask)."""
+    grey = cv2.GaussianBlur(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), (5, 5), 0)
+    return cv2.dilate(cv2.Canny(grey, 40, 120), np.ones((5, 5), np.uint8))
+
+
+def outlined(image, quad) -> float:
+    """The share of ``quad``'s outline along an edge of ``image``: a card
+    lying there has one nearly all along (its border, its shadow); the
+    place a card was taken from, or a hand left, has none."""
+    return _support(_edges(image), quad)
 
 
 def snap(image, quad, reach: int = 5) -> np.ndarray:

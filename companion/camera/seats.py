@@ -26,12 +26,16 @@ import numpy as np
 
 from .faces import TeachError
 from .flips import Settled, Spotter
-from .recognise import SCALE, find_card
+from .recognise import SCALE, Params, find_card
 
 #: a spot reaches this many card lengths from its seat's centre (a card laid
 #: half a card off the spot taught is still whole inside it)
 REACH = 1.25
 FILE = "seats.json"
+#: a card laid on a seat's spot is found in the whole frame down to this
+#: share of it (a camera over the whole middle of a table: about 50 x 70
+#: pixels at 1280 x 720); each spot's own crop then holds it at ~10 %
+TEACH = Params(min_area=0.004)
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,7 @@ def teach_seat(folder, player: str, image) -> Seat:
     card found, or no player named); teaching a seat again moves it."""
     if not isinstance(player, str) or not player.strip():
         raise TeachError("name the player whose spot this is")
-    quad = find_card(image)
+    quad = find_card(image, TEACH)
     if quad is None:
         raise TeachError("no card found: lay one card flat on the player's spot")
     seat = Seat.of(quad)

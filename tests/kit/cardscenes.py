@@ -226,6 +226,12 @@ class Reveal:
     passed: bool = False         # a hand passed over it once it lay still
     cases: tuple = ()            # the hard cases it met (:data:`CASES`)
     seat: str | None = None      # whose spot it was turned onto (:func:`render_rounds`)
+    let_go_ns: int | None = None  # the first frame it lies still, no fingertip on it (None: t_ns)
+
+    @property
+    def still_ns(self) -> int:
+        """When it lies still: in place, the flipper's fingertips off it."""
+        return self.t_ns if self.let_go_ns is None else self.let_go_ns
 
 
 @dataclass
@@ -320,9 +326,11 @@ def render_reveals(cards: list[str], faces: dict[str, np.ndarray], seed: int = 0
             still = rng.randint(*look.still_frames)
         hand_at = rng.randint(8, max(8, still - 8)) if passed and still >= 16 else None
         cases["hand over"] = hand_at is not None
+        covered = min(covered, still - 1)
         scene.clip.reveals.append(Reveal(card, settle, settle * FRAME_NS, carried, passed,
-                                         tuple(c for c in CASES if cases[c])))
-        scene.lie(table, rest, side, still, hand_at, min(covered, still - 1))
+                                         tuple(c for c in CASES if cases[c]),
+                                         let_go_ns=(settle + covered) * FRAME_NS))
+        scene.lie(table, rest, side, still, hand_at, covered)
     return scene.clip
 
 
@@ -601,7 +609,8 @@ def render_rounds(rounds: list[dict[str, str]], faces: dict[str, np.ndarray],
             cases["hand over"] = turn.hand_at is not None
             scene.clip.reveals.append(Reveal(card, turn.land, turn.land * FRAME_NS, turn.carried,
                                              turn.hand_at is not None,
-                                             tuple(c for c in CASES if cases[c]), turn.seat))
+                                             tuple(c for c in CASES if cases[c]), turn.seat,
+                                             (turn.land + turn.covered) * FRAME_NS))
         table = scene.round(table, turns, end, piles)
         if n < len(rounds) - 1 and rng.random() < look.sweep_p:
             scene.sweep(bare, piles, seats, size)
