@@ -8,13 +8,15 @@ since the pile as it lay before, light changes aside) found in
 they were in the first of them. The flip's time is that first frame's: the
 first frame where the card lay in place. The card is then part of the pile
 (the reference the next card is found against); a hand passing over it, or
-the light changing, is no new card. While nothing new lies on the spot the
-reference follows the light; a spot that stays the same for ``rebase_frames``
-with no card found in it (the pile squared) becomes the reference as it is,
-and so does a change of a card's shape that lies still with no edge along
-half its outline (``OUTLINED``: a card taken away leaves the felt where it
-lay, a hand the spot it covered; a card lying there has its border and its
-shadow all along).
+the light changing, is no new card. A change of a card's shape with no
+edge along half its outline in the frame is no card (``OUTLINED``: a card
+taken away leaves the felt where it lay, a hand the spot it covered; a card
+lying there has its border and its shadow all along). While nothing new
+lies on the spot the reference follows the light; a spot that stays the
+same for ``rebase_frames`` with no card found in it (a card taken away, the
+pile squared) becomes the reference as it is. One frame whose outline is
+off (a sleeve's edge found for the card's, JPEG noise) neither counts nor
+restarts the card's run.
 
 A spotter can be given a ``region`` (a 0/255 mask as :func:`light` gives the
 frame): only what changes inside it counts, and only a card found inside it
@@ -50,7 +52,7 @@ BACK_FRAMES = 24
 BACK_SHARE = 0.75
 #: ... past at most this many frames in a row where it did not (a hand over it)
 BACK_GAP = 6
-#: a card settles only with an edge along at least this share of its outline
+#: a card is found only with an edge along at least this share of its outline
 OUTLINED = 0.5
 
 
@@ -85,6 +87,7 @@ class Spotter:
         self._quiet = self._calm = None     # the last still frame; ... before the last stir
         self._same = 0                      # frames the spot stayed the same
         self._run: tuple[int, np.ndarray, int] | None = None   # (first t, quad, frames)
+        self._other = None                  # the run before it, while one frame may be off
         self._lost = 0                      # frames in a row the run's card was not found
         self._recent: deque = deque(maxlen=BACK_FRAMES)         # (t_ns, lit) before this one
 
@@ -108,23 +111,23 @@ class Spotter:
         if quad is None:
             self._lost += 1
             if self._lost > RUN_GAP:
-                self._run = None
+                self._run = self._other = None
             if self._same >= self.rebase_frames:
                 self.reference = lit        # nothing new: follow the light
             return None
         self._lost = 0
-        run = self._run
+        run, other = self._run, self._other
         if run is not None and float(np.abs(quad - run[1]).max()) <= self.still_px:
             run = (run[0], run[1], run[2] + 1)
+        elif other is not None and float(np.abs(quad - other[1]).max()) <= self.still_px:
+            run, other = (other[0], other[1], other[2] + 1), run    # one frame off: back on
         else:
-            run = (t_ns, quad, 1)
-        self._run = run
+            run, other = (t_ns, quad, 1), run
+        self._run, self._other = run, other
         if run[2] < self.still_frames:
             return None
-        self._run = None
+        self._run = self._other = None
         self.reference = self._calm = self._quiet = lit    # the card is part of the pile now
-        if outlined(image, quad) < OUTLINED:
-            return None                     # no card lies there: the pile as it is now
         return Settled(self.first_in_place(run[0], quad, lit), t_ns, quad,
                        straighten(image, quad))
 
@@ -144,6 +147,8 @@ class Spotter:
             if hand.any():
                 cut = filled(cv2.bitwise_and(mask, cv2.bitwise_not(hand)))
                 quad = card_in(cut, self.params, image)
+        if quad is not None and outlined(image, quad) < OUTLINED:
+            return None                     # no card lies there: where one was taken away
         return quad
 
     def _within(self, mask):
