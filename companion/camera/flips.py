@@ -16,7 +16,10 @@ lies on the spot the reference follows the light; a spot that stays the
 same for ``rebase_frames`` with no card found in it (a card taken away, the
 pile squared) becomes the reference as it is. One frame whose outline is
 off (a sleeve's edge found for the card's, JPEG noise) neither counts nor
-restarts the card's run.
+restarts the card's run. Once cards have settled, an outline much smaller
+or bigger than they were is no card (``AREA_LOW``, ``AREA_HIGH``: the part of
+a card a hand leaves uncovered, a card and the hand on it); a seat's spotter
+knows the size from the card its spot was taught with.
 
 A spotter can be given a ``region`` (a 0/255 mask as :func:`light` gives the
 frame): only what changes inside it counts, and only a card found inside it
@@ -54,6 +57,13 @@ BACK_SHARE = 0.75
 BACK_GAP = 6
 #: a card is found only with an edge along at least this share of its outline
 OUTLINED = 0.5
+#: ... and, once cards have settled, only as big as they were (the camera is
+#: fixed: every card is the same size), within these shares of their median
+#: area: a card's visible part beside a hand on it is smaller, a card and
+#: the hand together bigger
+AREA_LOW, AREA_HIGH = 0.8, 1.25
+#: the areas of this many cards settled last are kept
+AREAS_KEPT = 5
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,7 +84,7 @@ class Spotter:
 
     def __init__(self, still_frames: int = STILL_FRAMES, still_px: float = STILL_PX,
                  params: Params = Params(), rebase_frames: int = REBASE_FRAMES,
-                 region=None):
+                 region=None, card_area: float | None = None):
         if still_frames < 1:
             raise ValueError("still_frames must be at least 1")
         self.still_frames, self.still_px, self.params = still_frames, still_px, params
@@ -90,6 +100,9 @@ class Spotter:
         self._other = None                  # the run before it, while one frame may be off
         self._lost = 0                      # frames in a row the run's card was not found
         self._recent: deque = deque(maxlen=BACK_FRAMES)         # (t_ns, lit) before this one
+        #: the areas (pixels) of the cards that settled last (``card_area``: one
+        #: known before any did, a seat's taught card)
+        self._areas: deque = deque([card_area] if card_area else [], maxlen=AREAS_KEPT)
 
     def feed(self, t_ns: int, image) -> Settled | None:
         """The card that settled with this frame, if one did."""
@@ -128,6 +141,7 @@ class Spotter:
             return None
         self._run = self._other = None
         self.reference = self._calm = self._quiet = lit    # the card is part of the pile now
+        self._areas.append(_area(quad))
         return Settled(self.first_in_place(run[0], quad, lit), t_ns, quad,
                        straighten(image, quad))
 
@@ -147,7 +161,12 @@ class Spotter:
             if hand.any():
                 cut = filled(cv2.bitwise_and(mask, cv2.bitwise_not(hand)))
                 quad = card_in(cut, self.params, image)
-        if quad is not None and outlined(image, quad) < OUTLINED:
+        if quad is None:
+            return None
+        if self._areas and not (AREA_LOW <= _area(quad) / float(np.median(self._areas))
+                                <= AREA_HIGH):
+            return None                     # part of a card (a hand on the rest), or more
+        if outlined(image, quad) < OUTLINED:
             return None                     # no card lies there: where one was taken away
         return quad
 
@@ -182,6 +201,10 @@ class Spotter:
                 if gap > BACK_GAP:
                     break
         return first
+
+
+def _area(quad) -> float:
+    return float(cv2.contourArea(np.asarray(quad, np.float32).reshape(-1, 1, 2)))
 
 
 __all__ = ["Settled", "Spotter", "STILL_FRAMES", "STILL_PX"]

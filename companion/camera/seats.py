@@ -28,6 +28,9 @@ from .faces import TeachError
 from .flips import Settled, Spotter
 from .recognise import SCALE, Params, find_card
 
+#: a card's short side over its long one (a poker card's 63 x 88 mm)
+ASPECT = 63 / 88
+
 #: a spot reaches this many card lengths from its seat's centre (a card laid
 #: half a card off the spot taught is still whole inside it)
 REACH = 1.25
@@ -126,7 +129,9 @@ class SeatSpotter:
                 if other != name:
                     inside &= mine <= np.hypot(px - o.x, py - o.y)
             region = inside.astype(np.uint8) * 255
-            out[name] = _Spot((x0, y0, x1, y1), Spotter(region=region, **self.options))
+            area = seat.length ** 2 * ASPECT      # the taught card's, as a card's size
+            out[name] = _Spot((x0, y0, x1, y1),
+                              Spotter(region=region, card_area=area, **self.options))
         return out
 
     def feed(self, t_ns: int, image) -> list[Settled]:
