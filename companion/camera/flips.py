@@ -17,9 +17,9 @@ same for ``rebase_frames`` with no card found in it (a card taken away, the
 pile squared) becomes the reference as it is. One frame whose outline is
 off (a sleeve's edge found for the card's, JPEG noise) neither counts nor
 restarts the card's run. Once cards have settled, an outline much smaller
-or bigger than they were is no card (``AREA_LOW``, ``AREA_HIGH``: the part of
-a card a hand leaves uncovered, a card and the hand on it); a seat's spotter
-knows the size from the card its spot was taught with.
+than they were is no card (``AREA_LOW``: the part of a card a hand leaves
+uncovered); a seat's spotter knows the size from the card its spot was
+taught with.
 
 A spotter can be given a ``region`` (a 0/255 mask as :func:`light` gives the
 frame): only what changes inside it counts, and only a card found inside it
@@ -57,11 +57,12 @@ BACK_SHARE = 0.75
 BACK_GAP = 6
 #: a card is found only with an edge along at least this share of its outline
 OUTLINED = 0.5
-#: ... and, once cards have settled, only as big as they were (the camera is
-#: fixed: every card is the same size), within these shares of their median
-#: area: a card's visible part beside a hand on it is smaller, a card and
-#: the hand together bigger
-AREA_LOW, AREA_HIGH = 0.8, 1.25
+#: ... and, once cards have settled, at least this share of their median
+#: area (the camera is fixed: every card is the same size; the part of a
+#: card a hand leaves uncovered is smaller). No upper bound: a sleeve's rim,
+#: the keystone across the spot, a card turned on the pile all make real
+#: cards a little bigger, and a card bigger than the last is no card's part
+AREA_LOW = 0.8
 #: the areas of this many cards settled last are kept
 AREAS_KEPT = 5
 
@@ -163,9 +164,8 @@ class Spotter:
                 quad = card_in(cut, self.params, image)
         if quad is None:
             return None
-        if self._areas and not (AREA_LOW <= _area(quad) / float(np.median(self._areas))
-                                <= AREA_HIGH):
-            return None                     # part of a card (a hand on the rest), or more
+        if self._areas and _area(quad) < AREA_LOW * float(np.median(self._areas)):
+            return None                     # part of a card (a hand on the rest)
         if outlined(image, quad) < OUTLINED:
             return None                     # no card lies there: where one was taken away
         return quad
