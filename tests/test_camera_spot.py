@@ -67,6 +67,7 @@ def test_one_frame_where_the_cards_outline_is_off_does_not_restart_its_stillness
     assert settled[0].t_ns == 3 * FRAME_NS
 
 
+@pytest.mark.slow   # a rendered 9-card clip through MJPG (4 s): the full suite and CI run it
 def test_the_part_of_a_card_beside_the_fingertips_on_it_is_no_card(tmp_path):
     """bench camera's 15th Chope! clip: a Mynah carried in, the flipper's
     fingertips left on it. The part of it beside them is card-shaped; it

@@ -48,6 +48,7 @@ def test_the_spots_of_two_to_six_players_lie_apart():
             >= SEAT_APART * CARD_H
 
 
+@pytest.mark.slow   # a rendered seated clip (4 s): the full suite and CI run it
 def test_four_cards_turned_at_once_are_four_flips_each_on_its_seat_and_face(faces, looks):
     spots = seat_spots(4)
     cards = {"ana": "shark", "bo": "little-fish", "cy": "big-fish", "di": "seal"}
@@ -62,6 +63,7 @@ def test_four_cards_turned_at_once_are_four_flips_each_on_its_seat_and_face(face
         assert rank(s.face, looks, CREATURES)[0][0] == truth.card, s.seat
 
 
+@pytest.mark.slow   # a rendered seated clip (4 s): the full suite and CI run it
 def test_a_hand_taking_the_cards_away_between_rounds_is_no_flip(faces):
     spots = seat_spots(3)
     rounds = [{"ana": "shark", "bo": "seal", "cy": "eel"},
