@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
 import pytest
 
 cv2 = pytest.importorskip("cv2")
@@ -16,7 +15,7 @@ cv2 = pytest.importorskip("cv2")
 from companion.camera.base import Frame  # noqa: E402
 from companion.camera.flips import Spotter  # noqa: E402
 from companion.camera.newest import Newest  # noqa: E402
-from companion.camera.recognise import card_in, changed, light, rank  # noqa: E402
+from companion.camera.recognise import rank  # noqa: E402
 from tests.kit.cardscenes import (FRAME_NS, SHARED, _hand, _paste, _pose, deals,  # noqa: E402
                                   draw_faces, felt, game_deck, render_reveals)
 from tests.kit.helpers import wait_for  # noqa: E402
@@ -50,6 +49,22 @@ def test_one_frame_where_the_card_is_not_found_does_not_restart_its_stillness(fa
     assert len(settled) == 1
     assert got.index(settled[0]) == 7                # 4 frames found, one gap not counted
     assert settled[0].t_ns == 3 * FRAME_NS
+
+
+def test_a_card_whose_face_is_already_sure_settles_a_frame_sooner(faces):
+    """One frame short of still, the spotter asks whether the face is sure
+    (the watcher: its likeliest drawable face at the threshold): sure, it
+    settles then; not sure, at the 4th frame as ever."""
+    table = felt(5)
+    lying, _ = _paste(table, faces["b"], _pose((240, 190), 8.0, 0.0))
+    frames = [table] * 3 + [lying] * 5
+    for sure, at in ((True, 5), (False, 6)):
+        asked = []
+        spot = Spotter(sure=lambda face: asked.append(face.shape) or sure)
+        got = [spot.feed(i * FRAME_NS, img) for i, img in enumerate(frames)]
+        settled = [s for s in got if s is not None]
+        assert len(settled) == 1 and got.index(settled[0]) == at, sure
+        assert settled[0].t_ns == 3 * FRAME_NS and len(asked) == 1
 
 
 def test_one_frame_where_the_cards_outline_is_off_does_not_restart_its_stillness(faces):

@@ -16,7 +16,9 @@ lies on the spot the reference follows the light; a spot that stays the
 same for ``rebase_frames`` with no card found in it (a card taken away, the
 pile squared) becomes the reference as it is. One frame whose outline is
 off (a sleeve's edge found for the card's, JPEG noise) neither counts nor
-restarts the card's run. Once cards have settled, an outline much smaller
+restarts the card's run. A card one frame short of still settles then if
+its face is already sure (``sure``: the watcher asks it). Once cards have
+settled, an outline much smaller
 than they were is no card (``AREA_LOW``: the part of a card a hand leaves
 uncovered); a seat's spotter knows the size from the card its spot was
 taught with.
@@ -85,12 +87,16 @@ class Spotter:
 
     def __init__(self, still_frames: int = STILL_FRAMES, still_px: float = STILL_PX,
                  params: Params = Params(), rebase_frames: int = REBASE_FRAMES,
-                 region=None, card_area: float | None = None):
+                 region=None, card_area: float | None = None, sure=None):
         if still_frames < 1:
             raise ValueError("still_frames must be at least 1")
         self.still_frames, self.still_px, self.params = still_frames, still_px, params
         self.rebase_frames = rebase_frames
         self.region = region                # the part of the frame looked at (None: all)
+        #: ``sure(face) -> bool``: a card found still one frame short of
+        #: ``still_frames`` settles then if its straightened face is sure
+        #: (the watcher: its likeliest drawable face at the threshold)
+        self.sure = sure
         self._area = None if region is None else max(1, int(np.count_nonzero(region)))
         self.reference = None               # the pile as it lay (light(frame))
         self._last = None                   # the frame before (light(frame))
@@ -138,13 +144,18 @@ class Spotter:
         else:
             run, other = (t_ns, quad, 1), run
         self._run, self._other = run, other
+        face = None
         if run[2] < self.still_frames:
-            return None
+            if run[2] != self.still_frames - 1 or self.sure is None:
+                return None
+            face = straighten(image, quad)  # a frame sooner when its face is already sure
+            if not self.sure(face):
+                return None
         self._run = self._other = None
         self.reference = self._calm = self._quiet = lit    # the card is part of the pile now
         self._areas.append(_area(quad))
         return Settled(self.first_in_place(run[0], quad, lit), t_ns, quad,
-                       straighten(image, quad))
+                       straighten(image, quad) if face is None else face)
 
     def _card(self, lit, image):
         """The new card's outline: what changed since the pile as it lay

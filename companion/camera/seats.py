@@ -16,6 +16,7 @@ the piles) is no card.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, replace
@@ -102,10 +103,11 @@ class SeatSpotter:
     one :class:`Spotter` a seat on its spot (see the module docstring);
     ``options`` go to every Spotter."""
 
-    def __init__(self, seated: dict[str, Seat], **options):
+    def __init__(self, seated: dict[str, Seat], sure=None, **options):
         if not seated:
             raise ValueError("no seats taught")
         self.seats = dict(seated)
+        self.sure = sure                    # ``sure(face, seat) -> bool`` (Spotter's ``sure``)
         self.options = options
         self._spots: dict[str, _Spot] | None = None
         self._shape = None
@@ -130,8 +132,9 @@ class SeatSpotter:
                     inside &= mine <= np.hypot(px - o.x, py - o.y)
             region = inside.astype(np.uint8) * 255
             area = seat.length ** 2 * ASPECT      # the taught card's, as a card's size
-            out[name] = _Spot((x0, y0, x1, y1),
-                              Spotter(region=region, card_area=area, **self.options))
+            sure = None if self.sure is None else functools.partial(self.sure, seat=name)
+            out[name] = _Spot((x0, y0, x1, y1), Spotter(region=region, card_area=area,
+                                                        sure=sure, **self.options))
         return out
 
     def feed(self, t_ns: int, image) -> list[Settled]:

@@ -97,9 +97,10 @@ class CameraWatcher:
         self.session = session
         self.taught = taught
         self.threshold = threshold
-        self.spotter = spotter or Spotter()
+        self.spotter = spotter or Spotter(sure=self._sure)
         self.seats: dict[str, Seat] = dict(seats or {})
         self._seated: SeatSpotter | None = None
+        self._ranked = None                 # (face, its ranking) the spotter last asked of
         self.questions: list[Question] = []
         self.logged: list[tuple[int, str, float]] = []     # (flip t_ns, card, share)
         self.refused = 0
@@ -119,7 +120,7 @@ class CameraWatcher:
         """Look at the spot (or the spots) afresh: what lies there now is
         the pile, no new card (after teaching)."""
         with self._lock:
-            self.spotter = Spotter()
+            self.spotter = Spotter(sure=self._sure)
             self._seated = None
 
     def frame(self, frame) -> None:
@@ -131,13 +132,24 @@ class CameraWatcher:
                 if not here:
                     return                  # whose card is whose: teach the seats first
                 if self._seated is None or self._seated.seats != here:
-                    self._seated = SeatSpotter(here)
+                    self._seated = SeatSpotter(here, sure=self._sure)
                 found = self._seated.feed(frame.t_ns, frame.image)
             else:
                 one = self.spotter.feed(frame.t_ns, frame.image)
                 found = [] if one is None else [one]
         for settled in found:
             self.settled(settled)
+
+    def _sure(self, face, seat: str | None = None) -> bool:
+        """The spotter's question one frame short of still: is this face
+        already sure (its likeliest drawable face at the threshold)?"""
+        game = self.session.game
+        if game is None:
+            return False
+        can = drawable(game, self.session.state, seat)
+        ranked = rank(face, self.taught, can if can else None)
+        self._ranked = (face, ranked)
+        return bool(ranked) and ranked[0][1] >= self.threshold and ranked[0][0] in can
 
     def settled(self, card: Settled) -> None:
         """A card came to rest: log it, or ask."""
@@ -146,7 +158,9 @@ class CameraWatcher:
         if game is None:
             return
         can = drawable(game, state, card.seat)
-        ranked = rank(card.face, self.taught, can if can else None)
+        asked, self._ranked = self._ranked, None
+        ranked = (asked[1] if asked is not None and asked[0] is card.face
+                  else rank(card.face, self.taught, can if can else None))
         if ranked and ranked[0][1] >= self.threshold and ranked[0][0] in can:
             self._log(can[ranked[0][0]], card.t_ns, ranked[0][1], seat=card.seat)
             return
