@@ -21,7 +21,7 @@ from companion.camera.seats import FILE, Seat, SeatSpotter, seats, teach_seat  #
 from companion.camera.watcher import CameraWatcher, drawable  # noqa: E402
 from companion.record.store import Store  # noqa: E402
 from companion.table.session import TableSession  # noqa: E402
-from tests.kit.camerakit import lay_card, looks_of  # noqa: E402
+from tests.kit.camerakit import HeldCamera, lay_card, looks_of  # noqa: E402
 from tests.kit.cardscenes import FRAME_NS, draw_faces, felt  # noqa: E402
 from tests.kit.web import HostClient  # noqa: E402
 
@@ -131,11 +131,13 @@ def test_with_no_spot_taught_the_camera_logs_nothing_and_the_console_says_so(tmp
                                                                              looks):
     clock = [50_000 * MS]
     s = chomp_table(clock)
-    w = CameraWatcher(s, looks)
+    desk = CameraDesk(s, HeldCamera(), tmp_path)       # the console's view of the seats
+    w = desk.watcher
+    w.taught = looks
     frames, _ = round_frames(faces, dict(zip(PLAYERS, ["shark"] * 4)))
     play(w, frames, clock[0], clock)
     assert not [e for e in s.gamelog.events if e["type"] == "turn"] and not w.questions
-    assert w.seats_wanted() == PLAYERS
+    assert desk.seats() == [{"player": p, "taught": False} for p in PLAYERS]
 
 
 def test_a_spot_of_someone_not_playing_is_not_looked_at(faces, looks):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import cv2
 
-from .clip import write_times
+from .clip import read_times, write_times
 
 #: the seconds of frames held in memory
 RING_S = 8
@@ -140,8 +140,6 @@ def clip_path(folder: Path, clip_id: str) -> Path:
 
 def times_ms(folder: Path, clip_id: str) -> list[float]:
     """Each frame's time of a kept clip, in ms from its first frame."""
-    from .clip import read_times
-
     rows = read_times(clip_path(folder, clip_id))
     return [round((t - rows[0][1]) / 1e6, 1) for _, t in rows] if rows else []
 

@@ -190,13 +190,19 @@ class CameraDesk:
         the game's faces, or no card in the frame; CameraBusy: no frame)."""
         if face not in {f["card"] for f in self.faces()}:
             raise TeachError(f"{face!r} is not one of this game's cards")
+        teach(self.folder, face, self._held())
+        self.watcher.taught = taught(self.folder)
+
+    def _held(self):
+        """The newest frame's image, what the host holds under the camera
+        now (a teaching tap: the camera logs nothing a while; CameraBusy:
+        no frame yet)."""
         with self._lock:
             latest = self._latest
             self._teaching_until = self.clock() + TEACHING_NS
         if latest is None:
             raise CameraBusy("the camera has sent no picture yet")
-        teach(self.folder, face, latest.image)
-        self.watcher.taught = taught(self.folder)
+        return latest.image
 
     def seats(self) -> list[dict]:
         """In a game where everyone turns a card onto her own spot, each
@@ -214,12 +220,7 @@ class CameraDesk:
         if player not in {x["player"] for x in self.seats()}:
             raise TeachError(f"{player!r} is not a player of this game, or its cards "
                              "are not turned by seat")
-        with self._lock:
-            latest = self._latest
-            self._teaching_until = self.clock() + TEACHING_NS
-        if latest is None:
-            raise CameraBusy("the camera has sent no picture yet")
-        teach_seat(self.folder, player, latest.image)
+        teach_seat(self.folder, player, self._held())
         self.watcher.set_seats(seats(self.folder))
 
     # -- the host's taps --------------------------------------------------------

@@ -27,10 +27,7 @@ import numpy as np
 
 from .faces import TeachError
 from .flips import Settled, Spotter
-from .recognise import SCALE, Params, find_card
-
-#: a card's short side over its long one (a poker card's 63 x 88 mm)
-ASPECT = 63 / 88
+from .recognise import ASPECT, SCALE, Params, find_card
 
 #: a spot reaches this many card lengths from its seat's centre (a card laid
 #: half a card off the spot taught is still whole inside it)
@@ -131,7 +128,7 @@ class SeatSpotter:
                 if other != name:
                     inside &= mine <= np.hypot(px - o.x, py - o.y)
             region = inside.astype(np.uint8) * 255
-            area = seat.length ** 2 * ASPECT      # the taught card's, as a card's size
+            area = seat.length ** 2 / ASPECT      # the taught card's, as a card's size
             sure = None if self.sure is None else functools.partial(self.sure, seat=name)
             out[name] = _Spot((x0, y0, x1, y1), Spotter(region=region, card_area=area,
                                                         sure=sure, **self.options))

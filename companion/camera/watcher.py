@@ -207,13 +207,6 @@ class CameraWatcher:
             self.on_logged(t_ns, event["card"], share, out, auto, seat)
         return out
 
-    def seats_wanted(self) -> list[str]:
-        """The players of a game turned by seat whose spot is not taught."""
-        game = self.session.game
-        if game is None or game.seat_draw is None:
-            return []
-        return [p for p in self.session.names if p not in self.seats]
-
     def to_json(self) -> dict[str, Any]:
         return {"questions": [q.to_json() for q in self.questions],
                 "logged": len(self.logged), "refused": self.refused}
