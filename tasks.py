@@ -31,6 +31,8 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
 CHROMIUM = Path("/usr/bin/chromium")
+#: Debian's headless build of the same chromium: what most browser tests drive
+HEADLESS_SHELL = Path("/usr/bin/chromium-headless-shell")
 MOSQUITTO = Path("/usr/sbin/mosquitto")
 
 
@@ -66,11 +68,11 @@ def ensure_venv(extras: str) -> None:
     stamp.write_text(digest)
 
 
-def ensure_debian_packages(binary: Path, packages: list[str], what: str) -> None:
-    """Install Debian ``packages`` with apt when ``binary`` is missing; where
-    that cannot be done (no apt, not root and no sudo), say which ``what``
-    (the tests that need it) will be skipped."""
-    if binary.exists():
+def ensure_debian_packages(binaries: list[Path], packages: list[str], what: str) -> None:
+    """Install Debian ``packages`` with apt when one of ``binaries`` is
+    missing; where that cannot be done (no apt, not root and no sudo), say
+    which ``what`` (the tests that need it) will be skipped."""
+    if all(b.exists() for b in binaries):
         return
     apt = shutil.which("apt-get")
     if apt is None:
@@ -89,15 +91,19 @@ def ensure_debian_packages(binary: Path, packages: list[str], what: str) -> None
 
 def ensure_chromium() -> None:
     """Debian's chromium for the Playwright tests (Playwright's own browser
-    download is not used: the Pi and CI have no internet beyond packages)."""
-    ensure_debian_packages(CHROMIUM, ["chromium", "fonts-dejavu-core"], "browser tests")
+    download is not used: the Pi and CI have no internet beyond packages):
+    its headless shell for most, the whole browser for what only it has
+    (tests/kit/browser.py)."""
+    ensure_debian_packages([CHROMIUM, HEADLESS_SHELL],
+                           ["chromium", "chromium-headless-shell", "fonts-dejavu-core"],
+                           "browser tests")
 
 
 def ensure_mosquitto() -> None:
     """Debian's Mosquitto broker for the league tests and benchmark (the
     fixtures start their own broker on a free port; the system service is
     not used)."""
-    ensure_debian_packages(MOSQUITTO, ["mosquitto"], "league tests")
+    ensure_debian_packages([MOSQUITTO], ["mosquitto"], "league tests")
 
 
 #: ``test --fast``: the tests marked neither slow nor browser

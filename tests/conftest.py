@@ -183,10 +183,10 @@ def playwright():
     process may hold one sync driver only, so every chromium a test
     launches comes from this one (``browser``; a chromium with other flags:
     ``playwright.chromium.launch``)."""
-    from tests.kit.browser import CHROMIUM
+    from tests.kit.browser import TEST_CHROMIUM
 
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no chromium at {CHROMIUM}")
+    if not os.path.exists(TEST_CHROMIUM):
+        pytest.skip(f"no chromium at {TEST_CHROMIUM}")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -200,8 +200,22 @@ def browser(playwright):
     second, a test's own context costs a few milliseconds, and contexts
     share nothing (cookies, storage, emulation), so every test still gets a
     fresh phone."""
+    from tests.kit.browser import CHROMIUM_ARGS, TEST_CHROMIUM
+
+    b = playwright.chromium.launch(executable_path=TEST_CHROMIUM, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="session")
+def full_browser(playwright):
+    """The whole chromium (not its headless shell: ``browser``), one per
+    test process, started only for a test that asks: what only a whole
+    browser has (the Wake Lock API)."""
     from tests.kit.browser import CHROMIUM, CHROMIUM_ARGS
 
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no chromium at {CHROMIUM}")
     b = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     yield b
     b.close()

@@ -119,9 +119,10 @@ def test_a_french_phone_is_told_in_french(browser, lan_table):
     ctx.close()
 
 
-def test_on_a_secure_page_the_wake_lock_is_used_and_no_video(browser, live_server):
-    """127.0.0.1 is a secure context: the Wake Lock API, no video."""
-    ctx, page = lan_page(browser, live_server.url + "/")
+def test_on_a_secure_page_the_wake_lock_is_used_and_no_video(full_browser, live_server):
+    """127.0.0.1 is a secure context: the Wake Lock API, no video (the
+    whole chromium: its headless shell has no Wake Lock)."""
+    ctx, page = lan_page(full_browser, live_server.url + "/")
     page.wait_for_function("document.documentElement.dataset.awake === 'lock'")
     assert page.evaluate(STATE)["playing"] is False
     assert page.locator("#awake-video").count() == 0

@@ -855,7 +855,7 @@ def _refused_read_only(tmp_path):
 
 
 def test_a_second_server_on_the_same_store_is_refused_naming_the_first(tmp_path):
-    from companion.app import TableServer, serve
+    from companion.app import TableServer
     from companion.record.storefiles import StoreInUse
 
     db = str(tmp_path / "one.db")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from companion import games
 from companion.buzzers.feedback import Feedback, FeedbackSettings
 from companion.buzzers.mock import ClockedMockFactory
 from companion.races.edges import Edge

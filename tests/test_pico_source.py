@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import select
 import threading
-import time
 import tty
 
 import pytest

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import adafruit_pioasm
 import pytest
-from pioemu import State, clock_cycles_reached, emulate
+from pioemu import clock_cycles_reached, emulate
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "firmware"))

@@ -8,7 +8,6 @@ import dataclasses
 
 import pytest
 
-from companion import games
 
 from companion.table import raceshots
 from companion.races.edges import Edge
