@@ -193,6 +193,22 @@ def tap(host: Host, selector: str, kind: str) -> bool:
     return True
 
 
+def tap_on(host: Host, hs: dict, selector: str, kind: str) -> bool:
+    """Tap ``selector`` on the console once it shows the table's version
+    ``hs`` (see :func:`tap`), then wait until the tap reached the table (its
+    version moved on). A host's next look is at the table the tap made: the
+    loop once read the table before its tap on a bust's Keep had landed,
+    tapped "the first button" again on the console the Keep had redrawn,
+    and so logged a card by hand that was never turned (a Red Table, then
+    asked about its race with no press)."""
+    shown(host, hs)
+    if not tap(host, selector, kind):
+        return False
+    _until(lambda: host.table.session.snapshot()["version"] != hs["version"],
+           f"the {kind} tap to reach the table")
+    return True
+
+
 def shown(host: Host, hs: dict) -> None:
     """Wait until the console shows the table's version ``hs``."""
     _until(lambda: host.page.evaluate("() => document.body.dataset.version")
@@ -273,8 +289,8 @@ def missed(host: Host, desk, tally: Tally, hs: dict) -> bool:
         if flip not in flips:                     # none left (a card logged wrong before)
             tally.how[i] = "not legal"
             return False
-        shown(host, hs)
-        if not tap(host, f"#legal button.event[data-event='{event_json(flip)}']", "card by hand"):
+        if not tap_on(host, hs, f"#legal button.event[data-event='{event_json(flip)}']",
+                      "card by hand"):
             return False
         tally.how[i] = "hand"
         return True
@@ -286,20 +302,18 @@ def step(host: Host, desk, tally: Tally) -> bool:
     hs = host.table.session.host_snapshot()
     race = hs.get("race") or {}
     if race.get("confirm"):
-        shown(host, hs)
-        return tap(host, "#race-confirm button.choice.default, #race-accept", "race answer")
+        return tap_on(host, hs, "#race-confirm button.choice.default, #race-accept",
+                      "race answer")
     if race and race.get("phase") not in ("decided", None):
         return False                             # a race runs: the buzzers decide it
     legal = hs.get("legal_events") or []
     if any(e["type"] in ("keep", "lose") for e in legal):
-        shown(host, hs)
-        return tap(host, "#legal button.event", "choice")
+        return tap_on(host, hs, "#legal button.event", "choice")
     if check_logs(host, desk, tally) or answer(host, desk, tally):
         return True
     odds = ((hs.get("view") or {}).get("bust_odds") or {}).get("probability", 0)
     if any(e["type"] == "stop" for e in legal) and odds >= STOP_ODDS:
-        shown(host, hs)
-        return tap(host, "#side-slot button.event", "stop")
+        return tap_on(host, hs, "#side-slot button.event", "stop")
     return missed(host, desk, tally, hs)
 
 
