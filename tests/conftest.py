@@ -200,9 +200,9 @@ def browser(playwright):
     second, a test's own context costs a few milliseconds, and contexts
     share nothing (cookies, storage, emulation), so every test still gets a
     fresh phone."""
-    from tests.kit.browser import CHROMIUM_ARGS, TEST_CHROMIUM
+    from tests.kit.browser import TEST_CHROMIUM
 
-    b = playwright.chromium.launch(executable_path=TEST_CHROMIUM, args=CHROMIUM_ARGS)
+    b = _launch(playwright, TEST_CHROMIUM)
     yield b
     b.close()
 
@@ -212,13 +212,21 @@ def full_browser(playwright):
     """The whole chromium (not its headless shell: ``browser``), one per
     test process, started only for a test that asks: what only a whole
     browser has (the Wake Lock API)."""
-    from tests.kit.browser import CHROMIUM, CHROMIUM_ARGS
+    from tests.kit.browser import CHROMIUM
 
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no chromium at {CHROMIUM}")
-    b = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    b = _launch(playwright, CHROMIUM)
     yield b
     b.close()
+
+
+def _launch(playwright, path: str):
+    """The chromium at ``path`` with the kit's flags (the test skips where
+    there is none)."""
+    from tests.kit.browser import CHROMIUM_ARGS
+
+    if not os.path.exists(path):
+        pytest.skip(f"no chromium at {path}")
+    return playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
 
 
 @pytest.fixture

@@ -11,14 +11,12 @@ The browser half (marked ``browser``) drives the real server on a phone.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 
 import pytest
 
-from tests.kit.browser import (BROWSER, PHONE, TEST_CHROMIUM, expect_text, open_board, open_host,
-                               shot)
+from tests.kit.browser import PHONE, expect_text, open_board, open_host, shot
 
 from companion.races.edges import Edge
 from companion.record import reflexes
@@ -366,8 +364,6 @@ def test_the_host_confirms_uses_strays_and_asks_for_a_rematch_over_http(host, se
 # ---------------------------------------------------------------------------
 # in a real browser, on a phone (390 x 844)
 
-browser_only = BROWSER
-
 SMALL_CHOPE = {"tables": {"red": 1, "blue": 1, "green": 0}, "mynahs": 0, "favourite_cards": ["laksa"],
                "foods": {"laksa": {"name": "Laksa", "kind": "main", "copies": 1},
                          "teh": {"name": "Teh tarik", "kind": "side", "copies": 1}}}
@@ -379,7 +375,6 @@ def in_view(page, selector) -> bool:
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(TEST_CHROMIUM), reason=f"no chromium at {TEST_CHROMIUM}")
 def test_a_live_race_window_drains_on_every_phone_and_the_console(live_server, phone):
     t = live_server
     b, h = open_board(phone(), t), open_host(phone(), t)
@@ -398,7 +393,6 @@ def test_a_live_race_window_drains_on_every_phone_and_the_console(live_server, p
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(TEST_CHROMIUM), reason=f"no chromium at {TEST_CHROMIUM}")
 def test_a_stray_press_is_shown_and_the_host_hands_it_to_the_card_with_one_tap(
         live_server_with, phone):
     t = live_server_with(claim_window_ms=1_500)    # a press older than 1.5 s is no card's
@@ -421,7 +415,6 @@ def test_a_stray_press_is_shown_and_the_host_hands_it_to_the_card_with_one_tap(
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(TEST_CHROMIUM), reason=f"no chromium at {TEST_CHROMIUM}")
 def test_after_a_verdict_the_next_thing_to_log_is_on_screen(live_server, phone):
     t = live_server
     h = open_host(phone(), t)
@@ -442,7 +435,6 @@ def test_after_a_verdict_the_next_thing_to_log_is_on_screen(live_server, phone):
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(TEST_CHROMIUM), reason=f"no chromium at {TEST_CHROMIUM}")
 def test_the_end_of_the_game_and_a_rematch(live_server, phone):
     t = live_server
     s = t.session
@@ -481,7 +473,6 @@ def test_the_end_of_the_game_and_a_rematch(live_server, phone):
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(TEST_CHROMIUM), reason=f"no chromium at {TEST_CHROMIUM}")
 def test_the_new_game_form_on_a_phone(live_server, phone):
     h = open_host(phone(), live_server)
     h.click("#ng-details summary")
@@ -493,7 +484,6 @@ def test_the_new_game_form_on_a_phone(live_server, phone):
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(TEST_CHROMIUM), reason=f"no chromium at {TEST_CHROMIUM}")
 def test_chomp_card_pickers_follow_the_food_chain_with_no_default(live_server, phone):
     """One button a creature (issue 23: one tap a card), down the food chain;
     nothing is logged until the host taps the card she saw."""
@@ -511,7 +501,6 @@ def test_chomp_card_pickers_follow_the_food_chain_with_no_default(live_server, p
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(TEST_CHROMIUM), reason=f"no chromium at {TEST_CHROMIUM}")
 def test_during_a_choice_the_banner_says_who_chooses_and_whose_turn_it_still_is(live_server,
                                                                                phone):
     t = live_server

@@ -10,7 +10,6 @@ wins. It has no panel script, so the page draws it generically.
 
 from __future__ import annotations
 
-import os
 from fractions import Fraction
 
 import pytest
@@ -18,7 +17,6 @@ import pytest
 from companion.games import (Game, RaceReason, RaceRequest, RulesError, Setting, rank_by,
                              register_game, unregister_game)
 
-from tests.kit.browser import TEST_CHROMIUM
 from tests.kit.web import HostClient
 
 
@@ -162,7 +160,6 @@ def test_the_toy_games_rules_refuse_through_the_api(coin_race, client):
 # the page (Playwright in Debian's chromium, phone sized)
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(TEST_CHROMIUM), reason=f"no chromium at {TEST_CHROMIUM}")
 def test_the_toy_game_is_played_on_the_page(coin_race, live_server, browser):
     from playwright.sync_api import expect
 
