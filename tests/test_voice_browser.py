@@ -43,7 +43,9 @@ def chope_race(t, buzzer: str, card: str = "table:red"):
 
 def decided(page, text: str):
     page.wait_for_selector("#race[data-phase=decided]")
-    page.wait_for_function("(t) => document.getElementById('verdict').textContent === t", arg=text)
+    shown = lambda: (page.locator("#race").get_attribute("data-phase"),  # noqa: E731
+                     page.locator("#verdict").text_content())
+    assert wait_for(lambda: shown() == ("decided", text), 5), shown()
 
 
 def test_the_tv_says_the_verdict_as_it_arrives_names_as_written(browser, live_server):

@@ -168,6 +168,38 @@ def _paste(scene: np.ndarray, face: np.ndarray, quad: np.ndarray,
     warped = cv2.warpPerspective(face, m, (w, h), flags=cv2.INTER_AREA)
     mask = np.zeros((h, w), np.uint8)
     cv2.fillConvexPoly(mask, quad.astype(np.int32), 255, cv2.LINE_AA)
+    outer = None
+    if sleeve is not None:          # the sleeve: 6 % wider and longer than the card
+        c = quad.mean(axis=0)
+        outer = np.zeros((h, w), np.uint8)
+        cv2.fillConvexPoly(outer, ((quad - c) * 1.06 + c).astype(np.int32), 255, cv2.LINE_AA)
+    # away from the card, its sleeve and its shadow nothing changes: the
+    # frame is blended only around them, to the same pixels (most of a
+    # clip's rendering time was the rest of the frame)
+    box = _around(quad, w, h) or np.s_[0:h, 0:w]
+    out = scene.copy()
+    out[box] = _blend(scene[box], warped[box], mask[box], shadow,
+                      None if sleeve is None else (outer[box], quad.mean(axis=0), sleeve, box))
+    return out, mask if outer is None else outer
+
+
+def _around(quad: np.ndarray, w: int, h: int, margin: int = 16):
+    """The part of the frame around ``quad`` that its card, sleeve and
+    shadow (3 px down and right, blurred 4 px) touch, with room to spare;
+    None when that reaches the frame's edge (the shadow wraps round there)."""
+    x0, y0 = np.floor(quad.min(axis=0)).astype(int) - margin
+    x1, y1 = np.ceil(quad.max(axis=0)).astype(int) + margin
+    if x0 < 0 or y0 < 0 or x1 > w or y1 > h:
+        return None
+    return np.s_[y0:y1, x0:x1]
+
+
+def _blend(scene: np.ndarray, warped: np.ndarray, mask: np.ndarray, shadow: bool,
+           sleeve: tuple | None) -> np.ndarray:
+    """The warped card over ``scene`` where ``mask`` says, its shadow
+    first, then its sleeve (``(outline, centre, sheen, where)``: the
+    sleeve's mask, the card's centre, the sheen's offset and where this
+    part lies in the frame)."""
     out = scene.astype(np.float32)
     if shadow:
         sh = cv2.GaussianBlur(np.roll(mask, (3, 3), axis=(0, 1)), (9, 9), 0) / 255.0
@@ -175,24 +207,22 @@ def _paste(scene: np.ndarray, face: np.ndarray, quad: np.ndarray,
     a = (mask / 255.0)[:, :, None]
     out = out * (1 - a) + warped.astype(np.float32) * a
     if sleeve is not None:
-        out, mask = _sleeve(out, mask, quad, sleeve)
-    return np.clip(out, 0, 255).astype(np.uint8), mask
+        out = _sleeve(out, mask, *sleeve)
+    return np.clip(out, 0, 255).astype(np.uint8)
 
 
-def _sleeve(out: np.ndarray, mask: np.ndarray, quad: np.ndarray, sheen: float):
-    """The sleeve over a pasted card: 5 % wider and longer, a hazy
-    plastic rim, and a soft band of the lamp's sheen across it."""
-    c = quad.mean(axis=0)
-    big = (quad - c) * 1.06 + c
-    h, w = mask.shape
-    outer = np.zeros((h, w), np.uint8)
-    cv2.fillConvexPoly(outer, big.astype(np.int32), 255, cv2.LINE_AA)
+def _sleeve(out: np.ndarray, mask: np.ndarray, outer: np.ndarray, c: np.ndarray,
+            sheen: float, where: tuple) -> np.ndarray:
+    """The sleeve over a pasted card (``outer``: its outline's mask): a
+    hazy plastic rim, and a soft band of the lamp's sheen across it
+    (``where``: the frame's rows and columns ``out`` shows)."""
     rim = ((outer.astype(np.float32) - mask) / 255.0).clip(0, 1)[:, :, None]
     out = out * (1 - 0.35 * rim) + 200 * 0.35 * rim
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    rows, cols = where
+    yy, xx = np.mgrid[rows, cols].astype(np.float32)
     band = np.exp(-(((xx - c[0]) + (yy - c[1]) * 0.6 - sheen * 60) / 14.0) ** 2)
     out += (70 * band * (outer / 255.0))[:, :, None]
-    return out, outer
+    return out
 
 
 def _hand(scene: np.ndarray, x: float, y: float, angle: float, arm: float = 0) -> np.ndarray:
@@ -710,10 +740,11 @@ def _glare(rng: random.Random, size: tuple[int, int] = (W, H)) -> np.ndarray:
 def _emit(clip: Clip, img: np.ndarray, look: Look, cast, glare, rng: random.Random) -> None:
     i = len(clip.frames)
     gain = 1 + look.light * math.sin(i / 45.0) + rng.uniform(-look.flicker, look.flicker)
-    out = img.astype(np.float32) * (cast * gain)
+    out = img.astype(np.float32)
+    out *= cast * gain
     if glare is not None:
         out += glare * gain          # the lamp's reflection dims with the lamp
-    clip.frames.append(np.clip(out, 0, 255).astype(np.uint8))
+    clip.frames.append(np.clip(out, 0, 255, out=out).astype(np.uint8))
     clip.times.append(i * FRAME_NS)
 
 
