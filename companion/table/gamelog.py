@@ -55,6 +55,9 @@ class GameLog:
         self.version = self.rows[-1][0] if self.rows else 0
         self.finished = game.finished(replay.state)
         self.on_fault = on_fault
+        #: each logged event's public line, worded once (by its id: a logged
+        #: event never changes; the console's log shows its last 50 on every change)
+        self._worded: dict[int, str] = {}
 
     @classmethod
     def create(cls, store: Store, game: Game, players: list[dict], options: dict,
@@ -97,6 +100,14 @@ class GameLog:
     def line(self, event: dict) -> str:
         """``event``'s public line (what every page may read)."""
         return public_line(self.game, event)
+
+    def worded(self, eid: int, event: dict) -> str:
+        """The public line of the event logged as ``eid`` (:meth:`line`),
+        worded once."""
+        got = self._worded.get(eid)
+        if got is None:
+            got = self._worded[eid] = self.line(event)
+        return got
 
     # -- versions --------------------------------------------------------------
 

@@ -596,7 +596,8 @@ class TableSession:
             req = None if self.replay is None else self.races.request()
             extras = views.host_extras(self.game, self.replay, request=req,
                                        log_rows=self._log, settings=self.settings,
-                                       windows=snap.get("waiting") or [])
+                                       windows=snap.get("waiting") or [],
+                                       word=None if self.gamelog is None else self.gamelog.worded)
             if extras["race_request"] is not None:
                 extras["race_request"] = jsonable(extras["race_request"], "race request")
             snap.update(extras)

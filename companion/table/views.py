@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..games import Game
 from ..races.arming import go_in_ms, phase
@@ -303,12 +303,14 @@ def snapshot(game: Game, replay, *, game_id: int, version: int, players: list[di
 
 
 def host_extras(game: Game | None, replay, *, request, log_rows: list[tuple[int, dict]],
-                settings: dict, windows: list[dict] | None = None) -> dict:
+                settings: dict, windows: list[dict] | None = None,
+                word: Callable[[int, dict], str] | None = None) -> dict:
     """What the host console adds to the snapshot: the legal events, what
     undo and redo would change, the pending race request, the tracker's host
     view, the recent log, the settings and the bursts a card could claim.
     Log lines are the public ones: the host is usually a player too, and
-    the tracker's host view is where a game shows what the host must see."""
+    the tracker's host view is where a game shows what the host must see
+    (``word``: see :func:`log_lines`)."""
     if game is None or replay is None:
         return {"legal_events": [], "undo": None, "redo": None, "race_request": None,
                 "host_view": None, "log": [], "settings": dict(settings), "windows": []}
@@ -319,7 +321,7 @@ def host_extras(game: Game | None, replay, *, request, log_rows: list[tuple[int,
         "redo": public_line(game, replay.undone[-1][0]) if replay.undone else None,
         "race_request": None if request is None else request.to_json(),
         "host_view": game.host_view(st),
-        "log": log_lines(game, log_rows, last=50),
+        "log": log_lines(game, log_rows, last=50, word=word),
         "settings": dict(settings),
         "windows": list(windows or []),
     }
@@ -333,21 +335,26 @@ def host_events(game: Game, state) -> list[dict]:
     return game.host_events(state)
 
 
-def log_lines(game: Game, log_rows: list[tuple[int, dict]], last: int | None = None) -> list[dict]:
+def log_lines(game: Game, log_rows: list[tuple[int, dict]], last: int | None = None,
+              word: Callable[[int, dict], str] | None = None) -> list[dict]:
     """The log as the console lists it: each event's public line, and for an
     undo or a redo the line of the event it took away or put back ("undo:
     flip Red Table"), so the host sees what an undo undid. ``last``: only
     the last rows (the undo and redo stacks still follow the whole log, but
     only those rows are worded: a long game's log is not worded again on
-    every change).
+    every change). ``word(id, event)``: an event's public line (default
+    :func:`public_line`; the game's log keeps each one it worded).
 
     >>> rows = [(1, {"type": "note", "text": "a"}), (2, {"type": "undo"})]
     >>> [r["line"] for r in log_lines(None, rows)]
     ["{'type': 'note', 'text': 'a'}", "undo: {'type': 'note', 'text': 'a'}"]
     """
-    done: list[dict] = []
-    undone: list[dict] = []
-    said = []                   # (id, kind, prefix, the event worded)
+    if word is None:
+        def word(_: int, e: dict) -> str:
+            return public_line(game, e)
+    done: list[tuple[int, dict]] = []
+    undone: list[tuple[int, dict]] = []
+    said = []                   # (id, kind, prefix, (id, the event worded))
     for i, e in log_rows:
         kind = e.get("type")
         if kind == "undo" and done:
@@ -358,13 +365,13 @@ def log_lines(game: Game, log_rows: list[tuple[int, dict]], last: int | None = N
             said.append((i, kind, "redo: ", done[-1]))
         else:
             if kind not in ("undo", "redo"):
-                done.append(e)
+                done.append((i, e))
                 undone.clear()
-            said.append((i, kind, "", e))
+            said.append((i, kind, "", (i, e)))
     if last is not None:
         said = said[-last:] if last > 0 else []
-    return [{"id": i, "type": kind, "line": prefix + public_line(game, e)}
-            for i, kind, prefix, e in said]
+    return [{"id": i, "type": kind, "line": prefix + word(*worded)}
+            for i, kind, prefix, worded in said]
 
 
 def private_snapshot(game: Game, state: Any, player: str, version: int) -> dict:

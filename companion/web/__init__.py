@@ -47,6 +47,7 @@ from flask import Flask, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from . import auth, i18n
+from .routing import Rule
 from .sse import Broker
 
 DEFAULTS = {
@@ -155,6 +156,7 @@ def create_app(config: dict | None = None, *, session=None, pipeline=None,
     ``camera`` the :class:`~companion.camera.desk.CameraDesk` beside the
     table (the console's Camera panel), None: no camera."""
     app = Flask(__name__)
+    app.url_rule_class = Rule           # URL builders compiled once a process
     app.config.update(DEFAULTS)
     app.config.update(auth.COOKIE_CONFIG)
     app.config.update(config or {})

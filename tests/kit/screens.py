@@ -138,9 +138,11 @@ def _play_to_end(table, game: str, n: int, options: dict | None, setup) -> None:
             s.log(ev)
         rng = random.Random(seed)
         for _ in range(1500):
-            if s.snapshot()["finished"]:
+            # the tracker's own answers (a whole snapshot a move, the pages'
+            # and the console's, cost more than the game it plays)
+            if s.game.finished(s.state):
                 return
-            legal = s.host_snapshot()["legal_events"]
+            legal = s.game.host_events(s.state)      # the console's buttons
             if not legal:
                 break
             decisive = [e for e in legal if e.get("winner") or e.get("loser")]
