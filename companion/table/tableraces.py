@@ -404,7 +404,12 @@ class TableRaces:
                   _turned(game.race_request(states[j + 1]), t_second, tail["races"][1]))
         if logged[0].kind is None and logged[1].kind is None:
             return None         # no race: the order changes no verdict (no plan needed)
-        seq, reqs = self._plan(tail, states[i], first, second)
+        # with none of the host's events between them, the other order is the
+        # two swapped, and who races each then is known without the plan: the
+        # plan (can the events logged since follow?) waits until the check doubts
+        alone = not tail["others"]
+        seq, reqs = ([second, first], self._requests(tail, states[i], first, second)) \
+            if alone else self._plan(tail, states[i], first, second)
         if reqs is None:
             return None         # the tracker takes them in no other order
         # (the plan may have been found for the same events read before: by content)
@@ -415,6 +420,8 @@ class TableRaces:
         log.debug("order check %s %s: %s", first.get("card"), second.get("card"), check)
         if not check.doubtful(self.arming.people):
             return None
+        if alone and self._plan(tail, states[i], first, second)[1] is None:
+            return None         # the events logged since cannot follow the swap
         offer = {"events": [tail["pair"][1], tail["pair"][0]],
                  "cards": [second.get("card"), first.get("card")],
                  "lines": [g.line(second), g.line(first)],
@@ -426,16 +433,28 @@ class TableRaces:
         """The host's events with the two cards of ``tail`` the other way
         round and the race each asks for then (both None: the tracker takes
         them in no other order), found once for the same events."""
-        key = (self.gamelog.game_id, tail["pair"], repr(tail["others"]), repr(tail["after"]))
-        got = self._plans.get(key)
-        if got is None:
+        def plan() -> tuple:
             game = self.gamelog.game
             seq = reorder_plan(game, state, first, second, tail["others"], tail["after"])
-            got = (seq, None if seq is None else requests_along(game, state, seq))
+            return seq, None if seq is None else requests_along(game, state, seq)
+        return self._kept((self.gamelog.game_id, tail["pair"], repr(tail["others"]),
+                           repr(tail["after"])), plan)
+
+    def _requests(self, tail: dict, state, first: dict, second: dict) -> list | None:
+        """The races of the two cards of ``tail`` the other way round, with
+        nothing between them, after ``state`` (None: the tracker refuses that
+        order), found once for the same events."""
+        return self._kept((self.gamelog.game_id, tail["pair"], "swapped"),
+                          lambda: requests_along(self.gamelog.game, state, [second, first]))
+
+    def _kept(self, key, make: Callable[[], Any]) -> Any:
+        """``make()``, kept for ``key`` among the last few: the tracker's answer
+        for the same events never changes."""
+        if key not in self._plans:
             if len(self._plans) >= 8:
                 self._plans.pop(next(iter(self._plans)))
-            self._plans[key] = got
-        return got
+            self._plans[key] = make()
+        return self._plans[key]
 
     def _slip_tail(self, back: int = 0) -> dict | None:
         """Two cards logged one after the other (the last two, or with
