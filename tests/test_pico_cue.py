@@ -499,6 +499,39 @@ def _sleep_until(t_ns: int) -> None:
         time.sleep(left / S)
 
 
+#: how many times the late-GO scene is played before a busy machine that
+#: could not keep it fails the test (tests/kit/scene.py's rule)
+PLAYINGS = 3
+
+
+def _late_go(box, s, pipe, store):
+    """One playing of the late GO: the box's loop stalls across GO, bo
+    presses 10 ms after the scheduled GO, ana 300 ms after it. The race
+    event, the scheduled GO and the box's stamp of its GO; or the step the
+    machine did not keep (the stall began too late to straddle GO, or the
+    box's stamp reached the table only after its wait for it: a playing
+    that proves nothing either way)."""
+    s.new_game("cuecoin", SEATS, {})
+    s.log({"type": "flip", "side": "heads"})
+    go = pipe.call(s.start_race, 600)["go_ns"]
+    _sleep_until(go - 100 * MS)
+    if time.monotonic_ns() > go - 30 * MS:
+        return f"the stall was asked {(time.monotonic_ns() - go) / MS:+.0f} ms from GO"
+    box.stall(200)                            # the box's loop stops across GO
+    box.press(2, go + 10 * MS)                # bo: after the scheduled GO ...
+    box.press(1, go + 300 * MS)               # ana: well after the box's GO
+    box.release(2, go + 350 * MS)
+    box.release(1, go + 400 * MS)
+    game = s.game_id
+    assert wait_for(lambda: any(e.get("type") == "race" for _, e in store.events(game)), 5)
+    race = [e for _, e in store.events(game) if e.get("type") == "race"][-1]
+    stamps = [c for c in pipe.cues if c.on and c.at_ns == go]
+    if not stamps or race["spec"]["arm_ns"] == go:
+        # the box's GO came after the race's wait for it (a fault says so)
+        return "the box's stamp of GO came after the race was decided"
+    return race, go, stamps[-1].t_ns
+
+
 @pytest.mark.slow
 @needs_box
 def test_end_to_end_the_box_sounds_go_late_and_judges_the_false_start(box):
@@ -513,23 +546,18 @@ def test_end_to_end_the_box_sounds_go_late_and_judges_the_false_start(box):
         for gpio in (12, 13, 14):                 # buzzers 1-3's LEDs on the board
             box.watch(gpio)
         s = TableSession(store, clock=src.now_ns, settings={"tie_window_us": 50_000})
-        s.new_game("cuecoin", SEATS, {})
         fb = Feedback.for_source(src, settings=FAST)
         pipe = Pipeline(src, s, feedback=fb).start()
-        s.log({"type": "flip", "side": "heads"})
-        go = pipe.call(s.start_race, 600)["go_ns"]
-        _sleep_until(go - 100 * MS)
-        box.stall(200)                            # the box's loop stops across GO
-        box.press(2, go + 10 * MS)                # bo: after the scheduled GO ...
-        box.press(1, go + 300 * MS)               # ana: well after the box's GO
-        box.release(2, go + 350 * MS)
-        box.release(1, go + 400 * MS)
-        assert wait_for(lambda: any(e.get("type") == "race"
-                                    for _, e in store.events(s.game_id)), 5)
-        race = [e for _, e in store.events(s.game_id) if e.get("type") == "race"][-1]
-        stamps = [c for c in pipe.cues if c.on and c.at_ns == go]
-        assert stamps, pipe.cues
-        box_go = stamps[-1].t_ns
+        slips = []
+        for _ in range(PLAYINGS):
+            got = _late_go(box, s, pipe, store)
+            if not isinstance(got, str):
+                break
+            slips.append(got)
+            time.sleep(FAST.win_ns / S + 0.5)     # its releases and lights go by
+        else:
+            pytest.fail(f"a busy machine kept none of {PLAYINGS} playings: {slips}")
+        race, go, box_go = got
         late = box_go - go
         assert late >= 15 * MS, late              # the stall made the box late
         assert race["spec"]["arm_ns"] == box_go and race["scheduled_go_ns"] == go, \
@@ -540,12 +568,13 @@ def test_end_to_end_the_box_sounds_go_late_and_judges_the_false_start(box):
         slack = src.error_bound_ns() + 2 * MS
         assert src.cue_edges and any(abs(t - box_go) <= slack and on
                                      for t, on in src.cue_edges)
-        # the board's LEDs: ana's lights, bo's blinks, cy's stays dark
-        assert wait_for(lambda: len([l for l, _ in box.edges(13, box_go) if l]) >= 2, 3)
-        assert wait_for(lambda: any(l for l, _ in box.edges(12, box_go)), 3)
-        lit_ana = [t for l, t in box.edges(12, box_go) if l]
-        assert lit_ana and lit_ana[0] > go + 300 * MS
-        assert not any(l for l, _ in box.edges(14, box_go))
+        # the board's LEDs in this playing: ana's lights, bo's blinks, cy's stays dark
+        def lit(gpio):
+            return [t for on, t in box.edges(gpio, box_go) if on and t > go - 100 * MS]
+        assert wait_for(lambda: len(lit(13)) >= 2, 3)
+        assert wait_for(lambda: lit(12), 3)
+        assert lit(12)[0] > go + 300 * MS
+        assert not lit(14)
     finally:
         if pipe is not None:
             pipe.close()
