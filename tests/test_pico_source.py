@@ -18,7 +18,7 @@ from companion.buzzers.base import CallbackSink
 from companion.buzzers.pico import PicoSource
 from companion.pico import protocol as P
 from companion.pico import transport
-from tests.kit.helpers import SLACK
+from tests.kit.helpers import SLACK, wait_for
 
 BUZZERS = ["1", "2"]
 
@@ -105,6 +105,33 @@ def test_a_pico_that_never_says_hello_is_passed_over_for_the_next(no_picos):
             src.close()
     finally:
         other.close()
+        box.close()
+
+
+def test_a_hello_read_before_the_connection_is_announced_is_kept(no_picos, monkeypatch):
+    """The link's reader starts before the link announces the connection;
+    a hello already waiting in the port was read in between and then
+    forgotten when the connection was announced (a clean-clone CI run: the
+    source said it was connected, with no hello). Here the announcement
+    comes 0.3 s late: the hello is still the source's when it returns."""
+    import time
+    box = FakeBox(talks=False)                  # it says nothing on its own
+    announce = PicoSource._state
+
+    def late(self, connected, detail):
+        if connected:                           # the port is open and read:
+            os.write(box.master, P.encode(_hello()) * 2)    # (the first is taken as stale)
+            time.sleep(0.3)
+        announce(self, connected, detail)
+    monkeypatch.setattr(PicoSource, "_state", late)
+    try:
+        src = PicoSource(BUZZERS, port=box.path, connect_timeout_s=3 * SLACK)
+        try:
+            assert wait_for(lambda: src.status().connected, 5)     # announced
+            assert src.hello is not None
+        finally:
+            src.close()
+    finally:
         box.close()
 
 

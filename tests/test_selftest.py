@@ -50,8 +50,18 @@ def test_the_gpio_path_on_mock_pins_measures_the_modelled_kernel_latency():
 @pytest.mark.slow
 @pytest.mark.skipif(not MICROPYTHON.exists(), reason="no MicroPython unix port")
 def test_the_pico_paths_on_the_simulated_box(capsys):
-    assert selftest.main(["--pico", "--both", "--pulses", "10"]) == 0
-    out = capsys.readouterr().out
+    # "both" compares the box's stamps with the GPIO stand-in's, stamped when
+    # a Python thread runs: a loaded machine that delays it by milliseconds
+    # measures itself, not the paths (a clean-clone CI run: p99 2.3 ms), so
+    # the self-test is run again then, as a scene is (tests/kit/scene.py)
+    runs = []
+    for _ in range(3):
+        code = selftest.main(["--pico", "--both", "--pulses", "10"])
+        runs.append((code, capsys.readouterr().out))
+        if code == 0:
+            break
+    code, out = runs[-1]
+    assert code == 0, [o.splitlines()[-1] for _, o in runs]
     assert "pico" in out and "both" in out
     assert "tie window for buzzers on the Pico box: 1 us" in out       # one sample, one tick
     line = [l for l in out.splitlines() if l.strip().startswith("both")][0]

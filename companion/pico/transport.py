@@ -89,13 +89,22 @@ def default_port(skip=()) -> str | None:
 
 
 class _Protocol(serial.threaded.Protocol):
-    def __init__(self, link: "SerialLink"):
+    """One connection's reader: nothing it reads reaches the link's owner
+    before the owner heard of the connection (``announced``): a box's hello
+    already waiting in the port was read first and then forgotten when the
+    connection was announced (the owner starts each connection afresh)."""
+
+    def __init__(self, link: "SerialLink", announced: threading.Event):
         self.link = link
+        self.announced = announced
 
     def data_received(self, data: bytes) -> None:
-        self.link.on_bytes(data, self.link.clock())
+        t_ns = self.link.clock()            # when it came, not when it is handed on
+        self.announced.wait()
+        self.link.on_bytes(data, t_ns)
 
     def connection_lost(self, exc) -> None:
+        self.announced.wait()
         self.link.lost(exc)
 
 
@@ -159,7 +168,8 @@ class SerialLink:
         except (serial.SerialException, OSError, ValueError) as exc:
             log.debug("cannot open %s: %s", path, exc)
             return False
-        reader = _Reader(ser, lambda: _Protocol(self))
+        announced = threading.Event()
+        reader = _Reader(ser, lambda: _Protocol(self, announced))
         with self._lock:
             if self._held:                   # lent out meanwhile (pause): not ours now
                 ser.close()
@@ -169,7 +179,10 @@ class SerialLink:
             self._lost_ev.clear()
             reader.start()                   # under the lock: a pause drops a started reader
         self.connects += 1
-        self.on_state(True, path)
+        try:
+            self.on_state(True, path)
+        finally:
+            announced.set()                  # now what it read may be handed on
         return True
 
     @property
