@@ -29,6 +29,7 @@ import pytest
 
 from tests.kit.helpers import wait_for
 from tests.kit.pico import Wire
+from tests.kit.scene import on_time
 
 from companion.races import arming
 from companion.races.arming import Arming, arm_at_cue
@@ -499,24 +500,21 @@ def _sleep_until(t_ns: int) -> None:
         time.sleep(left / S)
 
 
-#: how many times the late-GO scene is played before a busy machine that
-#: could not keep it fails the test (tests/kit/scene.py's rule)
-PLAYINGS = 3
-
-
-def _late_go(box, s, pipe, store):
-    """One playing of the late GO: the box's loop stalls across GO, bo
-    presses 10 ms after the scheduled GO, ana 300 ms after it. The race
-    event, the scheduled GO and the box's stamp of its GO; or the step the
-    machine did not keep (the stall began too late to straddle GO, or the
-    box's stamp reached the table only after its wait for it: a playing
-    that proves nothing either way)."""
+def _late_go(scene, box, s, pipe, store):
+    """One playing of the late GO (a scene of tests/kit/scene.py): the box's
+    loop stalls across GO, bo presses 10 ms after the scheduled GO, ana 300
+    ms after it. The race event, the scheduled GO and the box's stamp of its
+    GO; a slip of the scene where the machine did not keep it (the stall
+    began too late to straddle GO, or the box's stamp reached the table only
+    after the race's wait for it: a playing that proves nothing either way)."""
     s.new_game("cuecoin", SEATS, {})
     s.log({"type": "flip", "side": "heads"})
     go = pipe.call(s.start_race, 600)["go_ns"]
     _sleep_until(go - 100 * MS)
     if time.monotonic_ns() > go - 30 * MS:
-        return f"the stall was asked {(time.monotonic_ns() - go) / MS:+.0f} ms from GO"
+        scene.slips.append(f"the stall was asked {(time.monotonic_ns() - go) / MS:+.0f} ms "
+                           f"from GO")
+        return None
     box.stall(200)                            # the box's loop stops across GO
     box.press(2, go + 10 * MS)                # bo: after the scheduled GO ...
     box.press(1, go + 300 * MS)               # ana: well after the box's GO
@@ -528,7 +526,8 @@ def _late_go(box, s, pipe, store):
     stamps = [c for c in pipe.cues if c.on and c.at_ns == go]
     if not stamps or race["spec"]["arm_ns"] == go:
         # the box's GO came after the race's wait for it (a fault says so)
-        return "the box's stamp of GO came after the race was decided"
+        scene.slips.append("the box's stamp of GO came after the race was decided")
+        return None
     return race, go, stamps[-1].t_ns
 
 
@@ -548,16 +547,9 @@ def test_end_to_end_the_box_sounds_go_late_and_judges_the_false_start(box):
         s = TableSession(store, clock=src.now_ns, settings={"tie_window_us": 50_000})
         fb = Feedback.for_source(src, settings=FAST)
         pipe = Pipeline(src, s, feedback=fb).start()
-        slips = []
-        for _ in range(PLAYINGS):
-            got = _late_go(box, s, pipe, store)
-            if not isinstance(got, str):
-                break
-            slips.append(got)
-            time.sleep(FAST.win_ns / S + 0.5)     # its releases and lights go by
-        else:
-            pytest.fail(f"a busy machine kept none of {PLAYINGS} playings: {slips}")
-        race, go, box_go = got
+        # played again when a busy machine did not keep it (its releases and
+        # lights long gone: on_time waits seconds between playings)
+        race, go, box_go = on_time(lambda scene: _late_go(scene, box, s, pipe, store))
         late = box_go - go
         assert late >= 15 * MS, late              # the stall made the box late
         assert race["spec"]["arm_ns"] == box_go and race["scheduled_go_ns"] == go, \
