@@ -14,14 +14,16 @@ A rule with defaults is compiled as werkzeug does (a default may be folded
 into the builder through its converter), and so is every rule when
 werkzeug's Rule no longer works this way (no ``_trace``).
 
->>> from flask import Flask
+>>> from flask import Flask, url_for
 >>> apps = [Flask("a"), Flask("b")]
 >>> for app in apps:
 ...     app.url_rule_class = Rule
 ...     app.add_url_rule("/p/<int:n>", "p", lambda n: str(n))
->>> [app.test_request_context().__enter__() and __import__("flask").url_for("p", n=7)
-...  for app in apps]
-['/p/7', '/p/7']
+>>> for app in apps:
+...     with app.test_request_context():
+...         print(url_for("p", n=7))
+/p/7
+/p/7
 """
 
 from __future__ import annotations
