@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import select
 import threading
+import time
 import tty
 
 import pytest
@@ -114,7 +115,6 @@ def test_a_hello_read_before_the_connection_is_announced_is_kept(no_picos, monke
     forgotten when the connection was announced (a clean-clone CI run: the
     source said it was connected, with no hello). Here the announcement
     comes 0.3 s late: the hello is still the source's when it returns."""
-    import time
     box = FakeBox(talks=False)                  # it says nothing on its own
     announce = PicoSource._state
 

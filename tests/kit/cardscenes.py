@@ -168,9 +168,8 @@ def _paste(scene: np.ndarray, face: np.ndarray, quad: np.ndarray,
     warped = cv2.warpPerspective(face, m, (w, h), flags=cv2.INTER_AREA)
     mask = np.zeros((h, w), np.uint8)
     cv2.fillConvexPoly(mask, quad.astype(np.int32), 255, cv2.LINE_AA)
-    outer = None
+    outer, c = None, quad.mean(axis=0)
     if sleeve is not None:          # the sleeve: 6 % wider and longer than the card
-        c = quad.mean(axis=0)
         outer = np.zeros((h, w), np.uint8)
         cv2.fillConvexPoly(outer, ((quad - c) * 1.06 + c).astype(np.int32), 255, cv2.LINE_AA)
     # away from the card, its sleeve and its shadow nothing changes: the
@@ -179,7 +178,7 @@ def _paste(scene: np.ndarray, face: np.ndarray, quad: np.ndarray,
     box = _around(quad, w, h) or np.s_[0:h, 0:w]
     out = scene.copy()
     out[box] = _blend(scene[box], warped[box], mask[box], shadow,
-                      None if sleeve is None else (outer[box], quad.mean(axis=0), sleeve, box))
+                      None if sleeve is None else (outer[box], c, sleeve, box))
     return out, mask if outer is None else outer
 
 
