@@ -11,12 +11,15 @@ import sys
 import traceback
 from pathlib import Path
 
+from companion.heap import keep_freed_memory
+
 #: every bench/bench_<name>.py, in a fixed order (a new benchmark is one file)
 MODULES = sorted(p.stem[len("bench_"):] for p in Path(__file__).parent.glob("bench_*.py"))
 
 
 def main(argv: list[str]) -> int:
     names = argv or MODULES
+    keep_freed_memory()     # as `companion serve` does (companion/heap.py)
     failed = 0
     for name in names:
         try:

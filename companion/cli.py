@@ -16,6 +16,7 @@ import sys
 from typing import Sequence
 
 from . import __version__
+from .heap import keep_freed_memory
 
 
 class _Parser(argparse.ArgumentParser):
@@ -219,6 +220,7 @@ def main(argv: Sequence[str] | None = None, stdin=None, stdout=None, stderr=None
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
+    keep_freed_memory()         # the judge's grids reuse the heap (companion/heap.py)
     if argv[:1] == ["league"]:          # the league has its own commands and options
         from .league.__main__ import main as league_main
         return league_main(argv[1:], stdout=stdout, stderr=stderr)

@@ -11,6 +11,7 @@ import os
 import pytest
 from hypothesis import settings
 
+from companion.heap import keep_freed_memory
 from tests.kit.conformance import LONG_GAMES, QUICK_GAMES, random_play_of
 from tests.kit.web import HostClient, make_app, start_table
 
@@ -20,6 +21,9 @@ from tests.kit.web import HostClient, make_app, start_table
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# each worker judges races as `companion serve` does: with the same heap
+keep_freed_memory()
 
 
 def pytest_addoption(parser):
