@@ -86,7 +86,7 @@ def test_chope_at_a_card_every_two_and_a_half_seconds(live_server, phone):
             flip_by_tap(h, card)
             landed(h, lambda: flips(s) == i + 1, f"the tap on card {i + 1}")
             scene.by(flipped + 2.0, f"card {i + 1} logged")          # before the next flip
-    on_time(play, attempts=4)                  # a long scene: one playing more
+    on_time(play, attempts=6)                  # a long scene: one playing more
     assert wait_for(lambda: len(races(s)) == len(cards))
     got = [(k, r[k]) for r, (_, _, (k, _)) in zip(races(s), cards)]
     assert got == [want for _, _, want in cards]
