@@ -49,9 +49,9 @@ def test_a_mock_buzzer_press_shows_the_verdict(live_server, phone):
     t = live_server
     page = open_board(phone(), t)
     t.session.log({"type": "flip", "card": "table:red"})      # a Chope! race: first other to press
-    expect_text(page, "#race-reason", "Chope!")
-    t.source.press("Cy")
+    t.source.press("Cy")            # at once: a lone slam long after the log is asked about
     t.source.release("Cy")
+    expect_text(page, "#race-reason", "Chope!")
     expect_text(page, "#verdict", "Cy chopes it!")
     assert page.locator("#strip-wrap").is_hidden()             # one press: no photo finish
     expect_text(page, "#presses", "Cy")
