@@ -50,7 +50,7 @@ def test_the_host_swaps_a_forgotten_card_with_one_tap(live_server, phone):
         s.log({"type": "flip", "card": "table:blue"})      # logged as if Ana turned it
         scene.at(3.9, "the forgotten Laksa")
         if s.desk.race is not None:     # the table's thread came late: a machine's slip
-            scene.slips.append("the Blue Table's race still open at 3.9 s")
+            scene.slip("the Blue Table's race still open at 3.9 s")
         s.log({"type": "flip", "card": "food:laksa"})      # the forgotten card
         scene.by(3.9, "the forgotten Laksa's log")
     on_time(play)

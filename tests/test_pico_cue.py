@@ -512,8 +512,7 @@ def _late_go(scene, box, s, pipe, store):
     go = pipe.call(s.start_race, 600)["go_ns"]
     _sleep_until(go - 100 * MS)
     if time.monotonic_ns() > go - 30 * MS:
-        scene.slips.append(f"the stall was asked {(time.monotonic_ns() - go) / MS:+.0f} ms "
-                           f"from GO")
+        scene.slip(f"the stall was asked {(time.monotonic_ns() - go) / MS:+.0f} ms from GO")
         return None
     box.stall(200)                            # the box's loop stops across GO
     box.press(2, go + 10 * MS)                # bo: after the scheduled GO ...
@@ -526,7 +525,7 @@ def _late_go(scene, box, s, pipe, store):
     stamps = [c for c in pipe.cues if c.on and c.at_ns == go]
     if not stamps or race["spec"]["arm_ns"] == go:
         # the box's GO came after the race's wait for it (a fault says so)
-        scene.slips.append("the box's stamp of GO came after the race was decided")
+        scene.slip("the box's stamp of GO came after the race was decided")
         return None
     return race, go, stamps[-1].t_ns
 

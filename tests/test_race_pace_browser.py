@@ -304,7 +304,7 @@ def test_demo_buzzer_and_race_card_share_one_phone_screen(live_server, phone):
         scene.by(0.2, "Bo's slam")
         expect_text(b, "#verdict", "Bo chopes it!|Waiting for the host")
         if "Waiting for the host" in b.locator("#verdict").inner_text():
-            scene.slips.append("Bo's slam reached the table too long after the log")
+            scene.slip("Bo's slam reached the table too long after the log")
         return b
 
     b = on_time(play)

@@ -59,7 +59,7 @@ def test_the_pico_paths_on_the_simulated_box(capsys):
         code = selftest.main(["--pico", "--both", "--pulses", "10"])
         out = capsys.readouterr().out
         if code != 0:
-            scene.slips.append(out.splitlines()[-1] if out else f"exit {code}")
+            scene.slip(out.splitlines()[-1] if out else f"exit {code}")
         return code, out
     code, out = on_time(play)
     assert code == 0

@@ -68,7 +68,13 @@ class Scene:
         """The step just done (``what``) was meant to be done by ``sec``."""
         late = time.monotonic() - (self.start + sec)
         if late > SLACK_S:
-            self.slips.append(f"{what} at {sec:g} s came {late * 1000:.0f} ms late")
+            self.slip(f"{what} at {sec:g} s came {late * 1000:.0f} ms late")
+
+    def slip(self, what: str) -> None:
+        """The machine did not keep the scene (``what`` says how): a slip
+        that no step's time shows (a stamp that came too late, the judge
+        asking about a press that came late)."""
+        self.slips.append(what)
 
     @property
     def kept(self) -> bool:
