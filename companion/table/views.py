@@ -354,7 +354,7 @@ def log_lines(game: Game, log_rows: list[tuple[int, dict]], last: int | None = N
             return public_line(game, e)
     done: list[tuple[int, dict]] = []
     undone: list[tuple[int, dict]] = []
-    said = []                   # (id, kind, prefix, (id, the event worded))
+    said = []                   # (id, kind, prefix, (id, event) of the event it words)
     for i, e in log_rows:
         kind = e.get("type")
         if kind == "undo" and done:
