@@ -184,6 +184,25 @@ def test_the_counter_is_extended_past_its_22_bit_wrap():
     assert len(beats) >= 70 and beats == sorted(beats) and beats[-1] > 1 << 22
 
 
+
+def test_a_press_scheduled_behind_a_word_already_sampled_changes_the_pin_then():
+    """The simulated board never samples out of time order, as the PIO
+    cannot: a press a test asks for at a moment the board has already
+    sampled past (its command reached the board late, on a loaded machine)
+    changes the pin when the board gets to it, and the board says so. A
+    word stamped behind the last would read to the box as a whole 4.19 s
+    wrap later (how a late-GO test's false start once came out a win)."""
+    out = run_mp("""
+        press(1, 2_000_000)
+        run_to(2_001_000)
+        press(2, 1_999_500)                  # behind buzzer 1's word, asked late
+        run_to(2_300_000)
+        done(late=board.late, gpio=GPIO[2])
+    """)
+    presses = [(t, ch) for t, ch, lv in records(frames(out)) if ch & lv & 0b11]
+    assert presses == [(1_000_000, 0b01), (1_002_000, 0b10)]
+    assert out["late"] == [[1_999_500, 2_002_000, out["gpio"]]]
+
 def _raw_bounces():
     # (buzzer, pressed, us): a bouncy press, a short tap, a release storm
     ev = [(1, True, 1_100_000), (1, False, 1_100_300), (1, True, 1_100_700),

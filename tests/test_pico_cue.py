@@ -505,7 +505,8 @@ def _late_go(scene, box, s, pipe, store):
     loop stalls across GO, bo presses 10 ms after the scheduled GO, ana 300
     ms after it. The race event, the scheduled GO and the box's stamp of its
     GO; a slip of the scene where the machine did not keep it (the stall
-    began too late to straddle GO, or the box's stamp reached the table only
+    began too late to straddle GO, the presses reached the board after it
+    had sampled past their moment, or the box's stamp reached the table only
     after the race's wait for it: a playing that proves nothing either way)."""
     s.new_game("cuecoin", SEATS, {})
     s.log({"type": "flip", "side": "heads"})
@@ -523,6 +524,12 @@ def _late_go(scene, box, s, pipe, store):
     assert wait_for(lambda: any(e.get("type") == "race" for _, e in store.events(game)), 5)
     race = [e for _, e in store.events(game) if e.get("type") == "race"][-1]
     stamps = [c for c in pipe.cues if c.on and c.at_ns == go]
+    late = [(g, (at - asked) / MS) for g, asked, at in box.late(go) if asked >= go - S]
+    if late:
+        # the press commands reached the board after it had sampled past
+        # them: it pressed when it got them (as a real PIO samples)
+        scene.slip(f"the board pressed late: {late}")
+        return None
     if not stamps or race["spec"]["arm_ns"] == go:
         # the box's GO came after the race's wait for it (a fault says so)
         scene.slip("the box's stamp of GO came after the race was decided")

@@ -186,16 +186,29 @@ class SimBox:
 
     def edges(self, gpio: int, near_ns: int) -> list[tuple[int, int]]:
         """The watched changes of ``gpio`` as (level, Pi monotonic ns)."""
-        out = []
-        for line in list(self.log):
-            w = line.split()
-            if len(w) == 4 and w[0] == "edge" and int(w[1]) == gpio:
-                t_us = int(w[3])
-                d = (t_us - near_ns // 1000) & US_MASK
-                if d >= 1 << 29:
-                    d -= 1 << 30
-                out.append((int(w[2]), (near_ns // 1000 + d) * 1000))
-        return out
+        return [(int(w[2]), self._near(int(w[3]), near_ns))
+                for w in self._said("edge") if int(w[1]) == gpio]
+
+    def late(self, near_ns: int) -> list[tuple[int, int, int]]:
+        """The button changes the board applied later than asked, because
+        the command reached it after it had sampled past their moment (a
+        loaded machine): (gpio, asked, applied), Pi monotonic ns. A test
+        whose scene needs its presses on time plays it again."""
+        return [(int(w[1]), self._near(int(w[2]), near_ns), self._near(int(w[3]), near_ns))
+                for w in self._said("late")]
+
+    def _said(self, what: str) -> list[list[str]]:
+        """The box's stderr lines ``what A B C``, split."""
+        return [w for w in (line.split() for line in list(self.log))
+                if len(w) == 4 and w[0] == what]
+
+    @staticmethod
+    def _near(t_us: int, near_ns: int) -> int:
+        """A ticks_us value (mod 2**30) as the Pi monotonic ns nearest ``near_ns``."""
+        d = (t_us - near_ns // 1000) & US_MASK
+        if d >= 1 << 29:
+            d -= 1 << 30
+        return (near_ns // 1000 + d) * 1000
 
     def stall(self, ms: int) -> None:
         """Stop the firmware's main loop for ``ms`` (its FIFO drain too)."""

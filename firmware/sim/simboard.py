@@ -58,6 +58,8 @@ class Board:
         self.stall_flag = False
         self.words = 0
         self.fixed_now = None           # tests may freeze the clock
+        self.pushed = 0                 # the tick of the newest word sampled
+        self.late = []                  # (scheduled, applied, gpio): changes applied late
         self.chip = "rp2040"
         self.sysclk = 125_000_000
         self.rate = (1, 1)              # counter ticks per us (the divider's truth)
@@ -232,15 +234,36 @@ class Board:
             self.levels[gpio] = level
             if self.t0 is None:
                 continue
-            tick = self.counter(t)
-            if not p or p[0][0] > now or self.counter(p[0][0]) != tick:
+            tick = self._sampled_at(t, now)
+            if tick != self.counter(t):
+                self._late(t, now, gpio)
+            if not p or p[0][0] > now or self._sampled_at(p[0][0], now) != tick:
                 self._push(tick)          # changes in one tick share one sample
+
+    def _sampled_at(self, t, now):
+        """The tick of the sample that sees a change at ``t``: its own,
+        unless the PIO has already sampled past it (a test's press that
+        reached the board late). The real PIO samples in time order, so that
+        pin changes now: a word stamped before the last would read as a
+        wrap of the counter."""
+        tick = self.counter(t)
+        return tick if tick >= self.pushed else self.counter(now)
+
+    def _late(self, t, now, gpio):
+        """Say that the change meant for ``t`` was applied at ``now``
+        (stderr: ``late GPIO T NOW``, ticks_us values), and keep it."""
+        import sys
+        self.late.append((t, now, gpio))
+        if len(self.late) > 100:
+            self.late.pop(0)
+        sys.stderr.write("late %d %d %d\n" % (gpio, t & 0x3FFFFFFF, now & 0x3FFFFFFF))
 
     def _push(self, tick):
         s = self.sample()
         if s == self.prev_sample:
             return
         self.prev_sample = s
+        self.pushed = tick
         word = (s << 22) | ((-tick) & MASK22)
         self.words += 1
         self.fifo.append(word)
