@@ -12,12 +12,11 @@ the race card on one screen.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tests.kit.browser import (BROWSER, PHONE, expect_text, landed, open_board, open_host, shot,
                               synced)
+from tests.kit.chopetable import answer_truly
 from tests.kit.helpers import wait_for
 from tests.kit.moments import chope, chope_board, doubtful, doubtful_nobody, flips, tap
 from tests.kit.scene import SLACK_S, on_time
@@ -300,10 +299,7 @@ def test_demo_buzzer_and_race_card_share_one_phone_screen(live_server, phone):
     # lone slam that long after the card's log is rightly asked about (the
     # judge gives it 97 % at 0.8 s): then the host answers Bo, as a host would
     expect_text(b, "#verdict", "Bo chopes it!|Waiting for the host")
-    race = s.snapshot().get("race") or {}
-    if race.get("confirm"):
-        pick = next(c for c in race.get("choices") or () if c.get("player") == "Bo")
-        s.confirm_race(True, pick["t_ns"])
+    answer_truly(s, {"table:red": "Bo"})
     expect_text(b, "#verdict", "Bo chopes it!")
     box = b.locator("#race #verdict").bounding_box()
     assert box["y"] + box["height"] <= height
@@ -339,7 +335,7 @@ def test_the_new_hosts_repro_asks_with_cy_first_and_one_tap_gives_blue_to_cy(liv
         scene.at(3.2, "the host's tap on the Blue Table")
         flip_by_tap(h, "table:blue")
         landed(h, lambda: flips(s) == 1, "the tap on the Blue Table")
-        blue = time.monotonic() - scene.start
+        blue = scene.now()
         scene.by(5.0 - SLACK_S, "the Blue Table logged")
         scene.at(max(3.8, blue + 0.3), "the host's tap on the Green Table")
         synced(h, s)

@@ -65,16 +65,22 @@ class ChopeTable:
         return [e.get("winner") for e in self.events() if e.get("type") == "race"]
 
     def answer_truly(self, truth: dict) -> bool:
-        """The host answers the card's question with the truth (``truth``:
-        card id -> its first slammer): the choice naming that player, or
-        no race when none does; True if there was a question."""
-        race = self.s.snapshot().get("race") or {}
-        if not race.get("confirm"):
-            return False
-        pick = next((c for c in race.get("choices") or ()
-                     if c.get("player") == truth.get(race.get("card"))), None)
-        if pick is None:
-            self.s.confirm_race(False)
-        else:
-            self.s.confirm_race(True, pick["t_ns"])
-        return True
+        """:func:`answer_truly` at this table."""
+        return answer_truly(self.s, truth)
+
+
+def answer_truly(session: TableSession, truth: dict) -> bool:
+    """The host answers the question ``session`` asks about a card, if any,
+    with the truth (``truth``: card id -> its first slammer): the choice
+    naming that player, or no race when none does; True if there was a
+    question."""
+    race = session.snapshot().get("race") or {}
+    if not race.get("confirm"):
+        return False
+    pick = next((c for c in race.get("choices") or ()
+                 if c.get("player") == truth.get(race.get("card"))), None)
+    if pick is None:
+        session.confirm_race(False)
+    else:
+        session.confirm_race(True, pick["t_ns"])
+    return True

@@ -58,15 +58,19 @@ class Scene:
         its setup, which takes what it takes."""
         self.start = time.monotonic() + lead_s
 
+    def now(self) -> float:
+        """Seconds into the scene."""
+        return time.monotonic() - self.start
+
     def at(self, sec: float, what: str = "step") -> None:
         """Wait until ``sec`` seconds into the scene (a step late by more
         than :data:`SLACK_S` is a slip)."""
-        time.sleep(max(0.0, self.start + sec - time.monotonic()))
+        time.sleep(max(0.0, sec - self.now()))
         self.by(sec, what)
 
     def by(self, sec: float, what: str = "step") -> None:
         """The step just done (``what``) was meant to be done by ``sec``."""
-        late = time.monotonic() - (self.start + sec)
+        late = self.now() - sec
         if late > SLACK_S:
             self.slip(f"{what} at {sec:g} s came {late * 1000:.0f} ms late")
 
