@@ -248,9 +248,10 @@ def test_the_waiting_box_goes_the_moment_a_card_takes_its_presses(live_server, p
 
 @pytest.mark.browser
 def test_late_runner_ups_show_live_in_the_race_card(live_server_with, phone):
-    # a runner-up margin no loaded machine outlasts between the two taps (5 s
-    # was outlasted once: a page slow to show the verdict, the suite on two busy cores)
-    t, s, b = chope_board(live_server_with(runner_up_ms=60_000), phone)
+    # a runner-up margin and a deadline (the race takes no press after it)
+    # no loaded machine outlasts between the two taps: 5 s of either was
+    # outlasted, a page slow to show the verdict, the suite on two busy cores
+    t, s, b = chope_board(live_server_with(runner_up_ms=60_000, wait_ms=60_000), phone)
     tap(t, "Bo", 0.03)
     s.log({"type": "flip", "card": "table:red"})
     expect_text(b, "#verdict", "Bo chopes it!")
@@ -264,9 +265,10 @@ def test_late_runner_ups_show_live_in_the_race_card(live_server_with, phone):
 
 @pytest.mark.browser
 def test_chomp_runner_ups_show_live_without_a_reload(live_server_with, phone):
-    # as above: Cy's tap lands inside the margin; a 1 s countdown (not the
+    # as above: Cy's tap lands inside the margin and before the deadline (5 s
+    # after GO at a table: CI outlasted it once); a 1 s countdown (not the
     # table's 3 s): the race only has to be at GO when the board opens
-    t = live_server_with(runner_up_ms=60_000, countdown_ms=1000)
+    t = live_server_with(runner_up_ms=60_000, announced_wait_ms=60_000, countdown_ms=1000)
     s = t.session
     s.new_game("chomp", ["Ana", "Bo", "Cy"])
     game, state = s.game, s.state
