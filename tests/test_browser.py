@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.kit.browser import BROWSER, SHOTS, expect_text, open_board, open_host, shot
+from tests.kit.browser import BROWSER, expect_text, open_board, open_host, shot
 from tests.kit.helpers import wait_for
 
 pytestmark = BROWSER
@@ -210,9 +210,7 @@ def test_new_game_form_is_built_from_the_settings_and_fits_a_phone(live_server, 
     assert page.locator("#opt-colours").count() == 0
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert overflowing(page, "#new-game input, #new-game select, #new-game button") == []
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.locator("#new-game-card").screenshot(path=str(SHOTS / "host-new-game-form.png"))
-    assert (SHOTS / "host-new-game-form.png").stat().st_size > 10_000
+    assert shot(page.locator("#new-game-card"), "host-new-game-form.png").stat().st_size > 10_000
     assert page.errors == []
 
 
@@ -255,7 +253,7 @@ def test_no_new_game_dropdown_is_cut_on_a_phone(live_server, browser, locale):
     page.select_option("#ng-game", "hawker")
     assert page.locator("#opt-poisoning_loss input[type=radio]").count() == 2
     page.locator("#opt-poisoning_loss label.check").nth(1).click()
-    page.locator("#new-game-card").screenshot(path=str(SHOTS / f"host-new-game-choices-{locale}.png"))
+    shot(page.locator("#new-game-card"), f"host-new-game-choices-{locale}.png")
     page.locator("#ng-start").click()
     page.locator("#ng-confirm-yes").click()
     assert wait_for(lambda: t.session.game is not None and t.session.game.name == "hawker", 10)
@@ -297,7 +295,7 @@ def test_a_refused_new_game_shows_why_beside_the_option(live_server, phone):
     expect(note).to_be_in_viewport()
     assert page.locator("#opt-mynahs").get_attribute("aria-invalid") == "true"
     assert t.session.game_id == game_id                     # nothing was started
-    page.screenshot(path=str(SHOTS / "host-new-game-refused.png"))     # what the phone shows
+    shot(page, "host-new-game-refused.png", full_page=False)     # what the phone shows
     # "keep playing" leaves the running game alone
     page.fill("#opt-mynahs", "8")
     page.locator("#ng-start").tap()

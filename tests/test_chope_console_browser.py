@@ -90,15 +90,8 @@ def test_pin_keyboard_rule_quotes_and_the_new_game_colours(live_server, phone):
     host.select_option("#ng-game", "tropichaos")
     expect_text(host, "#ng-options", "marked with an ‘S’")
     assert '\\"' not in host.locator("#ng-options").inner_text()
-    host.locator("#ng-options").screenshot(path=str(shot_path("host-new-game-options.png")))
+    shot(host.locator("#ng-options"), "host-new-game-options.png")
     assert host.errors == []
-
-
-def shot_path(name):
-    from tests.kit.browser import SHOTS
-
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    return SHOTS / name
 
 
 CARDS = "#legal .grid-buttons.cards button.event"

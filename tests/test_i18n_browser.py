@@ -16,13 +16,12 @@ import threading
 
 import pytest
 
-from tests.kit.browser import BROWSER, PHONE, SHOTS, TIMEOUT_MS, expect_text, watch_errors
+from tests.kit.browser import BROWSER, PHONE, TIMEOUT_MS, expect_text, shot, watch_errors
 from tests.kit.french import VISIBLE_TEXT
 
 from companion import translations
 
 pytestmark = BROWSER
-FR = SHOTS / "fr"
 
 
 def english_left(texts: list[str]) -> list[tuple[str, str]]:
@@ -87,8 +86,7 @@ def check(page, name: str):
     is saved as artifacts/screenshots/fr/<name>.png."""
     assert page.evaluate("document.documentElement.lang") == "fr"
     left = english_left(page.evaluate(VISIBLE_TEXT))
-    FR.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(FR / f"{name}.png"), full_page=True)
+    shot(page, f"fr/{name}.png")
     assert not left, f"{name}: English left on the French page: {left[:8]}"
     assert page.errors == []
 

@@ -37,7 +37,7 @@ def test_the_host_shows_links_a_phone_logs_its_draw_the_scoreboard_sees_only_the
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+/p/[A-Za-z0-9_-]{43}", url)
     assert host.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     links.scroll_into_view_if_needed()
-    links.screenshot(path=str(shot(host, "player-links-console.png")))
+    shot(links, "player-links-console.png")
     assert host.errors == []
 
     board = open_board(phone(), t)
@@ -64,7 +64,7 @@ def test_the_host_shows_links_a_phone_logs_its_draw_the_scoreboard_sees_only_the
     expect_text(mine, "#private-view", r"Your hand · 5 cards")
     shot(mine, "player-page-hand.png")
     mine.evaluate("window.scrollTo(0, 0)")
-    mine.screenshot(path=str(shot(mine, "player-page-phone-screen.png")))   # what the phone shows
+    shot(mine, "player-page-phone-screen.png", full_page=False)   # what the phone shows
 
     # the scoreboard: Ana's hand size, never her cards
     expect_text(board, "#players li[data-player=Ana]", r"5")

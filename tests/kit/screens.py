@@ -296,7 +296,7 @@ class Tv:
     def height(self, table, name: str | None = None, lang: str = "en") -> dict:
         """The scoreboard of ``table`` once it shows the table's state:
         ``{height, width}`` of the page (a screenshot ``name`` if given)."""
-        from tests.kit.browser import SHOTS
+        from tests.kit.browser import shot
 
         page = self.page
         page.goto(f"{table.url}/?lang={lang}")
@@ -306,8 +306,7 @@ class Tv:
         settle(page)                     # the panel's fonts and boards laid out
         got = page.evaluate(MEASURE)
         if name:
-            (SHOTS / name).parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SHOTS / name))
+            shot(page, name, full_page=False)
         return got
 
     def close(self) -> None:
