@@ -16,7 +16,7 @@ import threading
 
 import pytest
 
-from tests.kit.browser import BROWSER, PHONE, TIMEOUT_MS, expect_text, shot, watch_errors
+from tests.kit.browser import BROWSER, BROKEN_WORDS, PHONE, TIMEOUT_MS, expect_text, shot, watch_errors
 from tests.kit.french import VISIBLE_TEXT
 
 from companion import translations
@@ -82,9 +82,12 @@ def open_page(ctx, url: str, ready: str | None = "#conn.live"):
 
 
 def check(page, name: str):
-    """The page is in French, has no English msgid left, and its screenshot
-    is saved as artifacts/screenshots/fr/<name>.png."""
+    """The page is in French, has no English msgid left, its title keeps
+    its words whole (the French "Se déconnecter" once squeezed the console's
+    "Tropichaos" to "Tropic|haos"), and its screenshot is saved as
+    artifacts/screenshots/fr/<name>.png."""
     assert page.evaluate("document.documentElement.lang") == "fr"
+    assert page.evaluate(BROKEN_WORDS, ".top h1") == [], name
     left = english_left(page.evaluate(VISIBLE_TEXT))
     shot(page, f"fr/{name}.png")
     assert not left, f"{name}: English left on the French page: {left[:8]}"

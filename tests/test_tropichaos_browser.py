@@ -21,7 +21,7 @@ import random
 
 import pytest
 
-from tests.kit.browser import BROWSER, PHONE, SHOTS, TIMEOUT_MS, expect_text, shot
+from tests.kit.browser import BROWSER, BROKEN_WORDS, PHONE, SHOTS, TIMEOUT_MS, expect_text, shot
 from tests.kit.helpers import wait_for
 
 pytestmark = BROWSER
@@ -45,27 +45,6 @@ SHORT_GAME = [
     {"type": "sell", "count": 2},
     {"type": "take", "chip": K}, {"type": "draw", "chip": "season"},
 ]
-
-#: a word split over two lines inside an element: one Range per word, more
-#: than one line box (the words' rects on different tops)
-BROKEN_WORDS = """(selector) => {
-  const out = [];
-  for (const root of document.querySelectorAll(selector)) {
-    const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
-      const re = /\\S+/g;
-      let m;
-      while ((m = re.exec(n.data))) {
-        const r = document.createRange();
-        r.setStart(n, m.index);
-        r.setEnd(n, m.index + m[0].length);
-        const tops = new Set([...r.getClientRects()].filter((x) => x.width > 0).map((x) => Math.round(x.top)));
-        if (tops.size > 1) out.push(m[0]);
-      }
-    }
-  }
-  return out;
-}"""
 
 #: elements whose content is wider than their box
 OVERFLOWING = """(selector) => [...document.querySelectorAll(selector)]

@@ -48,6 +48,28 @@ BROWSER = [
 ]
 
 
+#: a word split over two lines inside an element: one Range per word, more
+#: than one line box (the words' rects on different tops)
+BROKEN_WORDS = """(selector) => {
+  const out = [];
+  for (const root of document.querySelectorAll(selector)) {
+    const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const re = /\\S+/g;
+      let m;
+      while ((m = re.exec(n.data))) {
+        const r = document.createRange();
+        r.setStart(n, m.index);
+        r.setEnd(n, m.index + m[0].length);
+        const tops = new Set([...r.getClientRects()].filter((x) => x.width > 0).map((x) => Math.round(x.top)));
+        if (tops.size > 1) out.push(m[0]);
+      }
+    }
+  }
+  return out;
+}"""
+
+
 def shot(target, name: str, full_page: bool = True) -> Path:
     """A screenshot in artifacts/screenshots/ (``name`` may hold a folder)
     for a person to look at: a page in full, or (``full_page=False``) what
