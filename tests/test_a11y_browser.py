@@ -305,6 +305,17 @@ def test_the_pages_reflow_at_200_percent_text(live_server, screens):
         # what the phone shows (a full page at 200 % text is too tall to take)
         shot(page, f"a11y-200pc-{'player' if path == url else path.strip('/') or 'board'}.png",
              full_page=False)
+    # the boards of the cards turned face up: Chomp!'s six, Tropichaos' seasons
+    for game, players in (("chomp", ["Ana", "Bo", "Cy", "Dee", "Eve", "Fay"]),
+                          ("tropichaos", ["Ana", "Bo", "Cy"])):
+        t.session.new_game(game, players)
+        page.goto(t.url + "/")
+        page.wait_for_selector("#panel .reveal .slot")
+        page.evaluate(ZOOM_JS)
+        page.evaluate(NEXT_FRAMES)
+        if scrolls_sideways(page):
+            wide.append((game, page.evaluate("""() => [...document.querySelectorAll('#panel *')]
+                .filter((n) => n.scrollWidth > n.clientWidth + 1).slice(0, 3).map((n) => n.className)""")))
     login_page = watched(screens().new_page())        # a phone not logged in
     login_page.goto(t.url + "/host")
     login_page.evaluate(ZOOM_JS)
