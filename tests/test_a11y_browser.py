@@ -22,7 +22,7 @@ import pytest
 
 from tests.kit.a11y import (ZOOM_JS, league_screen, login, open_live, player_link, screen,
                             watched)
-from tests.kit.browser import BROWSER, expect_text, open_host, shot
+from tests.kit.browser import BROWSER, OVERFLOWING, expect_text, open_host, shot
 from tests.kit.browser import hawker_game as hawker
 
 pytestmark = BROWSER
@@ -288,20 +288,27 @@ def test_the_pages_reflow_at_200_percent_text(live_server, screens):
     host.wait_for_selector("#player-links:not([hidden]) .pl-row")
     url = player_link(host, "Ana")
     wide = []
-    pages = [("/", "#conn.live"), ("/host", "#conn.live"), ("/join", "main"), (url, "#conn.live")]
     page = watched(ctx.new_page())        # one tab, each page a fresh document in it
+
+    def doubled(where: str) -> None:
+        """The page open in the tab at twice the root size: if it scrolls
+        sideways, ``where`` and what sticks out go into ``wide``."""
+        assert page.evaluate(ZOOM_JS) == 36
+        page.evaluate(NEXT_FRAMES)
+        if scrolls_sideways(page):
+            wide.append((where, page.evaluate("""() => [...document.querySelectorAll('body *')]
+                .filter((n) => n.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
+                .slice(0, 5).map((n) => n.tagName + '#' + n.id + '.' + n.className)"""),
+                         page.evaluate(OVERFLOWING, "#panel *")[:3]))
+
+    pages = [("/", "#conn.live"), ("/host", "#conn.live"), ("/join", "main"), (url, "#conn.live")]
     for path, ready in pages:
         page.goto(path if path.startswith("http") else t.url + path)
         page.wait_for_selector(ready)
         if path == "/host":
             page.locator("#ng-details > summary").click()
             page.wait_for_selector("#ng-options [data-option]")
-        assert page.evaluate(ZOOM_JS) == 36
-        page.evaluate(NEXT_FRAMES)
-        if scrolls_sideways(page):
-            wide.append((path, page.evaluate("""() => [...document.querySelectorAll('body *')]
-                .filter((n) => n.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
-                .slice(0, 5).map((n) => n.tagName + '#' + n.id + '.' + n.className)""")))
+        doubled(path)
         # what the phone shows (a full page at 200 % text is too tall to take)
         shot(page, f"a11y-200pc-{'player' if path == url else path.strip('/') or 'board'}.png",
              full_page=False)
@@ -311,11 +318,7 @@ def test_the_pages_reflow_at_200_percent_text(live_server, screens):
         t.session.new_game(game, players)
         page.goto(t.url + "/")
         page.wait_for_selector("#panel .reveal .slot")
-        page.evaluate(ZOOM_JS)
-        page.evaluate(NEXT_FRAMES)
-        if scrolls_sideways(page):
-            wide.append((game, page.evaluate("""() => [...document.querySelectorAll('#panel *')]
-                .filter((n) => n.scrollWidth > n.clientWidth + 1).slice(0, 3).map((n) => n.className)""")))
+        doubled(game)
     login_page = watched(screens().new_page())        # a phone not logged in
     login_page.goto(t.url + "/host")
     login_page.evaluate(ZOOM_JS)

@@ -184,7 +184,6 @@ def test_the_counter_is_extended_past_its_22_bit_wrap():
     assert len(beats) >= 70 and beats == sorted(beats) and beats[-1] > 1 << 22
 
 
-
 def test_a_press_scheduled_behind_a_word_already_sampled_changes_the_pin_then():
     """The simulated board never samples out of time order, as the PIO
     cannot: a press a test asks for at a moment the board has already
@@ -202,6 +201,7 @@ def test_a_press_scheduled_behind_a_word_already_sampled_changes_the_pin_then():
     presses = [(t, ch) for t, ch, lv in records(frames(out)) if ch & lv & 0b11]
     assert presses == [(1_000_000, 0b01), (1_002_000, 0b10)]
     assert out["late"] == [[1_999_500, 2_002_000, out["gpio"]]]
+
 
 def _raw_bounces():
     # (buzzer, pressed, us): a bouncy press, a short tap, a release storm

@@ -21,7 +21,8 @@ import random
 
 import pytest
 
-from tests.kit.browser import BROWSER, BROKEN_WORDS, PHONE, SHOTS, TIMEOUT_MS, expect_text, shot
+from tests.kit.browser import (BROWSER, BROKEN_WORDS, OVERFLOWING, PHONE, SHOTS, TIMEOUT_MS,
+                              expect_text, shot)
 from tests.kit.helpers import wait_for
 
 pytestmark = BROWSER
@@ -45,10 +46,6 @@ SHORT_GAME = [
     {"type": "sell", "count": 2},
     {"type": "take", "chip": K}, {"type": "draw", "chip": "season"},
 ]
-
-#: elements whose content is wider than their box
-OVERFLOWING = """(selector) => [...document.querySelectorAll(selector)]
-  .filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent)"""
 
 
 def open_host(ctx, table):

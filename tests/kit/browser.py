@@ -69,6 +69,10 @@ BROKEN_WORDS = """(selector) => {
   return out;
 }"""
 
+#: elements whose content is wider than their box
+OVERFLOWING = """(selector) => [...document.querySelectorAll(selector)]
+  .filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent)"""
+
 
 def shot(target, name: str, full_page: bool = True) -> Path:
     """A screenshot in artifacts/screenshots/ (``name`` may hold a folder)
