@@ -210,3 +210,43 @@ def test_with_a_news_line_no_card_button_hides_under_the_thumb_bar(live_server, 
     assert max(feet) <= bar["y"], (max(feet), bar["y"])
     shot(host, "host-chope-news-thumb-bar.png", full_page=False)
     assert host.errors == []
+
+
+#: every change the console draws in its buttons: whether Blue Table is
+#: offered then, and by the same button as when the watch began
+WATCH_BLUE = """(sel) => {
+  const first = document.querySelector(sel);
+  const seen = window.__blue = {renders: 0, missing: [], replaced: 0};
+  new MutationObserver(() => {
+    const now = document.querySelector(sel);
+    seen.renders += 1;
+    if (!now) seen.missing.push([...document.querySelectorAll('#legal h3')].map((h) => h.textContent).join(' / '));
+    else if (now !== first) seen.replaced += 1;
+  }).observe(document.getElementById('legal'), {childList: true, subtree: true});
+  return !!first;
+}"""
+
+
+def test_the_next_cards_stay_put_from_a_race_to_its_logged_verdict(live_server, phone):
+    """While a race runs the next cards stay offered, and from its verdict to
+    the verdict logged they neither vanish nor are drawn anew: for that
+    moment they once did, and the race's outcome buttons moved up to where
+    the cards had been, under a host's thumb already on its way to Blue
+    Table (the console draws the decided race, then the logged state)."""
+    t = live_server
+    host = open_host(phone(), t, strict=True)
+    blue = '#legal button.event[data-event*=\'"table:blue"\']'
+    host.wait_for_selector(blue)
+    t.session.log({"type": "flip", "card": "table:red"})       # a race: first other to press
+    expect_text(host, "#legal", "waits for the race")
+    assert host.evaluate(WATCH_BLUE, blue)
+    t.source.press("Bo")
+    t.source.release("Bo")
+    s = t.session
+    assert wait_for(lambda: any(e.get("type") == "race" for _, e in s.store.events(s.game_id)), 30)
+    synced(host, s)
+    expect_text(host, "#verdict", "Bo chopes it")
+    seen = host.evaluate("window.__blue")
+    assert seen["renders"] > 0
+    assert seen["missing"] == [] and seen["replaced"] == 0, seen
+    assert host.errors == []

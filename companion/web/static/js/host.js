@@ -182,7 +182,12 @@
    * outcome is all the rules take now), the steps that could be logged
    * before it (the next cards, Stop) stay offered, the cards under "Next
    * card"; one logged now waits for the race (the session queues it) and
-   * is refused if no outcome allows it. */
+   * is refused if no outcome allows it. They stay from its verdict until
+   * the verdict is logged too (the page draws the decided race first, the
+   * logged state a moment later): else for that moment they vanished and
+   * the race's outcome buttons moved up where the host's thumb was going.
+   * (A verdict logged that leaves a choice, a Siam! loser's card: the
+   * choice comes first, as before.) */
   const DRAWS = new Set(['flip', 'draw', 'reveal', 'roll']);
   let lastDraws = { game: null, items: [] };
   function nextCards(legal, labels) {
@@ -191,7 +196,9 @@
     const key = `${hs.game_id}`;
     if (draws.some(([e]) => DRAWS.has(e.type))) { lastDraws = { game: key, items: draws }; return []; }
     const race = hs.race;
-    const open = race && !race.announced && (race.phase === 'live' || race.confirm);
+    const unlogged = legal.some((e) => e.type === 'race');    // its outcome still to log
+    const open = race && !race.announced && (race.phase === 'live' || race.confirm
+      || (race.phase === 'decided' && unlogged));
     return open && lastDraws.game === key ? lastDraws.items : [];
   }
 
