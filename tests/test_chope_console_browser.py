@@ -199,11 +199,15 @@ def test_with_a_news_line_no_card_button_hides_under_the_thumb_bar(live_server, 
     t = live_server
     host = open_host(phone(), t, strict=True)
     host.wait_for_selector(CARDS)
+    kaya = host.locator(CARDS, has_text="Kaya toast").bounding_box()["y"]
     host.locator(CARDS, has_text="Red Table").click()
     expect_text(host, "#news", "Red Table discarded: nobody choped it")
     buttons = host.locator("#legal button.event")
     assert wait_for(lambda: buttons.count() == 20)          # Stop, and 19 cards
-    assert host.evaluate("window.scrollY") == 0
+    # the race card and the news line came above them: the page scrolled
+    # by what they took, and the 20th button is where it was
+    # (to a pixel: the page scrolls by whole device pixels, the layout does not)
+    assert abs(host.locator(CARDS, has_text="Kaya toast").bounding_box()["y"] - kaya) <= 1
     bar = host.locator("#thumb-bar").bounding_box()
     assert bar["y"] + bar["height"] <= 844                   # the bar is on screen
     feet = [b["y"] + b["height"] for b in (buttons.nth(i).bounding_box() for i in range(20))]
@@ -249,4 +253,74 @@ def test_the_next_cards_stay_put_from_a_race_to_its_logged_verdict(live_server, 
     seen = host.evaluate("window.__blue")
     assert seen["renders"] > 0
     assert seen["missing"] == [] and seen["replaced"] == 0, seen
+    assert host.errors == []
+
+
+#: each card button on the screen: its event and its centre
+CENTRES = """() => [...document.querySelectorAll('#legal .grid-buttons.cards button.event')]
+  .map((b) => { const r = b.getBoundingClientRect();
+                return [b.dataset.event, r.x + r.width / 2, r.y + r.height / 2]; })
+  .filter(([, , y]) => y > 0 && y < innerHeight)"""
+#: what a tap at each of those centres reaches now: a card's event, or
+#: another control's id or words (None: no control)
+REACHED = """(pts) => pts.map(([ev, x, y]) => {
+  const at = document.elementFromPoint(x, y);
+  const c = at && at.closest('button, a, summary, input, select');
+  return [ev, c ? (c.dataset.event || c.id || c.textContent.trim()) : null]; })"""
+
+
+def astray(host, centres) -> list:
+    """The taps aimed at ``centres`` that would reach another control than
+    their card (of the cards still offered)."""
+    offered = {ev for ev, _, _ in host.evaluate(CENTRES)}
+    return [(ev, got) for ev, got in host.evaluate(REACHED, centres)
+            if ev in offered and got != ev]
+
+
+def test_a_tap_on_its_way_to_a_card_reaches_it_when_a_race_begins_and_ends(live_server, phone):
+    """The race card a host's tap starts comes first on the console, and its
+    verdict puts the next cards first again. The page scrolls by what
+    changed, so a tap aimed at a card as it happens still reaches it: the
+    cards moved 305 px down and back, and a tap aimed at Green Table
+    cancelled the race, one at Popiah logged Red Table, one at Biryani
+    logged Stop."""
+    t = live_server
+    host = open_host(phone(), t, strict=True)
+    host.wait_for_selector(CARDS)
+    before = host.evaluate(CENTRES)
+    assert len(before) >= 12
+    host.locator(CARDS, has_text="Yellow Table").click()     # a race: first other to press
+    expect_text(host, "#legal", "waits for the race")
+    expect_text(host, "#race-phase", "[Ll]ive")
+    assert astray(host, before) == []
+    during = host.evaluate(CENTRES)
+    t.source.press("Bo")
+    t.source.release("Bo")
+    expect_text(host, "#verdict", "Bo chopes it!")
+    synced(host, t.session)
+    assert astray(host, during) == [] and astray(host, before) == []
+    assert host.errors == []
+
+
+def test_a_question_above_the_screen_is_named_at_its_top_and_one_tap_shows_it(
+        live_server, phone):
+    """The question comes in the race card, above the cards the host logs
+    with, and the page scrolls by it (the cards stay put): a bar at the
+    screen's top asks it; a tap on the bar brings the question into view
+    and answers nothing."""
+    t = live_server
+    chope(t)
+    host = open_host(phone(), t, strict=True)
+    host.wait_for_selector(CARDS)
+    top = host.locator(CARDS).first.bounding_box()["y"]
+    doubtful(t)
+    peek = host.locator("#race-peek")
+    expect_text(host, "#race-peek", "^Who slammed Blue Table first\\?$")
+    assert peek.bounding_box()["y"] == 0
+    assert abs(host.locator(CARDS).first.bounding_box()["y"] - top) <= 1
+    shot(host, "host-chope-question-peek.png", full_page=False)
+    peek.click()
+    peek.wait_for(state="hidden")
+    assert host.locator("#race-confirm .confirm-q").bounding_box()["y"] >= 0
+    assert (t.session.snapshot()["race"] or {}).get("confirm")     # still asked
     assert host.errors == []

@@ -552,9 +552,62 @@
     } }, TC.t('Rematch: same players, same settings'))));
   }
 
+  /* The buttons the host logs with never move on screen when the page
+   * changes above them (the race card put first as a race begins, its
+   * question, the verdict, a news line, an alert): the page scrolls by what
+   * changed instead. They moved by the race card's height (305 px at 390 x
+   * 844) when a race began and back at its verdict, so a tap on its way to
+   * the next card landed on another card, on Stop, or on "Cancel race".
+   * Their place is kept in the page's coordinates (the host's own scrolling
+   * moves nothing here) after every drawing and every change of size above
+   * them; not where the page cannot scroll that far. */
+  let gridY = null;
+  function holdGrid() {
+    if (shownVersion === null) return;         // not before the page's first drawing
+    /* the first grid of buttons (a heading above it may wrap anew: "Next
+       card: Flip (waits for the race)"), else the whole list */
+    const grid = $('legal').querySelector('.grid-buttons') || $('legal');
+    const y = grid.getClientRects().length ? grid.getBoundingClientRect().top + window.scrollY : null;
+    if (y !== null && gridY !== null && Math.abs(y - gridY) >= 0.5) {
+      window.scrollBy({ top: y - gridY, behavior: 'instant' });
+    }
+    gridY = y;
+  }
+  function keepGridPlace(draw) {
+    draw();
+    holdGrid();
+  }
+  const sizes = new ResizeObserver(holdGrid);
+  for (const box of [...document.body.children, ...document.querySelector('main').children]) sizes.observe(box);
+
+  /* ... so the race card may be above the screen when it asks the host
+   * something: its question, or Start. The bar at the screen's top then
+   * says what it asks; a tap on it brings the card into view (the bar
+   * itself answers and starts nothing). */
+  const peek = $('race-peek');
+  function renderPeek() {
+    const confirm = $('race-confirm');
+    const asking = confirm && !confirm.hidden ? confirm.querySelector('.confirm-q') : null;
+    const start = $('start-race');
+    const starting = !start.hidden && !$('race-controls').hidden ? start : null;
+    const target = raceEls.section.hidden ? null : asking || starting;
+    const away = !!target && target.getBoundingClientRect().top < 0;
+    peek.hidden = !away;
+    if (away) peek.textContent = target.textContent;
+  }
+  peek.addEventListener('click', () => { raceEls.section.scrollIntoView({ block: 'start' }); renderPeek(); });
+  let peekFrame = 0;
+  window.addEventListener('scroll', () => {
+    if (!peekFrame) peekFrame = requestAnimationFrame(() => { peekFrame = 0; renderPeek(); });
+  }, { passive: true });
+
   let shownVersion = null;
   function render() {
     if (!hs) return;
+    keepGridPlace(draw);
+    renderPeek();
+  }
+  function draw() {
     if (shownVersion !== null && shownVersion.version !== hs.version) TC.renderNews(shownVersion, hs, $('news'));
     shownVersion = hs;
     document.body.dataset.version = String(hs.version ?? 0);
@@ -966,6 +1019,10 @@
       if (type === 'queued') refresh();
     },
   });
-  setInterval(() => { if (hs && ((hs.presses && hs.presses.length) || (hs.strays && hs.strays.length))) TC.renderBurst(hs, $('burst-card'), $('burst'), canUse() ? usePresses : null); }, 1000);
+  setInterval(() => {
+    if (hs && ((hs.presses && hs.presses.length) || (hs.strays && hs.strays.length))) {
+      keepGridPlace(() => TC.renderBurst(hs, $('burst-card'), $('burst'), canUse() ? usePresses : null));
+    }
+  }, 1000);
   refresh().then(newGame.setup);
 }());
