@@ -564,9 +564,10 @@
   let gridY = null;
   function holdGrid() {
     if (shownVersion === null) return;         // not before the page's first drawing
-    /* the first grid of buttons (a heading above it may wrap anew: "Next
-       card: Flip (waits for the race)"), else the whole list */
-    const grid = $('legal').querySelector('.grid-buttons') || $('legal');
+    /* the grid of cards, else the first grid of buttons (a heading above it
+       may wrap anew: "Next card: Flip (waits for the race)"), else the list */
+    const legal = $('legal');
+    const grid = legal.querySelector('.grid-buttons.cards') || legal.querySelector('.grid-buttons') || legal;
     const y = grid.getClientRects().length ? grid.getBoundingClientRect().top + window.scrollY : null;
     if (y !== null && gridY !== null && Math.abs(y - gridY) >= 0.5) {
       window.scrollBy({ top: y - gridY, behavior: 'instant' });
