@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import re
 
-from tests.kit.browser import BROWSER, expect_text, open_board, open_host, shot
+from tests.kit.a11y import player_link
+from tests.kit.browser import BROWSER, expect_text, open_board, open_host, shot, watch
 from tests.kit.browser import hawker_game as hawker
 
 pytestmark = BROWSER
@@ -78,9 +79,9 @@ def test_the_host_shows_links_a_phone_logs_its_draw_the_scoreboard_sees_only_the
     # the player's own buzzer: press and hold, then let go (two posts)
     buzzer = mine.locator("#my-buzzer")
     expect(buzzer).to_be_visible()
-    buzzer.scroll_into_view_if_needed()
     box = buzzer.bounding_box()
-    assert box["width"] >= 200 and box["height"] >= 200          # a thumb cannot miss it
+    assert box["width"] >= 140 and box["height"] >= 140          # a thumb cannot miss it
+    assert box["y"] + box["height"] <= 844                      # on the screen, unscrolled
     # each change is numbered (seq: the time in µs) so the two posts cannot swap
     with mine.expect_request(lambda r: r.url.endswith("/press")
                              and r.post_data_json["pressed"] is True) as down:
@@ -113,3 +114,28 @@ def test_a_revoked_link_stops_the_open_page(live_server, phone):
     expect_text(mine, "#gone", "not valid")
     assert mine.locator("#private-view").inner_text() == ""
     assert mine.goto(url).status == 404
+
+
+def test_the_players_own_buzzer_stays_put_as_a_race_begins_and_ends(live_server, phone):
+    """A player's own buzzer is a bar at the bottom of the screen, the same
+    size in the same place before a race, while it runs and at its verdict.
+    It used to sit at the page's end (below the screen) and come up under
+    the race card, smaller, as the race began: a thumb pressing it there as
+    the host logged the card pressed the players' list instead."""
+    t = live_server
+    host = open_host(phone(), t)
+    mine = watch(phone().new_page())
+    mine.goto(player_link(host, "Bo"))
+    mine.wait_for_selector("#conn.live")
+    buzzer = mine.locator("#my-buzzer")
+    idle = buzzer.bounding_box()
+    assert idle["y"] + idle["height"] <= 844 and idle["height"] >= 140
+    t.session.log({"type": "flip", "card": "table:red"})       # Bo may win it
+    expect_text(mine, "#buzzer-prompt", "^Press!$")
+    assert buzzer.bounding_box() == idle
+    shot(mine, "player-page-buzzer-race.png", full_page=False)
+    t.source.press("Bo")
+    t.source.release("Bo")
+    expect_text(mine, "#buzzer-prompt", "Bo chopes it!")
+    assert buzzer.bounding_box() == idle
+    assert mine.errors == []
