@@ -122,3 +122,24 @@ def test_a_clash_between_two_logs_is_shown_to_the_host_where_undo_is(live_server
     from playwright.sync_api import expect
     expect(host.locator("#tracker-faults")).to_have_count(0)
     assert host.errors == []
+
+
+def test_a_race_the_host_starts_comes_first_with_start_on_screen(live_server, phone):
+    """Food Poisoning waits for the host's Start: its race card comes first,
+    Start on the screen without scrolling (the console otherwise scrolls by
+    what changes above the buttons, which would have left Start above the
+    screen, named only in the bar at its top)."""
+    from tests.kit.moments import hawker_dealt
+
+    t = live_server
+    s = t.session
+    hawker_dealt(s, ["ana", "bo", "cy"])
+    host = open_host(phone(), t, strict=True)
+    host.wait_for_selector("#legal button.event")
+    s.log({"type": "event_check", "event": "food-poisoning"})
+    start = host.locator("#start-race")
+    start.wait_for()
+    box = start.bounding_box()
+    assert 0 <= box["y"] and box["y"] + box["height"] <= 844
+    assert host.locator("#race-peek").is_hidden()
+    assert host.errors == []

@@ -562,8 +562,9 @@
    * moves nothing here) after every drawing and every change of size above
    * them; not where the page cannot scroll that far. */
   let gridY = null;
-  function holdGrid() {
+  function holdGrid(rebase = false) {
     if (shownVersion === null) return;         // not before the page's first drawing
+    if (rebase) gridY = null;
     /* the grid of cards, else the first grid of buttons (a heading above it
        may wrap anew: "Next card: Flip (waits for the race)"), else the list */
     const legal = $('legal');
@@ -574,11 +575,18 @@
     }
     gridY = y;
   }
+  /* Except as a race comes that the host starts (Food Poisoning's "Start
+   * race", a race to run again): the host's next tap is Start, so its card
+   * comes first where it is put, and the buttons move this once. */
   function keepGridPlace(draw) {
+    const starting = startShown();
     draw();
-    holdGrid();
+    holdGrid(!starting && startShown());
   }
-  const sizes = new ResizeObserver(holdGrid);
+  function startShown() {
+    return !$('start-race').hidden && !$('race-controls').hidden;
+  }
+  const sizes = new ResizeObserver(() => holdGrid());
   for (const box of [...document.body.children, ...document.querySelector('main').children]) sizes.observe(box);
 
   /* ... so the race card may be above the screen when it asks the host
@@ -589,8 +597,7 @@
   function renderPeek() {
     const confirm = $('race-confirm');
     const asking = confirm && !confirm.hidden ? confirm.querySelector('.confirm-q') : null;
-    const start = $('start-race');
-    const starting = !start.hidden && !$('race-controls').hidden ? start : null;
+    const starting = startShown() ? $('start-race') : null;
     const target = raceEls.section.hidden ? null : asking || starting;
     const away = !!target && target.getBoundingClientRect().top < 0;
     peek.hidden = !away;
