@@ -55,6 +55,13 @@ def test_the_host_swaps_a_forgotten_card_with_one_tap(live_server, phone):
         scene.by(3.9, "the forgotten Laksa's log")
     on_time(play)
     expect_text(h, "#reorder", "Laksa was turned before Blue Table?")
+    # the offer came above the cards, which stayed put: the bar at the
+    # screen's top asks it, and a tap there brings it into view
+    peek = h.locator("#race-peek")
+    expect_text(h, "#race-peek", "^Laksa was turned before Blue Table\\?$")
+    peek.click()
+    peek.wait_for(state="hidden")
+    assert h.locator("#reorder .reorder-q").bounding_box()["y"] >= 0
     swap = h.locator("#reorder-swap")
     assert swap.is_visible() and h.locator("#reorder-keep").is_visible()
     box = h.locator("#reorder").bounding_box()

@@ -589,21 +589,27 @@
   const sizes = new ResizeObserver(() => holdGrid());
   for (const box of [...document.body.children, ...document.querySelector('main').children]) sizes.observe(box);
 
-  /* ... so the race card may be above the screen when it asks the host
-   * something: its question, or Start. The bar at the screen's top then
-   * says what it asks; a tap on it brings the card into view (the bar
-   * itself answers and starts nothing). */
+  /* ... so what asks the host something may be above the screen: the race
+   * card's question or its Start, or the slip check's "Laksa was turned
+   * before Blue Table?" (at the top of the log's card). The bar at the
+   * screen's top then says what is asked; a tap on it brings it into view
+   * (the bar itself answers and starts nothing). */
   const peek = $('race-peek');
+  let peekTo = null;
   function renderPeek() {
-    const confirm = $('race-confirm');
-    const asking = confirm && !confirm.hidden ? confirm.querySelector('.confirm-q') : null;
-    const starting = startShown() ? $('start-race') : null;
-    const target = raceEls.section.hidden ? null : asking || starting;
-    const away = !!target && target.getBoundingClientRect().top < 0;
+    const confirm = $('race-confirm'), slip = $('reorder');
+    const race = raceEls.section.hidden ? null : raceEls.section;
+    const asks = [
+      [race && confirm && !confirm.hidden ? confirm.querySelector('.confirm-q') : null, race],
+      [slip && !slip.hidden ? slip.querySelector('.reorder-q') : null, slip],
+      [race && startShown() ? $('start-race') : null, race],
+    ].find(([what]) => what);
+    const away = !!asks && asks[0].getBoundingClientRect().top < 0;
     peek.hidden = !away;
-    if (away) peek.textContent = target.textContent;
+    peekTo = away ? asks[1] : null;
+    if (away) peek.textContent = asks[0].textContent;
   }
-  peek.addEventListener('click', () => { raceEls.section.scrollIntoView({ block: 'start' }); renderPeek(); });
+  peek.addEventListener('click', () => { if (peekTo) peekTo.scrollIntoView({ block: 'start' }); renderPeek(); });
   let peekFrame = 0;
   window.addEventListener('scroll', () => {
     if (!peekFrame) peekFrame = requestAnimationFrame(() => { peekFrame = 0; renderPeek(); });
