@@ -571,7 +571,7 @@
     const grid = legal.querySelector('.grid-buttons.cards') || legal.querySelector('.grid-buttons') || legal;
     const y = grid.getClientRects().length ? grid.getBoundingClientRect().top + window.scrollY : null;
     if (y !== null && gridY !== null && Math.abs(y - gridY) >= 0.5) {
-      window.scrollBy({ top: y - gridY, behavior: 'instant' });
+      window.scrollBy(0, y - gridY);    // at once: the console never scrolls smoothly
     }
     gridY = y;
   }
