@@ -324,3 +324,19 @@ def test_a_question_above_the_screen_is_named_at_its_top_and_one_tap_shows_it(
     assert host.locator("#race-confirm .confirm-q").bounding_box()["y"] >= 0
     assert (t.session.snapshot()["race"] or {}).get("confirm")     # still asked
     assert host.errors == []
+
+
+def test_a_game_that_ends_with_the_console_open_shows_its_end_screen(live_server, phone):
+    """The console holds its buttons in place as the page changes above
+    them, but not as the game ends: nothing is left to log, and the end
+    screen (come above them) is on the screen, not scrolled away."""
+    t = live_server
+    t.session.new_game("chope", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
+    host = open_host(phone(), t, strict=True)
+    host.wait_for_selector(CARDS)
+    play_to_the_end(t.session)
+    expect_text(host, "#result", "Ties go to the player with the most Table cards")
+    box = host.locator("#result").bounding_box()
+    assert 0 <= box["y"] < 844
+    assert host.evaluate("window.scrollY") == 0
+    assert host.errors == []

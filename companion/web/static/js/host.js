@@ -577,11 +577,16 @@
   }
   /* Except as a race comes that the host starts (Food Poisoning's "Start
    * race", a race to run again): the host's next tap is Start, so its card
-   * comes first where it is put, and the buttons move this once. */
+   * comes first where it is put, and the buttons move this once. And as the
+   * game ends: nothing is left to log, and the page goes to its top, where
+   * the end screen is. */
   function keepGridPlace(draw) {
     const starting = startShown();
+    const over = !!(shownVersion && shownVersion.finished);
     draw();
-    holdGrid(!starting && startShown());
+    const ended = !over && !!hs.finished;
+    if (ended) window.scrollTo(0, 0);
+    holdGrid(ended || (!starting && startShown()));
   }
   function startShown() {
     return !$('start-race').hidden && !$('race-controls').hidden;
