@@ -12,6 +12,7 @@ long one is English left on a French page, and fails the test."""
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 
@@ -258,7 +259,9 @@ def test_the_league_screen_in_french(tmp_path, ctx):
     # served and stopped as the product serves it (companion.serving): a
     # waitress server closed from this thread while its own was in select()
     # once failed the test ("Bad file descriptor") on a loaded machine
+    before = set(threading.enumerate())
     server = hall_server(tmp_path)
+    serving = [th for th in threading.enumerate() if th not in before and th.name == "league-web"]
     phone = ctx()
     try:
         page = open_page(phone, f"{server.url}/", ready="#standings")
@@ -267,6 +270,8 @@ def test_the_league_screen_in_french(tmp_path, ctx):
     finally:
         phone.close()
         server.close()
+    # it stopped, the page's live stream ended with it
+    assert len(serving) == 1 and not serving[0].is_alive()
 
 
 def test_the_page_translates_the_servers_english_lines(french_board):

@@ -1038,10 +1038,8 @@
       if (type === 'queued') refresh();
     },
   });
-  setInterval(() => {
-    if (hs && ((hs.presses && hs.presses.length) || (hs.strays && hs.strays.length))) {
-      keepGridPlace(() => TC.renderBurst(hs, $('burst-card'), $('burst'), canUse() ? usePresses : null));
-    }
-  }, 1000);
+  /* (the burst card is above the buttons: a change of its size is held by
+   * the ResizeObserver of keepGridPlace's) */
+  setInterval(() => { if (hs && ((hs.presses && hs.presses.length) || (hs.strays && hs.strays.length))) TC.renderBurst(hs, $('burst-card'), $('burst'), canUse() ? usePresses : null); }, 1000);
   refresh().then(newGame.setup);
 }());
