@@ -257,8 +257,12 @@ class PicoSource(EdgeSource):
             if self.hello is not None:
                 self._prev_hello = self.hello
             self.hello = None
-        if not connected:
-            self._status(force=True)
+            # reported under the lock the change was made under: whoever reads
+            # the status after it (status() takes the lock) finds it reported
+            # too (a loaded CI run once read "disconnected" while the last
+            # status reported still said connected)
+            if not connected:
+                self._status(force=True)
 
     def _bytes(self, data: bytes, t_ns: int) -> None:
         with self._lock:
