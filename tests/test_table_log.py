@@ -116,3 +116,39 @@ def test_an_interrupted_race_is_judged_once(tmp_path, mocker):
     again.host_snapshot()
     assert judge.call_count == 1
     again.store.close()
+
+
+def test_a_press_that_reached_the_race_after_its_verdict_was_due_is_a_runner_up():
+    """A busy table thread may take a press before the poll that decides the
+    race: stamped after the decision time, the race records it but leaves it
+    out of the verdict (decided on the stamps); the race card still lists it
+    after the verdict, as it would had the poll come first."""
+    clock = Clock()
+    s = TableSession(Store(":memory:"), clock=clock, settings={"runner_up_ms": 500})
+    s.new_game(Grab.name, SEATS)
+    s.log({"type": "coin"})
+    clock.advance(100)
+    t_ana = press(s, clock, "1")                  # ana first
+    clock.advance(60)                             # past the hold, and no tick yet
+    t_bo = press(s, clock, "2")                   # bo, after the verdict was due
+    run(s, clock, 100)                            # decided and logged
+    [race] = [e for e in s.gamelog.events if e["type"] == "race"]
+    assert [o["player"] for o in race["order"]] == ["ana"]
+    assert ["bo", t_bo] in [[e["player"], e["t_ns"]] for e in race["edges"]]
+    order = s.snapshot()["race"]["order"]
+    assert [(o["player"], o.get("after_verdict", False)) for o in order] == [
+        ("ana", False), ("bo", True)]
+    assert order[1]["offset_us"] == (t_bo - t_ana) / 1000
+
+
+def test_a_first_release_races_runners_up_are_the_later_let_gos_not_presses():
+    """Food Poisoning (first to let go loses): after Bo lets go, Cy letting
+    go 200 ms later is the runner-up; Bo pressing again is nobody's."""
+    spec = {"kind": "first-release", "players": ["ana", "bo", "cy"],
+            "eligible": ["ana", "bo", "cy"], "arm_ns": 0, "deadline_ns": 60 * S}
+    event = {"type": "race", "spec": spec, "loser": "bo",
+             "order": [{"player": "bo", "t_ns": S}]}
+    edges = [Edge("bo", False, S), Edge("bo", True, S + 100_000_000),
+             Edge("cy", False, S + 200_000_000), Edge("ana", False, 3 * S)]
+    got = raceshots.runner_ups(event, edges, close_ns=S + 600_000_000)
+    assert [(r["player"], r["offset_us"]) for r in got] == [("cy", 200_000.0)]

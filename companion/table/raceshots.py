@@ -139,23 +139,28 @@ def runner_ups(event: dict, edges: Iterable[Edge], close_ns: int | None) -> list
     """Presses that came in a decided race's window after its verdict (a
     runner-up 40 ms behind the winner, when the decision hold was 30 ms):
     eligible players' first presses after the last counted one, up to the
-    race's close (``close_ns``), never after the deadline. They decided
-    nothing; the race card shows them with their margins."""
+    race's close (``close_ns``), never after the deadline; in a first-release
+    race (first to let go loses), their first releases. They decided
+    nothing; the race card shows them with their margins.
+
+    A press the race recorded but left out of its verdict is one too: the
+    verdict is taken on the stamps (``LiveRace.poll``), so a press stamped
+    after the decision time that reached a busy table before the poll that
+    decided is kept in the race's edges, counted by nobody."""
     spec = event.get("spec") if isinstance(event.get("spec"), dict) else {}
     order = [o for o in event.get("order") or () if isinstance(o, dict)
              and isinstance(o.get("t_ns"), int)]
     if not order:
         return []
+    counts = spec.get("kind", event.get("kind")) != "first-release"     # a press, or a let-go
     eligible = set(spec.get("eligible") or ())
     deadline = spec.get("deadline_ns")
-    recorded = {(e.get("player"), e.get("t_ns")) for e in event.get("edges") or ()
-                if isinstance(e, dict)}
     seen = {o.get("player") for o in order}
     seen.update(event.get("false_starts") or ())
     t0, last = order[0]["t_ns"], max(o["t_ns"] for o in order)
     out = []
     for e in sorted(edges, key=lambda e: (e.t_ns, e.pressed, e.player)):
-        if not e.pressed or e.t_ns <= last or (e.player, e.t_ns) in recorded:
+        if e.pressed != counts or e.t_ns <= last:
             continue
         if (isinstance(deadline, int) and e.t_ns > deadline) or close_ns is None \
                 or e.t_ns > close_ns:
