@@ -305,6 +305,38 @@ def test_a_refused_new_game_shows_why_beside_the_option(live_server, phone):
     assert page.errors == []
 
 
+def test_a_head_start_is_named_on_screen_and_only_offered_for_a_game_with_races(live_server,
+                                                                              phone):
+    """The head start field said only "0"; it is labelled on the screen now,
+    and a game with no race (Tropichaos, Chopote) neither shows nor sends one."""
+    from playwright.sync_api import expect
+
+    t = live_server
+    page = open_host(phone(), t)
+    open_new_game_form(page)
+    field = page.locator("[data-field='players.1.handicap_ms']")
+    label = page.locator(".player-row:nth-child(2) .pr-handicap")
+    expect(label).to_be_visible()
+    expect(label).to_contain_text("Head start")
+    label.locator("span", has_text="Head start").tap()      # the words lead to the field
+    expect(field).to_be_focused()
+    field.fill("40")
+    for game in ("tropichaos", "chopote"):
+        page.select_option("#ng-game", game)
+        expect(label).to_be_hidden()
+        expect(page.locator("#ng-suggest")).to_be_hidden()
+    page.select_option("#ng-game", "hawker")
+    expect(label).to_be_visible()
+    expect(page.locator("#ng-suggest")).to_be_visible()
+    page.select_option("#ng-game", "tropichaos")
+    page.locator("#ng-start").tap()
+    page.locator("#ng-confirm-yes").tap()
+    expect(page.locator("#toast")).to_contain_text("New game started")
+    assert t.session.game.name == "tropichaos"
+    assert all("handicap_ms" not in p for p in t.session.players)    # the 40 went with the field
+    assert page.errors == []
+
+
 def test_the_colours_chosen_are_the_colours_used(live_server, phone):
     from playwright.sync_api import expect
 

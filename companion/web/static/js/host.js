@@ -729,8 +729,12 @@
           el('select', { class: 'ng-buzzer' },
             el('option', { value: '', text: TC.t('no buzzer') }),
             buzzers.map((b) => el('option', { value: b, text: TC.t('buzzer {id}', { id: b }), selected: b === buzzer }))),
-          /* a head start (ms) the referee gives this player; off in a league */
-          el('input', { class: 'ng-handicap', type: 'number', min: 0, max: 2000, step: 5, inputmode: 'numeric', value: handicap || 0, hidden: !!(hs && hs.handicaps === false) })));
+          /* a head start (ms) the referee gives this player in its races,
+           * named on screen (a bare "0" said nothing); off in a league and
+           * in a game with no race (showHandicaps) */
+          el('label', { class: 'pr-handicap', hidden: !handicapsShown() }, el('span', { text: TC.t('Head start') }),
+            el('input', { class: 'ng-handicap', type: 'number', min: 0, max: 2000, step: 5, inputmode: 'numeric', value: handicap || 0 }),
+            el('span', { class: 'unit', text: 'ms' }))));
       row.querySelector('.ng-name').addEventListener('input', () => { renumber(); });
       return row;
     }
@@ -863,6 +867,7 @@
       }
       if (!out.length) out.push(el('p', { class: 'muted small', text: TC.t('No options.') }));
       box.replaceChildren(...out);
+      showHandicaps();
       /* colour choices may differ between games */
       for (const row of rows.children) {
         const sel = row.querySelector('.ng-colour');
@@ -882,7 +887,8 @@
         name: r.querySelector('.ng-name').value.trim(),
         colour: r.querySelector('.ng-colour').value || null,
         buzzer: r.querySelector('.ng-buzzer').value || null,
-        handicap_ms: Math.round(Number(r.querySelector('.ng-handicap').value)) || 0,
+        /* a head start not shown (a game with no race, a league) is none */
+        handicap_ms: handicapsShown() ? Math.round(Number(r.querySelector('.ng-handicap').value)) || 0 : 0,
       }));
       const empty = players.findIndex((p) => !p.name);
       if (empty >= 0) return { error: TC.t('player {n} needs a name', { n: empty + 1 }), field: `players.${empty}.name` };
@@ -944,6 +950,18 @@
      * median), taken again from the fastest of the players in the form;
      * a player with no reaction time gets none. Off in a league. */
     const handicapsOff = () => !!(hs && hs.handicaps === false);
+    /* head starts (and their suggestion) where they mean something: a game
+     * with races (Chopote and Tropichaos have none), away from a league */
+    function handicapsShown() {
+      const g = info();
+      return !handicapsOff() && !(g && !Object.keys(g.race_reasons || {}).length);
+    }
+    function showHandicaps() {
+      const on = handicapsShown();
+      for (const f of rows.querySelectorAll('.pr-handicap')) f.hidden = !on;
+      $('ng-suggest').hidden = !on;
+      if (!on) $('ng-suggest-note').hidden = true;
+    }
     async function suggestHandicaps() {
       const note = $('ng-suggest-note');
       let known = {};
@@ -969,7 +987,7 @@
 
     function setup() {
       fillPlayers();
-      $('ng-suggest').hidden = handicapsOff();
+      showHandicaps();
       $('ng-suggest').onclick = suggestHandicaps;
       $('ng-add').onclick = () => {
         const taken = new Set([...rows.querySelectorAll('.ng-colour')].map((s) => s.value));
@@ -1004,7 +1022,7 @@
     }
     return { setup, onState() {
       if (confirming && (!hs.game || hs.finished)) endConfirm();
-      $('ng-suggest').hidden = handicapsOff();
+      showHandicaps();
     } };
   }());
 
