@@ -97,6 +97,33 @@ def test_all_hold_one_lets_go_and_loses_two_cards(store, names):
     assert not public["loss"]
 
 
+def test_who_let_go_next_shows_after_the_verdict_and_a_grab_again_does_not(store):
+    """The race card's runners-up in Food Poisoning are the later let-gos:
+    cy lets go first (loses), bo next, after the verdict; cy grabbing the
+    buzzer again is nobody's let-go, and ana, still holding, is not listed."""
+    names = ["ana", "bo", "cy"]
+    session = hawker_at_food_poisoning(store, names)
+    with table(session, names) as src:
+        for n in names:
+            src.press(buzzer(names, n))
+        start_and_wait_for_go(session)
+        time.sleep(0.08)
+        src.release(buzzer(names, "cy"))
+        assert wait_for(lambda: race(session).get("phase") == "decided", timeout=3)
+        logged_race(session)
+        time.sleep(0.05)                                  # past the buzzer's debounce
+        src.press(buzzer(names, "cy"))                    # grabs it again
+        time.sleep(0.05)
+        src.release(buzzer(names, "bo"))
+        assert wait_for(lambda: [o["player"] for o in race(session)["order"]] == ["cy", "bo"],
+                        timeout=5), race(session)["order"]
+        order = race(session)["order"]
+        assert [o.get("after_verdict", False) for o in order] == [False, True]
+        assert order[1]["offset_us"] > 0
+        src.release(buzzer(names, "cy"))
+        src.release(buzzer(names, "ana"))
+
+
 @pytest.mark.parametrize("names", [["ana", "bo", "cy"], ["ana", "bo"]])
 def test_a_player_who_never_held_loses_at_go(store, names):
     session = hawker_at_food_poisoning(store, names)
