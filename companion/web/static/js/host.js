@@ -733,8 +733,9 @@
            * named on screen (a bare "0" said nothing); off in a league and
            * in a game with no race (showHandicaps) */
           el('label', { class: 'pr-handicap', hidden: !handicapsShown() }, el('span', { text: TC.t('Head start') }),
-            el('input', { class: 'ng-handicap', type: 'number', min: 0, max: 2000, step: 5, inputmode: 'numeric', value: handicap || 0 }),
-            el('span', { class: 'unit', text: 'ms' }))));
+            el('span', { class: 'hs-field' },
+              el('input', { class: 'ng-handicap', type: 'number', min: 0, max: 2000, step: 5, inputmode: 'numeric', value: handicap || 0 }),
+              el('span', { text: 'ms' })))));
       row.querySelector('.ng-name').addEventListener('input', () => { renumber(); });
       return row;
     }
