@@ -130,6 +130,11 @@ def test_the_players_own_buzzer_stays_put_as_a_race_begins_and_ends(live_server,
     buzzer = mine.locator("#my-buzzer")
     idle = buzzer.bounding_box()
     assert idle["y"] + idle["height"] <= 844 and idle["height"] >= 140
+    # its words beside it, not above: the bar took 250 px of the 844 with
+    # them on top (a third of what the page shows), 166 beside it
+    bar, words = mine.locator("#buzzer-card").bounding_box(), mine.locator("#buzzer-prompt")
+    assert bar["height"] <= 200, bar
+    assert words.bounding_box()["x"] + words.bounding_box()["width"] <= idle["x"]
     t.session.log({"type": "flip", "card": "table:red"})       # Bo may win it
     expect_text(mine, "#buzzer-prompt", "^Press!$")
     assert buzzer.bounding_box() == idle
