@@ -953,10 +953,7 @@
     const handicapsOff = () => !!(hs && hs.handicaps === false);
     /* head starts (and their suggestion) where they mean something: a game
      * with races (Chopote and Tropichaos have none), away from a league */
-    function handicapsShown() {
-      const g = info();
-      return !handicapsOff() && !(g && !Object.keys(g.race_reasons || {}).length);
-    }
+    const handicapsShown = () => !handicapsOff() && TC.racesIn(info());
     function showHandicaps() {
       const on = handicapsShown();
       for (const f of rows.querySelectorAll('.pr-handicap')) f.hidden = !on;

@@ -526,10 +526,10 @@
   /* Does the snapshot's game ever race? False only for a game described
    * with no race reason (Chopote, Tropichaos): its pages offer no virtual
    * buzzers. True while the description is on its way. */
-  TC.races = function (s) {
-    const info = TC.gameInfo(s);
-    return !info || Object.keys(info.race_reasons || {}).length > 0;
-  };
+  /* whether a game races, from its description (``info``; none known yet:
+   * it may) or from a snapshot's game */
+  TC.racesIn = (info) => !info || Object.keys(info.race_reasons || {}).length > 0;
+  TC.races = (s) => TC.racesIn(TC.gameInfo(s));
   TC.reasonTitle = function (s, reason) {
     const r = reasonInfo(s, reason);
     if (r && r.title) return TC.tx(r.title);
