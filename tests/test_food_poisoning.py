@@ -102,7 +102,10 @@ def test_who_let_go_next_shows_after_the_verdict_and_a_grab_again_does_not(store
     cy lets go first (loses), bo next, after the verdict; cy grabbing the
     buzzer again is nobody's let-go, and ana, still holding, is not listed."""
     names = ["ana", "bo", "cy"]
-    session = hawker_at_food_poisoning(store, names)
+    # a runner-up margin and a deadline no loaded machine outlasts between
+    # cy's let-go and bo's (the verdict and its log are waited for between)
+    session = hawker_at_food_poisoning(store, names, runner_up_ms=60_000,
+                                       announced_wait_ms=60_000)
     with table(session, names) as src:
         for n in names:
             src.press(buzzer(names, n))
