@@ -103,6 +103,26 @@ def test_each_player_gets_a_256_bit_secret_link_that_is_stored_only_hashed(app_t
         assert secret.encode() not in raw          # the database holds no secret
 
 
+def test_the_console_asking_for_the_links_again_encodes_no_qr_code_again(app_tables, mocker):
+    """The console asks for the links at each new version of the table: the
+    same links are not encoded again (segno tries its eight masks each
+    time), and a reissued link gets its own new code."""
+    import segno
+
+    t = app_tables()
+    hawker(t)
+    links = lambda: {p["player"]: p for p in t.host.get("/api/host/player-links").json["players"]}
+    first = links()
+    make = mocker.spy(segno, "make")
+    for _ in range(3):
+        assert links() == first
+    assert make.call_count == 0
+    t.host.post("/api/host/player-links/reissue", json={"player": "ana"})
+    again = links()
+    assert make.call_count == 1 and again["ana"]["qr"] != first["ana"]["qr"]
+    assert again["bo"]["qr"] == first["bo"]["qr"]
+
+
 def test_only_the_logged_in_host_sees_or_changes_the_links(app_tables):
     t = app_tables()
     hawker(t)

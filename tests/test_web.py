@@ -211,6 +211,21 @@ def test_logout_ends_the_host_session(host):
     assert host.get("/api/host/state").status_code == 401
 
 
+def test_the_host_session_slides_on_with_pages_and_calls_not_with_static_files(host):
+    """A logged-in host's session cookie is signed again (its expiry moved
+    on) by a page or an API call, but not by each script and style the page
+    loads; and it still works after them."""
+    name = auth.COOKIE_CONFIG["SESSION_COOKIE_NAME"]
+    sets = lambda r: [h for h in r.headers.getlist("Set-Cookie") if h.startswith(name + "=")]
+    assert sets(host.get("/api/host/state")) != []
+    for path in ("/static/js/render.js", "/static/css/app.css"):
+        r = host.get(path)
+        assert r.status_code == 200 and sets(r) == [], path
+        r.close()
+    assert sets(host.get("/host")) != []
+    assert host.get("/api/host/state").status_code == 200
+
+
 def test_a_new_pin_epoch_logs_everybody_out(app, host):
     app.extensions["companion"].pin_epoch = "changed"
     assert host.get("/api/host/state").status_code == 401

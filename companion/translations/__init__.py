@@ -38,8 +38,11 @@ NAMES = {"en": "English", "fr": "Français"}
 RULEBOOK_LANGUAGE = {"chopote": "fr"}
 
 
+@functools.lru_cache(maxsize=None)
 def languages() -> tuple[str, ...]:
-    """English, then every language with a compiled catalog here."""
+    """English, then every language with a compiled catalog here (looked
+    up once: every request asks, and the catalogs change only with an
+    install)."""
     found = sorted(p.parent.parent.name for p in DIR.glob(f"*/LC_MESSAGES/{DOMAIN}.mo"))
     return (SOURCE, *[lang for lang in found if lang != SOURCE])
 

@@ -685,7 +685,17 @@ class SessionThenDevice(SecureCookieSessionInterface):
     """Flask's signed-cookie session, then the response's device cookie
     (HttpOnly, SameSite=Strict, long-lived; not Secure on plain HTTP, as
     the session cookie). After the session's, so a script that keeps the
-    first ``Set-Cookie`` of a login still gets its session."""
+    first ``Set-Cookie`` of a login still gets its session.
+
+    A file from ``/static/`` leaves an unchanged session as it is: the
+    sliding expiry moves on with every page and API call, and signing the
+    cookie again for each of a console's dozen scripts and styles was a
+    fifth of the server's CPU in a console's load."""
+
+    def should_set_cookie(self, app, session) -> bool:
+        if not session.modified and request.endpoint == "static":
+            return False
+        return super().should_set_cookie(app, session)
 
     def save_session(self, app, session, response) -> None:
         super().save_session(app, session, response)

@@ -40,12 +40,12 @@ from __future__ import annotations
 import hmac
 import secrets
 
-import segno
 from flask import Blueprint, g, jsonify, render_template, request
 
 from . import schema
 from .api import BadRequest, body, now_ns, optional_int, page_game, press_virtual, services
 from .board import live_stream
+from .join import qr_uri
 from .links import NO_LINK, NoLink, check_link, digest_of, link_key, seated, secret_for
 from .policy import HOST, PLAYER, PRESS_MAX_BYTES, allow
 from .sse import frame
@@ -231,12 +231,6 @@ def events(secret: str):
 
 # ---------------------------------------------------------------------------
 # the host's side: links, QR codes, revoke and reissue
-
-
-def qr_uri(url: str) -> str:
-    """The QR code of ``url`` as an SVG ``data:`` URI: the console shows it
-    as an image, so no markup from the server goes into the page."""
-    return segno.make(url, error="m").svg_data_uri(scale=5, dark="#000", light="#fff")
 
 
 def _issue(svc, key: bytes, player: str) -> dict:
