@@ -22,7 +22,8 @@ import random
 
 import pytest
 
-from tests.kit.browser import BROWSER, SHOTS, expect_text, open_board, open_host, shot, watch
+from tests.kit.browser import (BROWSER, SHOTS, TIMEOUT_MS, Held, expect_text, open_board, open_host,
+                               shot, watch)
 from tests.kit.helpers import wait_for
 
 
@@ -107,6 +108,87 @@ def start_chopote_from_the_form(host):
     host.locator("#ng-start").tap()
     host.locator("#ng-confirm-yes").tap()
     expect_text(host, "#toast", "New game started")
+
+
+def test_a_double_tap_before_the_first_answer_logs_once_and_refuses_nothing(live_server, phone):
+    """The host double-taps Ana's roll on a slow link: the second tap comes
+    before the table's answer to the first (the console's own refresh waits
+    too, so both are made on the same screen). The roll is logged once and
+    nothing is refused. Before, the second tap went out against the
+    screen's old version and the table refused it as stale: a red toast
+    for a roll that was logged."""
+    t = live_server
+    host = open_host(phone("light"), t, strict=True)
+    start_chopote_from_the_form(host)
+    before = t.session.version
+    answer = Held(host, "**/api/host/event", first=True)
+    refresh = Held(host, "**/api/host/state", reach=False)
+    ana = roll_button(host, "Ana", 5)
+    ana.tap()
+    answer.wait()
+    assert t.session.version == before + 1                  # the table has it; the page not yet
+    ana.tap()
+    assert host.locator("body").get_attribute("data-version") == str(before)
+    answer.release()
+    refresh.release()
+    from playwright.sync_api import expect
+
+    expect_text(host, "#logged", "Logged")
+    expect(roll_button(host, "Bo", 2)).to_be_visible()        # the console moved on to Bo's roll
+    assert t.session.replay.events[-1] == {"type": "roll", "player": "Ana", "value": 5}
+    assert t.session.version == before + 1 and host.errors == []    # no 409: nothing refused
+
+
+#: TC.tapLine (static/js/render.js) driven in the page with a table of its
+#: own: ``send(at)`` logs when ``at`` is the table's version, else refuses;
+#: each answer comes when the test says. Returns what each tap was sent at.
+TAP_LINE = """(giveUpMs) => Promise.race([(async () => {
+  let version = 7;                       // the table, and the screen with it
+  const sent = [];
+  const gates = [];
+  const line = TC.tapLine(() => version);
+  const send = (key) => (at) => new Promise((resolve) => gates.push(() => {
+    sent.push([key, at]);
+    if (at !== version) { resolve(null); return; }
+    version += 1;
+    resolve(version);
+  }));
+  const tick = () => new Promise((r) => setTimeout(r, 0));
+  const flush = async () => {            // every answer, as the taps waiting behind come
+    for (let i = 0; i < 5; i++) { await tick(); while (gates.length) { gates.shift()(); await tick(); } }
+  };
+  const a = line('ana', send('ana'));    // on screen 7
+  const b = line('bo', send('bo'));      // on screen 7, before a's answer
+  const b2 = line('bo', send('bo'));     // a double tap of bo
+  await flush();
+  const out = { first: sent.slice(), results: [await a, await b, await b2] };
+  // someone else logs between: a tap made on the old screen is sent as made
+  sent.length = 0;
+  const c = line('cy', send('cy'));      // on screen 9
+  const d = line('dee', send('dee'));    // on screen 9
+  await tick();
+  gates.shift()();                        // cy logged: 10,
+  version += 1;                           // and another phone logs (11) before its answer lands
+  await flush();
+  out.second = sent.slice();
+  out.results2 = [await c, await d];
+  return out;
+})(), new Promise((_, no) => setTimeout(() => no(new Error('a tap never settled')), giveUpMs))])"""
+
+
+def test_a_pages_taps_go_in_order_against_the_table_their_own_first_tap_left(live_server, phone):
+    """The rule of TC.tapLine, the console's and the players' pages' one
+    way to log a tap: a tap made while the page's last is on its way waits
+    for it; on the same screen, another event is sent against the table the
+    first left (when nothing else changed it), the same event is a double
+    tap and is not sent; when someone else logged meanwhile, the tap goes
+    against the screen it was made on, and the table refuses it."""
+    page = open_board(phone(), live_server)
+    got = page.evaluate(TAP_LINE, TIMEOUT_MS)
+    assert got["first"] == [["ana", 7], ["bo", 8]]            # bo after ana, at ana's 8
+    assert got["results"] == [8, 9, None]                      # the double tap: not sent
+    assert got["second"] == [["cy", 9], ["dee", 9]]            # dee as made: 9, and the table is at 11
+    assert got["results2"] == [10, None]
 
 
 def test_chopote_played_by_tapping_the_board(live_server, phone):

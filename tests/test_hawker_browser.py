@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tests.kit.browser import BROWSER, expect_text, open_host, shot
+from tests.kit.browser import BROWSER, Held, expect_text, open_host, shot
 from tests.kit.helpers import wait_for
 
 pytestmark = BROWSER
@@ -93,6 +93,33 @@ def test_a_turn_is_composed_action_first_then_only_the_cards_it_can_take(live_se
     body = ana.locator("body").inner_text()
     assert "card(s)" not in body and "Draw due" not in body and "Pile Ingredient" not in body
     assert ana.errors == [] and host.errors == []
+
+
+def test_a_tap_made_before_the_last_ones_answer_is_logged_after_it(live_server, phone):
+    """The live stream brings Ana the next step of her turn before the
+    answer to her last tap (a slow link): her tap on it waits for that
+    answer, then is logged. It was dropped without a word before (the page
+    sent one tap at a time and threw away any tap made meanwhile)."""
+    t = live_server
+    table_at_anas_turn(t)
+    host = open_host(phone(), t)
+    ana = open_player(phone, t, host, "Ana")
+    picker = ana.locator("#my-events .picker")
+    for card in (EGG, WATER):
+        picker.locator(f"button[data-card={card}]").tap()
+    answer = Held(ana, "**/event", first=True)
+    picker.locator("button.log-pick").tap()
+    answer.wait()
+    expect_text(ana, "#my-events", "Your draw: the 1 Action card you got")   # from the live stream
+    before = t.session.version
+    ana.locator("#my-events button.event", has_text="Price Inflation").tap()
+    answer.release()
+    expect_text(ana, "#my-events", "End my turn")
+    assert wait_for(lambda: t.session.version == before + 1)
+    first, then = t.session.replay.events[-2:]
+    assert (first["pile"], sorted(first["cards"])) == ("ingredient", sorted([EGG, WATER]))
+    assert then == draw("Ana", "action", "price-inflation")
+    assert ana.locator("#my-error").is_hidden() and ana.errors == []
 
 
 def test_a_clash_between_two_logs_is_shown_to_the_host_where_undo_is(live_server, phone):

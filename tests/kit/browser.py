@@ -111,6 +111,47 @@ def landed(page, cond, what: str) -> None:
         raise AssertionError(f"{what} never reached the table\n{said(page)}")
 
 
+class Held:
+    """Requests of ``page`` to ``pattern`` (a Playwright URL glob) kept from
+    their answer, as on a slow link, until :meth:`release`. ``reach``: the
+    table gets each at once (and acts on it: a logged event, whose news the
+    live stream may bring first), and only its answer waits; else the
+    request itself waits. ``first``: only the first is held, later ones go
+    through. Playwright calls the route while the test is inside one of its
+    calls: :meth:`wait` pumps them until one is held."""
+
+    def __init__(self, page, pattern: str, reach: bool = True, first: bool = False):
+        self.page, self.pattern, self.reach, self.first = page, pattern, reach, first
+        self.held: list = []
+        page.route(pattern, self._route)
+
+    def _route(self, route):
+        if self.first and self.held:
+            route.continue_()
+        else:
+            self.held.append((route, route.fetch() if self.reach else None))
+
+    def wait(self) -> None:
+        """Until a request is held (a page's script sends it after a tap)."""
+        import time
+
+        end = time.monotonic() + TIMEOUT_MS / 1000
+        while not self.held and time.monotonic() < end:
+            self.page.wait_for_timeout(20)
+        assert self.held, f"no request to {self.pattern} came"
+
+    def release(self) -> None:
+        """Let every held request and answer through, in the order held;
+        later requests are no longer held."""
+        held, self.held, self.first = self.held, [], False
+        self.page.route(self.pattern, lambda route: route.continue_())    # before the ones held
+        for route, answer in held:
+            if answer is None:
+                route.continue_()
+            else:
+                route.fulfill(response=answer)
+
+
 def calls(page):
     """Keep in ``page.calls`` the page's last requests to the companion's API
     (method, path, status or failure), for a failure to show: a tap that

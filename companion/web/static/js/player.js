@@ -179,29 +179,29 @@
         el('button', { type: 'button', class: 'clear-pick', disabled: !chosen.length, onclick: () => set([]) }, TC.t('Clear'))));
   }
 
-  let sending = false;
-  async function send(event, done) {
-    if (sending) return;
-    sending = true;
-    const err = $('my-error');
-    err.hidden = true;
-    try {
-      const r = await TC.post(API + '/event', { event, expected_version: snap.version });
-      if (r.ok) {
-        if (done) done();
-        accept(r.data);
-      } else {
+  /* the player's taps, in the order made; a double tap is dropped (TC.tapLine) */
+  const tapLine = TC.tapLine(() => snap.version);
+  function send(event, done) {
+    return tapLine(JSON.stringify(event), async (expected) => {
+      const err = $('my-error');
+      err.hidden = true;
+      try {
+        const r = await TC.post(API + '/event', { event, expected_version: expected });
+        if (r.ok) {
+          if (done) done();
+          accept(r.data);
+          return r.data && r.data.state ? r.data.state.version : null;
+        }
         err.textContent = r.data && r.data.error ? TC.refusal({ error: r.data.error }) : TC.t('refused ({status})', { status: r.status });
         err.hidden = false;
         if (r.status === 409) refetch();
         if (r.status === 404) lose(err.textContent);
+      } catch (e) {
+        err.textContent = TC.t('Not sent: no connection to the table. Try again.');
+        err.hidden = false;
       }
-    } catch (e) {
-      err.textContent = TC.t('Not sent: no connection to the table. Try again.');
-      err.hidden = false;
-    } finally {
-      sending = false;
-    }
+      return null;
+    });
   }
 
   function accept(data) {

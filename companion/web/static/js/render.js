@@ -393,6 +393,51 @@
       if (g && g.name) TC.games[g.name] = g;
     } catch (e) { /* a bad seed: the page fetches it */ }
   };
+  /* --- a page's own taps that log, in the order they were made ---------
+   * TC.tapLine(version) -> log(key, send): `version()` is the table's
+   * version the page shows; `send(expected)` logs against `expected` and
+   * resolves to the version the table is at after it (null: refused).
+   * A tap made while the page's previous one is on its way waits for it,
+   * then:
+   *  - the same event (`key`) tapped on the same screen is a double tap:
+   *    dropped, the first one is logged;
+   *  - another event tapped on that same screen (the host taps Ana's roll,
+   *    then Bo's, before the first answer) is sent against the table the
+   *    first one left, if nothing else changed it meanwhile;
+   *  - else it is sent against the version it was tapped on: the table
+   *    refuses it as stale if it moved on, and the page says so.
+   * Before, the second tap was refused as stale (the console) or dropped
+   * without a word (a player's page). */
+  TC.tapLine = function (version) {
+    let tail = Promise.resolve();
+    let waiting = 0;
+    /* the last tap sent: its event, the version it was tapped on and the
+       version the table was at after it (null: refused or no answer) */
+    let last = null;
+    return function (key, send) {
+      const seen = version();
+      const queued = waiting > 0;
+      waiting += 1;
+      const go = async () => {
+        try {
+          let at = seen;
+          if (queued && last && last.seen === seen) {
+            if (last.key === key) return null;
+            if (last.after != null && version() === last.after) at = last.after;
+          }
+          const after = await send(at);
+          last = { key, seen, after: after == null ? null : after };
+          return after;
+        } finally {
+          waiting -= 1;
+        }
+      };
+      const run = tail.then(go, go);
+      tail = run.catch(() => {});
+      return run;
+    };
+  };
+
   /* --- a panel's way to log an event (the host console installs it) ---- */
   let logger = null;
   /* host.js: fn(event) -> Promise of the answer, rejecting with {error, rule, status} */
