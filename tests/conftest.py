@@ -13,7 +13,7 @@ from hypothesis import settings
 
 from companion.heap import keep_freed_memory
 from tests.kit.conformance import LONG_GAMES, QUICK_GAMES, random_play_of
-from tests.kit.web import HostClient, make_app, start_table
+from tests.kit.web import HostClient, make_app, share_templates, start_table
 
 # In CI the property tests draw the same examples every run: a red build
 # must mean a change broke something, not that the dice found a new case.
@@ -24,6 +24,8 @@ if os.environ.get("CI"):
 
 # each worker judges races as `companion serve` does: with the same heap
 keep_freed_memory()
+# the many apps a worker makes compile each page template once between them
+share_templates()
 
 
 def pytest_addoption(parser):
