@@ -113,8 +113,8 @@ def start_chopote_from_the_form(host):
 def test_a_double_tap_before_the_first_answer_logs_once_and_refuses_nothing(live_server, phone):
     """The host double-taps Ana's roll on a slow link: the second tap comes
     before the table's answer to the first (the console's own refresh waits
-    too, so both are made on the same screen). The roll is logged once and
-    nothing is refused. Before, the second tap went out against the
+    too, so both are made on the same screen). The roll is logged once,
+    nothing is refused, and the console says so where the tap was. Before, the second tap went out against the
     screen's old version and the table refused it as stale: a red toast
     for a roll that was logged."""
     t = live_server
@@ -133,7 +133,8 @@ def test_a_double_tap_before_the_first_answer_logs_once_and_refuses_nothing(live
     refresh.release()
     from playwright.sync_api import expect
 
-    expect_text(host, "#logged", "Logged")
+    # said where the tap was: the host who meant two taps it again
+    expect_text(host, "#logged", "Tapped twice before the answer: .+ logged once")
     expect(roll_button(host, "Bo", 2)).to_be_visible()        # the console moved on to Bo's roll
     assert t.session.replay.events[-1] == {"type": "roll", "player": "Ana", "value": 5}
     assert t.session.version == before + 1 and host.errors == []    # no 409: nothing refused
@@ -159,9 +160,10 @@ TAP_LINE = """(giveUpMs) => Promise.race([(async () => {
   };
   const a = line('ana', send('ana'));    // on screen 7
   const b = line('bo', send('bo'));      // on screen 7, before a's answer
-  const b2 = line('bo', send('bo'));     // a double tap of bo
+  const doubles = [];
+  const b2 = line('bo', send('bo'), () => doubles.push('bo'));     // a double tap of bo
   await flush();
-  const out = { first: sent.slice(), results: [await a, await b, await b2] };
+  const out = { first: sent.slice(), results: [await a, await b, await b2], doubles };
   // someone else logs between: a tap made on the old screen is sent as made
   sent.length = 0;
   const c = line('cy', send('cy'));      // on screen 9
@@ -186,7 +188,8 @@ def test_a_pages_taps_go_in_order_against_the_table_their_own_first_tap_left(liv
     page = open_board(phone(), live_server)
     got = page.evaluate(TAP_LINE, TIMEOUT_MS)
     assert got["first"] == [["ana", 7], ["bo", 8]]            # bo after ana, at ana's 8
-    assert got["results"] == [8, 9, None]                      # the double tap: not sent
+    assert got["results"] == [8, 9, None]                      # the double tap: not sent,
+    assert got["doubles"] == ["bo"]                            # and the page told
     assert got["second"] == [["cy", 9], ["dee", 9]]            # dee as made: 9, and the table is at 11
     assert got["results2"] == [10, None]
 

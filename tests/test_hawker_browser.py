@@ -95,18 +95,24 @@ def test_a_turn_is_composed_action_first_then_only_the_cards_it_can_take(live_se
     assert ana.errors == [] and host.errors == []
 
 
+def ana_picks_her_draw(t, phone):
+    """Ana's page at her turn, the two Ingredient cards of her draw picked
+    (Egg, Water), not logged yet: (her page, the picker)."""
+    table_at_anas_turn(t)
+    ana = open_player(phone, t, open_host(phone(), t), "Ana")
+    picker = ana.locator("#my-events .picker")
+    for card in (EGG, WATER):
+        picker.locator(f"button[data-card={card}]").tap()
+    return ana, picker
+
+
 def test_a_tap_made_before_the_last_ones_answer_is_logged_after_it(live_server, phone):
     """The live stream brings Ana the next step of her turn before the
     answer to her last tap (a slow link): her tap on it waits for that
     answer, then is logged. It was dropped without a word before (the page
     sent one tap at a time and threw away any tap made meanwhile)."""
     t = live_server
-    table_at_anas_turn(t)
-    host = open_host(phone(), t)
-    ana = open_player(phone, t, host, "Ana")
-    picker = ana.locator("#my-events .picker")
-    for card in (EGG, WATER):
-        picker.locator(f"button[data-card={card}]").tap()
+    ana, picker = ana_picks_her_draw(t, phone)
     answer = Held(ana, "**/event", first=True)
     picker.locator("button.log-pick").tap()
     answer.wait()
@@ -120,6 +126,26 @@ def test_a_tap_made_before_the_last_ones_answer_is_logged_after_it(live_server, 
     assert (first["pile"], sorted(first["cards"])) == ("ingredient", sorted([EGG, WATER]))
     assert then == draw("Ana", "action", "price-inflation")
     assert ana.locator("#my-error").is_hidden() and ana.errors == []
+
+
+def test_a_players_double_tap_logs_once_and_the_page_says_so(live_server, phone):
+    """Two taps on Price Inflation in one go (the second before any answer):
+    one card is logged, and the page says it took one, so a player who
+    meant two taps again."""
+    t = live_server
+    ana, picker = ana_picks_her_draw(t, phone)
+    picker.locator("button.log-pick").tap()
+    expect_text(ana, "#my-events", "Your draw: the 1 Action card you got")
+    before = t.session.version
+    ana.locator("#my-events button.event", has_text="Price Inflation").evaluate(
+        "(b) => { b.click(); b.click(); }")
+    expect_text(ana, "#my-error", "Tapped twice before the answer: logged once")
+    expect_text(ana, "#my-events", "End my turn")
+    ana.locator("#my-error").scroll_into_view_if_needed()
+    shot(ana, "hawker-player-double-tap.png", full_page=False)
+    assert t.session.version == before + 1
+    assert t.session.replay.events[-1] == draw("Ana", "action", "price-inflation")
+    assert ana.errors == []
 
 
 def test_a_clash_between_two_logs_is_shown_to_the_host_where_undo_is(live_server, phone):

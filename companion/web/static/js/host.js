@@ -135,21 +135,24 @@
     line.hidden = !text;
   }
   /* Every event the host logs goes through one tap line (TC.tapLine): in
-   * the order tapped, a double tap dropped. `onError` as act's. Resolves
-   * to {sent, data}: data is act's answer (null: refused); sent false for
-   * a double tap, which was not sent at all. */
+   * the order tapped; a double tap is logged once, and the thumb bar says
+   * so. `what`: the event's words; `onError` as act's. Resolves to {sent,
+   * data}: data is act's answer (null: refused); sent false for a double
+   * tap, which was not sent at all. */
   const tapLine = TC.tapLine(() => hs.version);
-  async function logThrough(event, onError) {
+  async function logThrough(event, what, onError) {
     const out = { sent: false, data: null };
     await tapLine(JSON.stringify(event), async (expected) => {
       out.sent = true;
       out.data = await act('/api/host/event', { event, expected_version: expected }, onError);
       return out.data && out.data.state ? out.data.state.version : null;
-    });
+    }, () => setTimeout(() => showLogged(    /* after the first tap's own "Logged: ..." */
+      TC.t('Tapped twice before the answer: {what} logged once. Tap it again if there were two.',
+        { what: what || TC.tx(lastLine()) || event.type })), 0));
     return out;
   }
   async function logEvent(event, what) {
-    const res = (await logThrough(event)).data;
+    const res = (await logThrough(event, what)).data;
     if (res) {
       const queued = res.update && res.update.type === 'queued';
       const done = { what: what || TC.tx(lastLine()) || event.type };
@@ -165,7 +168,7 @@
    * a refusal goes back to the panel, which says why where the tap was. */
   TC.setLogger((event) => new Promise((resolve, reject) => {
     let refused = null;
-    logThrough(event, (d, status) => {
+    logThrough(event, null, (d, status) => {
       refused = { error: d.error ? TC.tx(d.error) : TC.t('error {status}', { status }), rule: d.rule || null, status };
     }).then(({ sent, data }) => (data || !sent ? resolve(data) : reject(refused || { error: TC.t('not logged: log in again'), rule: 'login', status: 401 })),
       () => reject({ error: TC.t('no answer from the companion: nothing was logged'), rule: null, status: 0 }));

@@ -179,8 +179,14 @@
         el('button', { type: 'button', class: 'clear-pick', disabled: !chosen.length, onclick: () => set([]) }, TC.t('Clear'))));
   }
 
-  /* the player's taps, in the order made; a double tap is dropped (TC.tapLine) */
+  /* the player's taps, in the order made; a double tap is logged once, and
+     the page says so (TC.tapLine) */
   const tapLine = TC.tapLine(() => snap.version);
+  function twice() {
+    const note = $('my-error');
+    note.textContent = TC.t('Tapped twice before the answer: logged once. Tap it again if there were two.');
+    note.hidden = false;
+  }
   function send(event, done) {
     return tapLine(JSON.stringify(event), async (expected) => {
       const err = $('my-error');
@@ -201,7 +207,7 @@
         err.hidden = false;
       }
       return null;
-    });
+    }, twice);
   }
 
   function accept(data) {

@@ -394,13 +394,15 @@
     } catch (e) { /* a bad seed: the page fetches it */ }
   };
   /* --- a page's own taps that log, in the order they were made ---------
-   * TC.tapLine(version) -> log(key, send): `version()` is the table's
-   * version the page shows; `send(expected)` logs against `expected` and
-   * resolves to the version the table is at after it (null: refused).
+   * TC.tapLine(version) -> log(key, send, double): `version()` is the
+   * table's version the page shows; `send(expected)` logs against
+   * `expected` and resolves to the version the table is at after it (null:
+   * refused); `double()` is called instead for a double tap.
    * A tap made while the page's previous one is on its way waits for it,
    * then:
    *  - the same event (`key`) tapped on the same screen is a double tap:
-   *    dropped, the first one is logged;
+   *    not sent, the first one is logged, and the page says so (the host
+   *    who meant two taps it again: never a card dropped in silence);
    *  - another event tapped on that same screen (the host taps Ana's roll,
    *    then Bo's, before the first answer) is sent against the table the
    *    first one left, if nothing else changed it meanwhile;
@@ -414,7 +416,7 @@
     /* the last tap sent: its event, the version it was tapped on and the
        version the table was at after it (null: refused or no answer) */
     let last = null;
-    return function (key, send) {
+    return function (key, send, double) {
       const seen = version();
       const queued = waiting > 0;
       waiting += 1;
@@ -422,7 +424,7 @@
         try {
           let at = seen;
           if (queued && last && last.seen === seen) {
-            if (last.key === key) return null;
+            if (last.key === key) { if (double) double(); return null; }
             if (last.after != null && version() === last.after) at = last.after;
           }
           const after = await send(at);
