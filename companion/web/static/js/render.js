@@ -54,7 +54,8 @@
  *   TC.logEvent(event)              a Promise: logs `event` against the version
  *                                   the console shows (with its CSRF token);
  *                                   resolves with {ok, update, state} (the console
- *                                   redraws), rejects with {error, rule, status}
+ *                                   redraws) or null (a double tap, logged once:
+ *                                   TC.tapLine), rejects with {error, rule, status}
  *                                   when the rules or the table refuse it (the
  *                                   panel shows why in place; nothing was logged)
  *
