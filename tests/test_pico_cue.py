@@ -569,7 +569,9 @@ def test_end_to_end_the_box_sounds_go_late_and_judges_the_false_start(box):
         # the board's LEDs in this playing: ana's lights, bo's blinks, cy's stays dark
         def lit(gpio):
             return [t for on, t in box.edges(gpio, box_go) if on and t > go - 100 * MS]
-        assert wait_for(lambda: len(lit(13)) >= 2, 3)
+        assert wait_for(lambda: len(lit(13)) >= 2, 3), (   # (as above: say what came)
+            [(on, (t - go) / MS) for on, t in box.edges(13, box_go)], (box_go - go) / MS,
+            race["false_starts"], src.status())
         assert wait_for(lambda: lit(12), 3)
         assert lit(12)[0] > go + 300 * MS
         assert not lit(14)
@@ -594,7 +596,12 @@ def test_end_to_end_the_box_sounds_go_at_the_scheduled_time(box):
         assert pipe.feedback is not None and pipe.feedback.source is src
         s.log({"type": "flip", "side": "heads"})
         go = pipe.call(s.start_race, 1500)["go_ns"]
-        assert wait_for(lambda: any(c.on and c.at_ns == go for c in pipe.cues), 4)
+        # (a failure says what came: the cues relative to GO, the link, the
+        # box's late changes; seen twice in whole runs under load, not yet
+        # reproduced alone)
+        assert wait_for(lambda: any(c.on and c.at_ns == go for c in pipe.cues), 4), (
+            [(c.on, (c.t_ns - go) / MS, None if c.at_ns is None else (c.at_ns - go) / MS)
+             for c in pipe.cues], src.status(), box.late(go))
         box_go = [c for c in pipe.cues if c.on and c.at_ns == go][-1].t_ns
         # asked 1.5 s ahead, sounded by the box on its own clock when planned:
         # never before the plan (beyond the sync error); how late depends on
