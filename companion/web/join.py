@@ -1,6 +1,7 @@
 """How phones find the table: the page's URL (IP address and ``hostname.local``)
 and a QR code of it, as inline SVG for the host console and as text for the
-terminal at start-up; and the QR code of a player's own link. Everything is computed locally (no internet)."""
+terminal at start-up; and the QR code of a player's own link. Everything is
+computed locally (no internet)."""
 
 from __future__ import annotations
 
@@ -54,31 +55,36 @@ def join_urls(host: str, port: int, scheme: str = "http") -> list[str]:
     return urls or [f"{scheme}://127.0.0.1{suffix}/"]
 
 
-#: QR codes are kept per address: encoding one took about 10 ms of CPU on a
-#: desktop core (masks tried in turn), and the console asked for the join
-#: code and every player's code again at each load and each logged event.
-#: The addresses are few and change only when a link is made or the table
-#: moves, so a small cache holds them all.
+#: QR codes are kept per address: encoding one (segno trying its eight
+#: masks) took 5-10 ms of CPU on a desktop core, and the console asked for
+#: the join code and every player's code again at each load and each logged
+#: event; drawing a kept code as SVG takes about 0.5 ms. The addresses are
+#: few and change only when a link is made or the table moves, so a small
+#: cache holds them all.
 QR_CACHE = 64
 
 
 @functools.lru_cache(maxsize=QR_CACHE)
+def _code(url: str) -> segno.QRCode:
+    """``url`` encoded (error correction M), once per address."""
+    return segno.make(url, error="m")
+
+
 def qr_svg(url: str, scale: int = 6) -> str:
     """The QR code of ``url`` as an inline ``<svg>`` element (dark on white,
     with the quiet zone, so a phone camera reads it in a dark theme too)."""
-    return segno.make(url, error="m").svg_inline(scale=scale, dark="#000", light="#fff",
-                                                 svgclass="qr", omitsize=True)
+    return _code(url).svg_inline(scale=scale, dark="#000", light="#fff", svgclass="qr",
+                                 omitsize=True)
 
 
-@functools.lru_cache(maxsize=QR_CACHE)
 def qr_uri(url: str) -> str:
     """The QR code of ``url`` as an SVG ``data:`` URI: a page shows it as an
     image, so no markup from the server goes into the page."""
-    return segno.make(url, error="m").svg_data_uri(scale=5, dark="#000", light="#fff")
+    return _code(url).svg_data_uri(scale=5, dark="#000", light="#fff")
 
 
 def qr_text(url: str) -> str:
     """The QR code of ``url`` for a terminal (compact, half-block characters)."""
     out = io.StringIO()
-    segno.make(url, error="m").terminal(out=out, compact=True)
+    _code(url).terminal(out=out, compact=True)
     return out.getvalue()
