@@ -148,14 +148,17 @@
       return out.data && out.data.state ? out.data.state.version : null;
     }, () => setTimeout(() => showLogged(    /* after the first tap's own "Logged: ..." */
       TC.t('Tapped twice before the answer: {what} logged once. Tap it again if there were two.',
-        { what: what || TC.tx(lastLine()) || event.type })), 0));
+        { what: words(event, what) })), 0));
     return out;
   }
+  /* what the thumb bar calls a logged event: the button's words, else the
+   * log's last line, else its type */
+  const words = (event, what) => what || TC.tx(lastLine()) || event.type;
   async function logEvent(event, what) {
     const res = (await logThrough(event, what)).data;
     if (res) {
       const queued = res.update && res.update.type === 'queued';
-      const done = { what: what || TC.tx(lastLine()) || event.type };
+      const done = { what: words(event, what) };
       showLogged(queued ? TC.t('Waits for the race: {what}', done) : TC.t('Logged: {what}', done));
     }
     return res;

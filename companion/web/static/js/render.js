@@ -429,14 +429,14 @@
             if (last.after != null && version() === last.after) at = last.after;
           }
           const after = await send(at);
-          last = { key, seen, after: after == null ? null : after };
+          last = { key, seen, after };
           return after;
         } finally {
           waiting -= 1;
         }
       };
-      const run = tail.then(go, go);
-      tail = run.catch(() => {});
+      const run = tail.then(go);
+      tail = run.catch(() => {});         /* the next tap waits for this one, answered or not */
       return run;
     };
   };
