@@ -143,8 +143,9 @@ class Held:
     def release(self) -> None:
         """Let every held request and answer through, in the order held;
         later requests are no longer held."""
-        held, self.held, self.first = self.held, [], False
-        self.page.route(self.pattern, lambda route: route.continue_())    # before the ones held
+        held, self.held = self.held, []
+        # a later route is asked first: from here on every request goes through
+        self.page.route(self.pattern, lambda route: route.continue_())
         for route, answer in held:
             if answer is None:
                 route.continue_()
