@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.kit.browser import BROWSER, expect_text, open_board, open_host, shot
+from tests.kit.browser import BROWSER, Held, expect_text, log_in, open_board, open_host, shot
 from tests.kit.helpers import wait_for
 
 pytestmark = BROWSER
@@ -154,6 +154,26 @@ def test_a_name_with_html_is_shown_as_text(live_server, phone):
     expect_text(page, "#players", re.escape(evil))
     assert page.locator("#players img, #banner img").count() == 0
     assert page.evaluate("document.body.dataset.pwned") is None
+
+
+def test_a_page_opens_its_live_stream_once(live_server, phone):
+    """The scoreboard and the console each open one stream as they load: the
+    load's own pageshow, which comes while the stream is still connecting
+    (held here, as on a slow link), leaves it to connect. It opened another:
+    two streams and two snapshots for a console on a quick link too."""
+    t = live_server
+    for path in ("/", "/host"):
+        ctx = phone()
+        log_in(ctx, t)
+        page = ctx.new_page()
+        streams = []
+        page.on("request", lambda r, s=streams: s.append(r.url) if "/events" in r.url else None)
+        held = Held(page, "**/events*", reach=False, first=True)
+        page.goto(t.url + path)                 # loaded: its pageshow has come
+        held.wait()
+        held.release()
+        page.wait_for_selector("#conn.live")
+        assert len(streams) == 1, (path, streams)
 
 
 def test_the_page_reconnects_when_it_becomes_visible_again(tmp_path, phone):

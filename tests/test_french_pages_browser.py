@@ -13,7 +13,7 @@ import random
 import pytest
 
 from companion.games import RulesError
-from tests.kit.browser import BROWSER, PHONE, TIMEOUT_MS
+from tests.kit.browser import BROWSER, PHONE, TIMEOUT_MS, log_in
 from tests.kit.french import VISIBLE_TEXT, english_words, names_of, report
 from tests.kit.helpers import wait_for
 from tests.kit.moments import chope, doubtful, hawker_dealt, seats, tap
@@ -36,9 +36,8 @@ class FrenchPhone:
         for page in (self.board, self.host):
             page.errors = []
             page.on("pageerror", lambda exc, p=page: p.errors.append(str(exc)))
+        log_in(self.ctx, table)
         self.host.goto(table.url + "/host")
-        self.host.fill("#pin", table.pin)
-        self.host.click("button[type=submit]")
         self.host.wait_for_selector("#conn.live")
         self.found: list[tuple[str, str, str]] = []
 

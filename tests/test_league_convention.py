@@ -501,7 +501,7 @@ def test_the_league_view_is_made_once_per_change_and_revalidates(tmp_path):
 @pytest.mark.browser
 def test_the_pairing_shows_on_the_scoreboard_and_the_host_console_and_the_league_page(
         tmp_path, live_server, phone):
-    from tests.kit.browser import expect_text, shot
+    from tests.kit.browser import expect_text, log_in, shot
 
     t = live_server
     pairing = {"table": "t1", "round": 1, "rounds": 2, "game": "chope", "title": "Chope!",
@@ -516,9 +516,8 @@ def test_the_pairing_shows_on_the_scoreboard_and_the_host_console_and_the_league
     shot(board, "convention-board-wrong-game.png")
     host = phone().new_page()
     host.on("pageerror", lambda exc: errors.append(str(exc)))
+    log_in(host.context, t)
     host.goto(t.url + "/host")
-    host.fill("#pin", t.pin)
-    host.click("button[type=submit]")
     host.wait_for_selector("#conn.live")
     expect_text(host, "#table-notice .notice.warn", "Start Chope! with Ana, Bo, Cy")
     shot(host, "convention-host-wrong-game.png")

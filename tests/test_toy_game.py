@@ -163,7 +163,7 @@ def test_the_toy_games_rules_refuse_through_the_api(coin_race, client):
 def test_the_toy_game_is_played_on_the_page(coin_race, live_server, browser):
     from playwright.sync_api import expect
 
-    from tests.kit.browser import PHONE, open_board, shot
+    from tests.kit.browser import PHONE, open_board, open_host, shot
 
     t = live_server
     t.session.new_game(coin_race, [{"name": n} for n in ("Ana", "Bo", "Cy")])
@@ -177,11 +177,7 @@ def test_the_toy_game_is_played_on_the_page(coin_race, live_server, browser):
         expect(board.locator("#players li small").first).to_have_text("points")
         expect(board.locator("#panel")).to_contain_text("Flip the coin")   # the generic panel
 
-        host = ctx.new_page()
-        host.goto(t.url + "/host")
-        host.fill("#pin", t.pin)
-        host.click("button[type=submit]")
-        host.wait_for_selector("#conn.live")
+        host = open_host(ctx, t)
         expect(host.locator("#legal button.event")).to_have_count(2)
         heads = host.locator("#legal button.event", has_text="Heads")
         heads.tap()

@@ -22,7 +22,7 @@ import random
 import pytest
 
 from tests.kit.browser import (BROWSER, BROKEN_WORDS, OVERFLOWING, PHONE, SHOTS, TIMEOUT_MS,
-                              expect_text, shot)
+                              expect_text, open_host, shot)
 from tests.kit.helpers import wait_for
 
 pytestmark = BROWSER
@@ -47,14 +47,6 @@ SHORT_GAME = [
     {"type": "take", "chip": K}, {"type": "draw", "chip": "season"},
 ]
 
-
-def open_host(ctx, table):
-    page = ctx.new_page()
-    page.goto(table.url + "/host")
-    page.fill("#pin", table.pin)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#conn.live")
-    return page
 
 
 def wait_version(page, version: int):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 
-from tests.kit.browser import PHONE, TIMEOUT_MS
+from tests.kit.browser import PHONE, TIMEOUT_MS, log_in
 from tests.kit.browser import watch_errors as watched
 
 SCHEMES = ("dark", "light")
@@ -63,10 +63,8 @@ def axe_findings(page, where: str) -> list[str]:
 
 def login(page, table):
     """The host console (logging in unless this context already did)."""
+    log_in(page.context, table)
     page.goto(table.url + "/host")
-    if page.locator("#pin").count():
-        page.fill("#pin", table.pin)
-        page.click("button[type=submit]")
     page.wait_for_selector("#conn.live")
     return page
 

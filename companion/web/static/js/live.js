@@ -124,10 +124,14 @@
       if (!stopped && performance.now() - lastMsg > beatMs * 2.5) { setBadge(false); connect(); }
     }, 1000);
 
+    /* back in front: a stream the browser closed, or silent too long, is
+     * opened again; one still connecting is left to connect (the first
+     * pageshow comes while the page's own stream is on its way: opening it
+     * again there made every load two streams and two snapshots) */
     const wake = () => {
       if (stopped || document.visibilityState !== 'visible') return;
       const stale = performance.now() - lastMsg > Math.min(beatMs, 5000) + 1000;
-      if (!es || es.readyState !== EventSource.OPEN || stale) { setBadge(false); connect(); }
+      if (!es || es.readyState === EventSource.CLOSED || stale) { setBadge(false); connect(); }
     };
     document.addEventListener('visibilitychange', wake);
     window.addEventListener('pageshow', wake);
