@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from tests.kit.browser import BROWSER, PHONE, TIMEOUT_MS
 from tests.kit.helpers import wait_for
+from tests.kit.scene import on_time
 from tests.kit.screens import LATENCIES, VOICE_STUB, spoken
 
 pytestmark = BROWSER
@@ -121,18 +122,30 @@ def test_what_the_page_loads_with_is_not_read_out(browser, live_server):
 
 
 def test_the_tv_counts_down_out_loud(browser, live_server):
-    """Chomp!'s announced race: 3, 2, 1, GO! said as the countdown shows them."""
+    """Chomp!'s announced race: 3, 2, 1, GO! said as the countdown shows them.
+    A playing whose page never said the 1 is played again: a page starved
+    for over a second between its ticks (beside four busy loops) shows and
+    says only the GO; five such playings fail, saying what was said."""
     t = live_server
     s = t.session
-    s.new_game("chomp", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
-    for _ in range(3):                                     # each player's card turned
-        s.log(s.legal_events()[0])
-    ctx, page = board(browser, t, TV)
-    if (s.snapshot().get("race") or {}).get("phase") is None:
-        s.start_race(countdown_ms=3000)
-    page.wait_for_selector("#countdown.go")
-    assert wait_for(lambda: "GO!" in [x["text"] for x in spoken(page)], 10)
-    said = [x["text"] for x in spoken(page)]
+
+    def play(scene):
+        s.new_game("chomp", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
+        for _ in range(3):                                 # each player's card turned
+            s.log(s.legal_events()[0])
+        ctx, page = board(browser, t, TV)
+        try:
+            if (s.snapshot().get("race") or {}).get("phase") is None:
+                s.start_race(countdown_ms=3000)
+            page.wait_for_selector("#countdown.go")
+            assert wait_for(lambda: "GO!" in [x["text"] for x in spoken(page)], 10)
+            said = [x["text"] for x in spoken(page)]
+        finally:
+            ctx.close()
+        if "1" not in said:
+            scene.slip(f"the page said only {said}")
+        return said
+
+    said = on_time(play)
     assert said[-1] == "GO!" and said[:-1] == sorted(said[:-1], reverse=True), said
     assert set(said[:-1]) <= {"3", "2", "1"} and "1" in said, said
-    ctx.close()
