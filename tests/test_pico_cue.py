@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.kit.helpers import HELLO_S, wait_for
-from tests.kit.pico import Wire
+from tests.kit.helpers import wait_for
+from tests.kit.pico import Wire, box_source
 from tests.kit.scene import on_time
 
 from companion.races import arming
@@ -549,7 +549,7 @@ def test_end_to_end_the_box_sounds_go_late_and_judges_the_false_start(box):
     """The box's loop stalls across GO, so it sounds GO late; a press in
     between is a false start on the box's clock, a press after it wins, and
     the LEDs on the board follow."""
-    src = PicoSource(BUZZERS, port=box.port, connect_timeout_s=HELLO_S)
+    src = box_source(BUZZERS, box)
     store = Store(":memory:")
     pipe = None
     try:
@@ -593,7 +593,7 @@ def test_end_to_end_the_box_sounds_go_late_and_judges_the_false_start(box):
 @pytest.mark.slow
 @needs_box
 def test_end_to_end_the_box_sounds_go_at_the_scheduled_time(box):
-    src = PicoSource(BUZZERS, port=box.port, connect_timeout_s=HELLO_S)
+    src = box_source(BUZZERS, box)
     store = Store(":memory:")
     pipe = None
     try:

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.kit.helpers import HELLO_S, SLACK, wait_for
+from tests.kit.helpers import SLACK, wait_for
+from tests.kit.pico import box_source
 
 from companion.buzzers.base import CallbackSink, open_source, source_class
 from companion.buzzers.pico import IncompatibleFirmware, PicoSource
@@ -69,7 +70,7 @@ def box(tmp_path):
 
 
 def open_pico(box: SimBox, **kw) -> PicoSource:
-    src = PicoSource(NAMES, port=box.port, **{"connect_timeout_s": HELLO_S, **kw})
+    src = box_source(NAMES, box, **kw)
     assert wait_for(lambda: synced(src), 8), src.status()
     return src
 

@@ -25,7 +25,8 @@ from companion import cli
 from companion.pico import lease as L
 from companion.pico import transport
 from companion.races.referee import MS
-from tests.kit.helpers import HELLO_S, wait_for
+from tests.kit.helpers import wait_for
+from tests.kit.pico import box_source
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "firmware" / "sim"))
@@ -157,9 +158,8 @@ def test_without_the_lease_mpremote_cannot_open_the_port_the_table_holds(
     mpremote (opening it exclusively too) is turned away."""
     import subprocess
 
-    from companion.buzzers.pico import PicoSource
     with SimBox(tmp_path / "box") as box:
-        src = PicoSource(["1", "2"], port=box.port, connect_timeout_s=HELLO_S)
+        src = box_source(["1", "2"], box)
         try:
             assert wait_for(lambda: src.status().connected, 30)     # it holds the port
             r = subprocess.run(["mpremote", "connect", box.port, "cp", "main.py", ":"],
@@ -172,12 +172,11 @@ def test_without_the_lease_mpremote_cannot_open_the_port_the_table_holds(
 @needs_micropython
 @pytest.mark.slow
 def test_the_real_self_test_runs_while_a_table_holds_the_box(tmp_path, monkeypatch):
-    from companion.buzzers.pico import PicoSource
     from hardware import selftest
     monkeypatch.delenv("COMPANION_PICO_PORT", raising=False)
     with SimBox(tmp_path / "box") as box:
         box.jumper(9, 8)
-        table = PicoSource(["1", "2"], port=box.port, connect_timeout_s=HELLO_S)
+        table = box_source(["1", "2"], box)
         try:
             assert wait_for(lambda: synced(table), 30)
             seen = []
@@ -198,9 +197,8 @@ def test_the_real_self_test_runs_while_a_table_holds_the_box(tmp_path, monkeypat
 
 @needs_micropython
 def test_an_asker_that_dies_gives_the_box_back_and_a_second_one_is_told_busy(tmp_path):
-    from companion.buzzers.pico import PicoSource
     with SimBox(tmp_path / "box") as box:
-        src = PicoSource(["1", "2"], port=box.port, connect_timeout_s=HELLO_S)
+        src = box_source(["1", "2"], box)
         first = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             # the table answers for the port once it holds it (docs/pico.md)
@@ -221,10 +219,9 @@ def test_an_asker_that_dies_gives_the_box_back_and_a_second_one_is_told_busy(tmp
 
 @needs_micropython
 def test_the_table_lends_only_to_its_own_user_or_root(tmp_path, monkeypatch):
-    from companion.buzzers.pico import PicoSource
     monkeypatch.setattr(L, "_peer", lambda conn: (4242, 54321))
     with SimBox(tmp_path / "box") as box:
-        src = PicoSource(["1", "2"], port=box.port, connect_timeout_s=HELLO_S)
+        src = box_source(["1", "2"], box)
         try:
             assert wait_for(lambda: src.status().connected, 30)     # it answers for the port
             with pytest.raises(L.LeaseError, match="refused: the table runs as user"):

@@ -12,10 +12,6 @@ import time
 #: came later once, with four busy processes beside the suite); a condition
 #: that holds returns at once, so only a failing test waits longer.
 SLACK = float(os.environ.get("COMPANION_TEST_SLACK", "6"))
-#: how long a test lets a simulated buzzer box (firmware/sim: MicroPython's
-#: unix port on a pty) take to say hello; the product's 3 s is a real Pico's,
-#: and a simulator starved beside four busy loops once took longer
-HELLO_S = 3 * SLACK
 
 
 def wait_for(cond, timeout=10.0, step=0.002):

@@ -12,12 +12,26 @@ import sys
 from pathlib import Path
 
 from companion.pico import protocol as P
+from tests.kit.helpers import SLACK
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware"
 MICROPYTHON = Path(sys.executable).with_name("micropython")
 BUZZER_GPIO = list(range(2, 8))          # GP2..GP7: bits 0..5
 ACTIVE_LOW = 0b111111
+#: how long a test lets a simulated buzzer box (firmware/sim: MicroPython's
+#: unix port on a pty) take to say hello; the product's 3 s is a real Pico's,
+#: and a simulator starved beside four busy loops once took longer
+HELLO_S = 3 * SLACK
+
+
+def box_source(buzzers, box, **kw):
+    """The table's :class:`~companion.buzzers.pico.PicoSource` on the port of
+    ``box`` (firmware/sim/ptybox.SimBox), given :data:`HELLO_S` to say
+    hello unless ``kw`` says otherwise."""
+    from companion.buzzers.pico import PicoSource
+
+    return PicoSource(buzzers, port=box.port, **{"connect_timeout_s": HELLO_S, **kw})
 
 
 def run_soak(seconds: int, seed: int, out: Path, script: str = "soak.py", *extra: str) -> dict:
