@@ -12,6 +12,8 @@ import re
 from tests.kit.a11y import player_link
 from tests.kit.browser import BROWSER, expect_text, open_board, open_host, shot, watch
 from tests.kit.browser import hawker_game as hawker
+from tests.kit.moments import flips
+from tests.kit.scene import on_time
 
 pytestmark = BROWSER
 
@@ -135,12 +137,22 @@ def test_the_players_own_buzzer_stays_put_as_a_race_begins_and_ends(live_server,
     bar, words = mine.locator("#buzzer-card").bounding_box(), mine.locator("#buzzer-prompt")
     assert bar["height"] <= 200, bar
     assert words.bounding_box()["x"] + words.bounding_box()["width"] <= idle["x"]
-    t.session.log({"type": "flip", "card": "table:red"})       # Bo may win it
-    expect_text(mine, "#buzzer-prompt", "^Press!$")
-    assert buzzer.bounding_box() == idle
-    shot(mine, "player-page-buzzer-race.png", full_page=False)
-    t.source.press("Bo")
-    t.source.release("Bo")
+
+    def play(scene):
+        if flips(t.session):             # a playing the machine could not keep: again
+            t.session.new_game("chope", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
+            expect_text(mine, "#buzzer-prompt", "^(?!Press!$)")
+        scene.begin()
+        t.session.log({"type": "flip", "card": "table:red"})   # Bo may win it
+        expect_text(mine, "#buzzer-prompt", "^Press!$")
+        assert buzzer.bounding_box() == idle
+        shot(mine, "player-page-buzzer-race.png", full_page=False)
+        t.source.press("Bo")
+        t.source.release("Bo")
+        # a slam this long after the card's log may be for a card not logged
+        # yet: the judge asks the host (0.8 s did), and the scene is not this one
+        scene.by(0.45, "Bo's slam after the log")
+    on_time(play)
     expect_text(mine, "#buzzer-prompt", "Bo chopes it!")
     assert buzzer.bounding_box() == idle
     assert mine.errors == []
