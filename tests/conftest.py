@@ -6,6 +6,7 @@ running the real waitress server, buzzer pipeline and mock buzzers on
 
 from __future__ import annotations
 
+import gc
 import os
 
 import pytest
@@ -73,6 +74,17 @@ def pytest_collection_modifyitems(config, items):
     the file order."""
     if hasattr(config, "workerinput"):        # an xdist worker
         items.sort(key=_start_first)
+
+
+def pytest_collection_finish(session):
+    """What the worker has made by now (the modules, the collected tests:
+    about 135,000 objects) lives to its end: frozen out of the garbage
+    collector's way (``gc.freeze``), so its full collections walk only what
+    the tests make. Measured in a whole run, a worker spent 5-9 s in full
+    collections (16-26 of them), 3-4 s frozen; nothing frozen is ever freed
+    or was garbage."""
+    gc.collect()
+    gc.freeze()
 
 
 def _start_first(item) -> int:
