@@ -9,7 +9,7 @@ import random
 
 from tests.kit.browser import BROWSER, expect_text, open_host, shot, synced
 from tests.kit.helpers import wait_for
-from tests.kit.moments import chope, doubtful, flips
+from tests.kit.moments import chope, demo_chope, doubtful, flips
 from tests.kit.scene import on_time
 
 pytestmark = BROWSER
@@ -244,7 +244,7 @@ def test_the_next_cards_stay_put_from_a_race_to_its_logged_verdict(live_server, 
 
     def play(scene):
         if flips(t.session):             # a playing the machine could not keep: again
-            t.session.new_game("chope", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
+            demo_chope(t)
             host.wait_for_selector("body[data-version='0']")
         host.wait_for_selector(blue)
         scene.begin()

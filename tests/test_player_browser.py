@@ -12,7 +12,7 @@ import re
 from tests.kit.a11y import player_link
 from tests.kit.browser import BROWSER, expect_text, open_board, open_host, shot, watch
 from tests.kit.browser import hawker_game as hawker
-from tests.kit.moments import flips
+from tests.kit.moments import demo_chope, flips
 from tests.kit.scene import on_time
 
 pytestmark = BROWSER
@@ -140,7 +140,7 @@ def test_the_players_own_buzzer_stays_put_as_a_race_begins_and_ends(live_server,
 
     def play(scene):
         if flips(t.session):             # a playing the machine could not keep: again
-            t.session.new_game("chope", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
+            demo_chope(t)
             expect_text(mine, "#buzzer-prompt", "^(?!Press!$)")
         scene.begin()
         t.session.log({"type": "flip", "card": "table:red"})   # Bo may win it

@@ -72,6 +72,12 @@ def chope(t, **options):
                        dict(DECK, colours=COLOURS, **options))
 
 
+def demo_chope(t):
+    """A new game like the live table's demo (Chope!, Ana, Bo and Cy on
+    their own buzzers, the rules' defaults): a scene played again starts it."""
+    t.session.new_game("chope", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
+
+
 def chope_board(t, phone):
     """A new Chope! game and a scoreboard on a phone: (table, session, page)."""
     from tests.kit.browser import open_board
