@@ -124,6 +124,11 @@ def test_a_dropped_connection_reconnects_and_catches_up(live_server, phone):
     t.services.broker.drop_all()                      # the Wi-Fi drops the stream
     page.wait_for_selector("#conn.warn")              # "reconnecting…" is visible
     expect_text(page, "#conn", "reconnecting")
+    # it pulses, and stops within 5 s (WCAG 2.2.2): pulsing for ever, a
+    # phone out of reach of the table drew frames for as long as it lasted
+    moving = page.evaluate("""() => document.getAnimations().map((a) =>
+        [a.animationName || String(a), a.effect.getComputedTiming().endTime])""")
+    assert moving and all(end <= 5_000 for _, end in moving), moving
     t.session.log({"type": "flip", "card": "food:satay"})   # happens while the phone is away
     ctx.set_offline(False)
     expect_text(page, "#panel", "Satay")
