@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.kit.browser import BROWSER, Held, expect_text, log_in, open_board, open_host, shot
+from tests.kit.browser import BROWSER, Held, expect_text, log_in, open_board, open_host, shot, watch
 from tests.kit.helpers import wait_for
 
 pytestmark = BROWSER
@@ -179,6 +179,37 @@ def test_a_page_opens_its_live_stream_once(live_server, phone):
         held.release()
         page.wait_for_selector("#conn.live")
         assert len(streams) == 1, (path, streams)
+
+
+#: counts the ``state`` news each live stream of the page brings (before the
+#: page's own handler sees it)
+COUNT_NEWS = """window.__news = 0;
+window.EventSource = class extends window.EventSource {
+  constructor(...args) { super(...args); this.addEventListener('state', () => { window.__news += 1; }); }
+};"""
+
+
+def test_a_console_opened_as_a_card_is_logged_shows_the_card(live_server, phone):
+    """The console's first fetch of its state is answered before the card is
+    logged, and reaches the page after the stream's news of it (held here,
+    as on a slow link): the news asks for the state again. It was dropped
+    (nothing to apply it to yet), and the console showed the table from
+    before the card until the next event."""
+    t = live_server
+    ctx = phone()
+    log_in(ctx, t)
+    ctx.add_init_script(COUNT_NEWS)
+    page = watch(ctx.new_page())
+    held = Held(page, "**/api/host/state", reach=True, first=True)
+    page.goto(t.url + "/host")
+    held.wait()                                 # answered: the table before the card
+    page.wait_for_selector("#conn.live")        # the stream is open
+    t.session.log({"type": "flip", "card": "food:laksa"})
+    page.wait_for_function("() => window.__news >= 1")     # the news came, and went
+    held.release()
+    expect_text(page, "#log", "Laksa")
+    assert page.locator("body").get_attribute("data-version") == str(t.session.version)
+    assert page.errors == []
 
 
 def test_the_page_reconnects_when_it_becomes_visible_again(tmp_path, phone):

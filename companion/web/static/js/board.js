@@ -33,18 +33,15 @@
   }
   TC.onGameReady(render);
 
-  let refetching = null;
-  async function refetch() {
-    if (refetching) return refetching;
-    refetching = fetch('/api/state', { credentials: 'same-origin' }).then((r) => r.json()).then((s) => {
+  const refetch = TC.refetcher(() => fetch('/api/state', { credentials: 'same-origin' })
+    .then((r) => r.json()).then((s) => {
       TC.syncClock(s.now_ns);
       snap = Object.assign(s, { presses: snap.presses || [] });
       render();
-    }).catch(() => {}).finally(() => { refetching = null; });
-    return refetching;
-  }
+    }));
 
   function onMessage(type, msg) {
+    if (refetch.busy()) refetch();       /* the fetch on its way may predate this */
     const next = TC.applyUpdate(snap, type, msg);
     if (next == null) { refetch(); return; }
     snap = next;

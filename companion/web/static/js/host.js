@@ -64,24 +64,17 @@
 
   function keep(next) { return Object.assign(next, { presses: TC.settled(hs && hs.presses) }); }
 
-  let pending = null;
-  let again = false;
-  /* Fetch the host snapshot; an update that comes while a fetch is on its
-   * way asks for one more after it (that fetch may predate the update). */
-  function refresh() {
-    if (pending) { again = true; return pending; }
-    again = false;
-    pending = fetch('/api/host/state', { credentials: 'same-origin' }).then((r) => {
-      if (r.status === 401) { location.reload(); return null; }
-      return r.json();
-    }).then((s) => {
-      if (!s) return;
-      TC.syncClock(s.now_ns);
-      hs = keep(s);
-      render();
-    }).catch(() => {}).finally(() => { pending = null; if (again) refresh(); });
-    return pending;
-  }
+  /* Fetch the host snapshot (TC.refetcher: news that comes while a fetch
+   * is on its way asks for one more after it) */
+  const refresh = TC.refetcher(() => fetch('/api/host/state', { credentials: 'same-origin' }).then((r) => {
+    if (r.status === 401) { location.reload(); return null; }
+    return r.json();
+  }).then((s) => {
+    if (!s) return;
+    TC.syncClock(s.now_ns);
+    hs = keep(s);
+    render();
+  }));
 
   /* --- labels for events: the game's own words (legal_labels) ------------ */
   const cap = TC.cap;
@@ -1066,8 +1059,10 @@
     badge: $('conn'),
     saving: $('saving'),
     onMessage(type, msg) {
-      if (!hs) return;
+      /* before the first fetch's answer: it may predate this news */
+      if (!hs) { refresh(); return; }
       if (type === 'state' || type === 'snapshot') { refresh(); return; }
+      if (refresh.busy()) refresh();
       const next = TC.applyUpdate(hs, type, msg);
       if (next) { hs = next; render(); }
       if (type === 'race' && msg.data && msg.data.phase === 'decided') refresh();

@@ -47,6 +47,27 @@
     node.replaceChildren(head, cause);
   };
 
+  /* A page's state fetched again (`load()`: fetch and take it, a promise):
+   * the returned function starts a fetch, or, while one is on its way, asks
+   * for one more after it: that one may have been answered before the news
+   * that asked again (a console opened as a card was logged kept the state
+   * from before the card, the stream's news of it dropped while the first
+   * fetch was out). `busy()`: a fetch is on its way; a page calls the
+   * function for any news that comes meanwhile. */
+  TC.refetcher = function (load) {
+    let pending = null;
+    let again = false;
+    function run() {
+      if (pending) { again = true; return pending; }
+      again = false;
+      pending = Promise.resolve().then(load).catch(() => {})
+        .finally(() => { pending = null; if (again) run(); });
+      return pending;
+    }
+    run.busy = () => pending !== null;
+    return run;
+  };
+
   /* A new stream says at once (after its snapshot) if the table is not
    * saving; if it has not said so within a second, the table saves (the
    * `saving: true` may have been sent while this page was away). */

@@ -217,14 +217,9 @@
     render();
   }
 
-  let refetching = null;
-  function refetch() {
-    if (refetching) return refetching;
-    refetching = fetch(API + '/state', { credentials: 'same-origin', cache: 'no-store' })
-      .then((r) => { if (r.status === 404) { lose(); return null; } return r.json(); })
-      .then(accept).catch(() => {}).finally(() => { refetching = null; });
-    return refetching;
-  }
+  const refetch = TC.refetcher(() => fetch(API + '/state', { credentials: 'same-origin', cache: 'no-store' })
+    .then((r) => { if (r.status === 404) { lose(); return null; } return r.json(); })
+    .then(accept));
 
   function lose(message) {
     gone = true;
@@ -289,6 +284,7 @@
   function onMessage(type, msg) {
     if (type === 'gone') { lose(msg && msg.error); return; }
     if (type === 'private') { mine = msg.data; render(); return; }
+    if (refetch.busy()) refetch();       /* the fetch on its way may predate this */
     const next = TC.applyUpdate(snap, type, msg);
     if (next == null) { refetch(); return; }
     snap = next;
