@@ -244,8 +244,7 @@ def test_the_next_cards_stay_put_from_a_race_to_its_logged_verdict(live_server, 
 
     def play(scene):
         if flips(t.session):             # a playing the machine could not keep: again
-            demo_chope(t)
-            host.wait_for_selector("body[data-version='0']")
+            demo_chope(t, host)
         host.wait_for_selector(blue)
         scene.begin()
         t.session.log({"type": "flip", "card": "table:red"})   # a race: first other to press

@@ -72,10 +72,13 @@ def chope(t, **options):
                        dict(DECK, colours=COLOURS, **options))
 
 
-def demo_chope(t):
+def demo_chope(t, *pages):
     """A new game like the live table's demo (Chope!, Ana, Bo and Cy on
-    their own buzzers, the rules' defaults): a scene played again starts it."""
+    their own buzzers, the rules' defaults): a scene played again starts it,
+    and each of ``pages`` waits until it shows it (its version 0)."""
     t.session.new_game("chope", [{"name": n, "buzzer": n} for n in ("Ana", "Bo", "Cy")])
+    for page in pages:
+        page.wait_for_selector("body[data-version='0']")
 
 
 def chope_board(t, phone):
