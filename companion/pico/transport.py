@@ -14,6 +14,7 @@ Tests use a pty pair (a real tty) and close and reopen it for an unplug;
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -108,45 +109,38 @@ class _Protocol(serial.threaded.Protocol):
         self.link.lost(exc)
 
 
-class _Reader(serial.threaded.ReaderThread):
-    """pyserial's reader thread, whose writes can be timed (:meth:`write_at`)
-    and whose read loop ends as a lost connection however the read fails."""
+class _Port(serial.Serial):
+    """The box's port, whose reads fail only with SerialException: the one
+    failure pyserial's reader loop (``ReaderThread.run``) ends on as a lost
+    connection. ``ReaderThread.close`` gives the reader 2 s to stop and
+    then closes the port; a reader the machine did not run in that time (a
+    Pi busy with an update) reads a closed port, which fails with a
+    TypeError or OSError. The loop let that escape: the thread died, the
+    link never heard the port was lost and never opened it again
+    (tests/test_pico_transport.py)."""
 
-    def run(self) -> None:
-        """pyserial's read loop (``ReaderThread.run``), with every failure of
-        the read a lost connection. ``close`` gives this thread 2 s to stop
-        and then closes the port; a reader the machine did not run in that
-        time (a Pi busy with an update) reads a closed port, which fails with
-        a TypeError or OSError, not the SerialException pyserial's loop ends
-        on: the thread died and the link never heard the port was lost, so
-        it never opened it again (tests/test_pico_transport.py)."""
-        if not hasattr(self.serial, "cancel_read"):
-            self.serial.timeout = 1
-        self.protocol = self.protocol_factory()
-        try:
-            self.protocol.connection_made(self)
-        except Exception as exc:  # noqa: BLE001 - as pyserial: the connection is lost
-            self.alive = False
-            self.protocol.connection_lost(exc)
-            self._connection_made.set()
-            return
-        error = None
-        self._connection_made.set()
-        while self.alive and self.serial.is_open:
-            try:
-                data = self.serial.read(self.serial.in_waiting or 1)
-            except (serial.SerialException, OSError, TypeError, ValueError) as exc:
-                error = exc if self.alive else None     # closed by us: no error
-                break
-            if data:
-                try:
-                    self.protocol.data_received(data)
-                except Exception as exc:  # noqa: BLE001 - as pyserial: the link's fault
-                    error = exc
-                    break
-        self.alive = False
-        self.protocol.connection_lost(error)
-        self.protocol = None
+    def read(self, size: int = 1) -> bytes:
+        with _lost_as_serial_errors():
+            return super().read(size)
+
+    @property
+    def in_waiting(self) -> int:
+        with _lost_as_serial_errors():
+            return super().in_waiting
+
+
+@contextlib.contextmanager
+def _lost_as_serial_errors():
+    try:
+        yield
+    except serial.SerialException:
+        raise
+    except (TypeError, ValueError, OSError) as exc:     # SerialException is an OSError
+        raise serial.SerialException(f"the port closed under a read ({exc})") from exc
+
+
+class _Reader(serial.threaded.ReaderThread):
+    """pyserial's reader thread, whose writes can be timed: :meth:`write_at`."""
 
     def write_at(self, data: bytes, clock: Callable[[], int]) -> int:
         """Write ``data`` under the reader's write lock (the one its
@@ -201,7 +195,7 @@ class SerialLink:
         if not path:
             return False
         try:
-            ser = serial.Serial(path, 115200, timeout=1, exclusive=True)
+            ser = _Port(path, 115200, timeout=1, exclusive=True)
         except (serial.SerialException, OSError, ValueError) as exc:
             log.debug("cannot open %s: %s", path, exc)
             return False
